@@ -1,0 +1,131 @@
+"""The ``cockpit`` command: the TUI by default, headless sub-commands for scripts and loops.
+
+Exit codes (all sub-commands): 0 success, 1 verification failed (the verdict names the layer),
+2 usage or config error (the message names the file, key and fix), 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from typing import Any, Callable, Sequence
+
+from . import __version__
+from .config import Config, ConfigError, find_config, load_config
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+GLYPH = {"ok": "✔", "fail": "✘", "pending": "…", "running": "▶", "skipped": "–", "not reached": "⊘"}
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--config", "-c", metavar="PATH", help="config file (default: $COCKPIT_CONFIG, ./cockpit.toml, ~/.config/cockpit/config.toml)")
+    p.add_argument("--demo", action="store_true", help="use the built-in demo target on this machine (no remote, no root)")
+    p.add_argument("--json", action="store_true", help="print machine-readable JSON instead of text")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="cockpit",
+        description="A terminal cockpit for debugging ML training jobs on remote GPU machines. "
+        "Without a sub-command it opens the TUI.",
+        epilog="Exit codes: 0 ok, 1 verification failed, 2 usage or config error.",
+    )
+    p.add_argument("--version", action="version", version=f"cockpit {__version__}")
+    p.add_argument("--config", "-c", metavar="PATH", help="config file (default: $COCKPIT_CONFIG, ./cockpit.toml, ~/.config/cockpit/config.toml)")
+    p.add_argument("--demo", action="store_true", help="run the built-in demo target on this machine (no remote, no root)")
+    p.add_argument("--read-only", action="store_true", help="TUI: disable every action (for screen sharing or a second viewer)")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+
+    s = sub.add_parser("status", help="check the target layer by layer (ssh, host, container, ...)")
+    _common(s)
+    s.add_argument("--quick", action="store_true", help="only the connectivity stages")
+    s.set_defaults(func=cmd_status)
+
+    s = sub.add_parser("check-config", help="validate the config file and print the resolved values")
+    _common(s)
+    s.set_defaults(func=cmd_check_config)
+    return p
+
+
+def resolve_config(args: argparse.Namespace) -> Config:
+    if getattr(args, "demo", False):
+        from .demo import demo_config
+
+        return demo_config()
+    path = find_config(getattr(args, "config", None))
+    if path is None:
+        raise ConfigError(None, "", "no config file found (looked at --config, $COCKPIT_CONFIG, ./cockpit.toml, ~/.config/cockpit/config.toml)",
+                          "copy sample_config.toml to ./cockpit.toml and edit it, or add --demo to try the built-in demo")
+    return load_config(path)
+
+
+def render_verdict(v: dict[str, Any]) -> str:
+    lines = [f"{v['action']}: {'OK' if v['ok'] else ('FAILED at layer ' + str(v['layer']) if v['layer'] else 'PENDING')}"]
+    for st in v["stages"]:
+        g = GLYPH.get(st["status"], "?")
+        lines.append(f"  {g} [{st['layer']:<9}] {st['name']:<22} {st['status']:<11} {st['detail']}")
+        if st["status"] == "fail" and st.get("advice"):
+            lines.append(f"      advice: {st['advice']}")
+    return "\n".join(lines)
+
+
+def emit(args: argparse.Namespace, payload: dict[str, Any], text: Callable[[dict[str, Any]], str]) -> None:
+    if getattr(args, "json", False):
+        json.dump(payload, sys.stdout, indent=2, ensure_ascii=False)
+        sys.stdout.write("\n")
+    else:
+        print(text(payload))
+    sys.stdout.flush()
+
+
+def cmd_status(args: argparse.Namespace, cfg: Config) -> int:
+    from .core.status import collect_status
+
+    report = asyncio.run(collect_status(cfg, quick=getattr(args, "quick", False)))
+    emit(args, report, render_status)
+    return EXIT_OK if report["ok"] else EXIT_FAILED
+
+
+def render_status(r: dict[str, Any]) -> str:
+    out = [f"target {r['target']} ({r['transport']})", render_verdict(r["verdict"])]
+    for f in r.get("findings", []):
+        out.append(f"  ! [{f['layer']}] {f['summary']}" + (f"  → {f['advice']}" if f.get("advice") else ""))
+    return "\n".join(out)
+
+
+def cmd_check_config(args: argparse.Namespace, cfg: Config) -> int:
+    import dataclasses
+
+    d = dataclasses.asdict(cfg)
+    d["path"] = str(cfg.path) if cfg.path else None
+    emit(args, d, lambda x: f"{x['path'] or '<built-in>'}: OK\n" + json.dumps(x, indent=2, default=str))
+    return EXIT_OK
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        cfg = resolve_config(args) if args.command or args.demo or args.config else None
+        if args.command is None:
+            from .app_entry import run_tui
+
+            return run_tui(cfg, read_only=args.read_only)
+        assert cfg is not None
+        return int(args.func(args, cfg))
+    except ConfigError as e:
+        if getattr(args, "json", False):
+            json.dump({"ok": False, "error": e.to_dict()}, sys.stdout, indent=2)
+            sys.stdout.write("\n")
+        print(f"cockpit: config error: {e.message}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("cockpit: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,399 @@
+"""cockpit's configuration: TOML → typed, validated dataclasses.
+
+Every section is a dataclass whose fields carry a ``doc`` (shown in errors and mirrored in
+``sample_config.toml``).  Loading never raises a traceback at the user: every problem becomes a
+:class:`ConfigError` that names the file, the dotted key, what was wrong and what would be
+right, and the CLI exits with code 2.  Unknown keys are rejected with a "did you mean" hint, so
+a typo (``startup_timout``) cannot silently fall back to a default.
+
+Lookup order (:func:`find_config`): ``--config PATH``, then ``$COCKPIT_CONFIG``, then
+``./cockpit.toml``, then ``$XDG_CONFIG_HOME/cockpit/config.toml`` (``~/.config/cockpit/…``).
+Relative paths inside the file (``deploy.source``, ``ssh.identity_file``, …) are relative to the
+file's own directory, not to wherever cockpit was started.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import os
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.10 only
+    import tomli as tomllib
+
+from .core.layers import Layer
+
+__all__ = ["Config", "ConfigError", "load_config", "find_config", "parse_config", "user_config_path"]
+
+
+class ConfigError(Exception):
+    """A problem in a config file: names the file, the dotted key, what is wrong and the fix."""
+
+    layer = Layer.CONFIG
+
+    def __init__(self, path: str | os.PathLike[str] | None, key: str, problem: str, fix: str = "") -> None:
+        self.path = str(path) if path else "<config>"
+        self.key = key
+        self.problem = problem
+        self.fix = fix
+        super().__init__(self.message)
+
+    @property
+    def message(self) -> str:
+        where = f"{self.path}: {self.key}" if self.key else self.path
+        return f"{where}: {self.problem}" + (f"\n  fix: {self.fix}" if self.fix else "")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"layer": "config", "file": self.path, "key": self.key, "problem": self.problem, "fix": self.fix}
+
+
+def _f(default: Any = dataclasses.MISSING, doc: str = "", *, choices: tuple[str, ...] | None = None,
+       check: Callable[[Any], str | None] | None = None, factory: Callable[[], Any] | None = None) -> Any:
+    md = {"doc": doc, "choices": choices, "check": check}
+    if factory is not None:
+        return field(default_factory=factory, metadata=md)
+    return field(default=default, metadata=md)
+
+
+def _positive(v: Any) -> str | None:
+    return None if v > 0 else "must be greater than 0"
+
+
+def _non_negative(v: Any) -> str | None:
+    return None if v >= 0 else "must be 0 or more"
+
+
+def _port(v: Any) -> str | None:
+    return None if 1 <= v <= 65535 else "must be a TCP port between 1 and 65535"
+
+
+def _regex(v: Any) -> str | None:
+    if v is None:
+        return None
+    try:
+        re.compile(v)
+    except re.error as e:
+        return f"is not a valid regular expression ({e})"
+    return None
+
+
+def _abs_remote(v: Any) -> str | None:
+    return None if not v or v.startswith("/") else "must be an absolute path inside the target (starting with /)"
+
+
+@dataclass
+class TargetConfig:
+    name: str = _f("", "A short name shown in the status line and the journal (default: the host).")
+    host: str = _f("", "SSH host name, address, or an alias from ~/.ssh/config.")
+    user: str | None = _f(None, "SSH user (default: from ~/.ssh/config, else your login name).")
+    port: int | None = _f(None, "SSH port (default: from ~/.ssh/config, else 22).", check=_port)
+    runtime: str = _f("none", "Where the job runs: \"pct\" (a Proxmox LXC container on the host) or \"none\" (the host itself).", choices=("pct", "none"))
+    container: int | None = _f(None, "The Proxmox container id (CTID) when runtime = \"pct\".", check=lambda v: None if v > 0 else "must be a positive container id")
+    pct: str = _f("pct", "The pct command on the host (an absolute path if it is not on the SSH PATH).")
+    transport: str = _f("ssh", "How to reach the host: \"ssh\", or \"local\" for this machine (the demo, or a job on your own box).", choices=("ssh", "local"))
+
+
+@dataclass
+class SSHConfig:
+    known_hosts: str | None = _f(None, "known_hosts file used to verify the host key (default: ~/.ssh/known_hosts). Host keys are always verified.")
+    identity_file: str | list[str] | None = _f(None, "Private key file(s) (default: ~/.ssh/config, then the usual ~/.ssh/id_* keys and the agent).")
+    keepalive_interval: float = _f(15.0, "Seconds between SSH keepalives; a dead link is noticed after 3 missed ones.", check=_positive)
+    connect_timeout: float = _f(10.0, "Seconds to wait for the TCP connection and login.", check=_positive)
+    config_file: str | None = _f(None, "OpenSSH client config to honour (default: ~/.ssh/config when it exists; \"\" for none).")
+
+
+@dataclass
+class JobConfig:
+    workdir: str = _f("/workspace", "Directory inside the target where the job runs.", check=_abs_remote)
+    command: str = _f("", "The training command, run by /bin/sh -c in workdir. Use absolute paths: pct exec's PATH is minimal.")
+    log: str = _f("/workspace/.cockpit/train-{attempt}.log", "Log file inside the target; \"{attempt}\" becomes the attempt number, so each attempt writes a new file.", check=_abs_remote)
+    launcher: str = _f("auto", "How the job is started so it outlives the remote call: \"systemd-run\", \"setsid\", or \"auto\" (systemd-run when PID 1 is systemd).", choices=("auto", "systemd-run", "setsid"))
+    startup_timeout: float = _f(300.0, "Seconds a starting job may stay silent (loading a model) before it counts as failed; until then it is pending.", check=_positive)
+    progress_pattern: str | None = _f(None, "Regular expression for a log line that proves training progresses (e.g. '^step \\d+').", check=_regex)
+    healthy_after: float = _f(60.0, "Without a progress_pattern: seconds without a crash after which the job counts as healthy.", check=_positive)
+    stop_timeout: float = _f(10.0, "Seconds between SIGTERM and SIGKILL when stopping the job.", check=_positive)
+    env: dict[str, str] = _f(doc="Environment variables for the job (values are strings).", factory=dict)
+
+
+@dataclass
+class DeployConfig:
+    source: str | None = _f(None, "Local directory (or file) to deploy; relative to this config file.")
+    dest: str | None = _f(None, "Directory inside the target to deploy into.", check=_abs_remote)
+    exclude: list[str] = _f(doc="Glob patterns not deployed (matched against relative paths and names).", factory=lambda: [".git", "__pycache__", "*.pyc", ".cockpit", ".venv"])
+
+
+@dataclass
+class CacheConfig:
+    paths: list[str] = _f(doc="Cache directories inside the target that clear-cache removes (e.g. the inductor cache).", factory=lambda: ["/tmp/torchinductor_root"])
+
+
+@dataclass
+class GPUConfig:
+    nvidia_smi: str = _f("nvidia-smi", "The nvidia-smi command (an absolute path if it is not on pct exec's minimal PATH).")
+    where: str = _f("container", "Run nvidia-smi inside the \"container\" or on the \"host\".", choices=("container", "host"))
+    timeout: float = _f(5.0, "Seconds before a hung nvidia-smi is killed and reported as a gpu failure.", check=_positive)
+    enabled: bool = _f(True, "Set false on targets without a GPU.")
+
+
+@dataclass
+class UIConfig:
+    theme: str = _f("dark", "Theme name (a file in themes/ or your config dir's themes/).")
+    refresh_interval: float = _f(2.0, "Seconds between refreshes of processes and GPUs.", check=_positive)
+    log_lines: int = _f(10000, "Lines of the live log kept in memory (a ring: memory stays flat).", check=_positive)
+
+
+@dataclass
+class JournalConfig:
+    path: str | None = _f(None, "Attempt journal (JSON Lines); default .cockpit/journal.jsonl beside this file.")
+
+
+@dataclass
+class SignatureConfig:
+    pattern: str = _f("", "Regular expression matched against each log line.", check=_regex)
+    layer: str = _f("app", "Failure layer of a match.", choices=tuple(l.value for l in Layer))
+    label: str = _f("", "Short name shown for a match.")
+    advice: str = _f("", "One line of advice shown with a match.")
+
+
+@dataclass
+class Config:
+    target: TargetConfig = field(default_factory=TargetConfig)
+    ssh: SSHConfig = field(default_factory=SSHConfig)
+    job: JobConfig = field(default_factory=JobConfig)
+    deploy: DeployConfig = field(default_factory=DeployConfig)
+    cache: CacheConfig = field(default_factory=CacheConfig)
+    gpu: GPUConfig = field(default_factory=GPUConfig)
+    ui: UIConfig = field(default_factory=UIConfig)
+    journal: JournalConfig = field(default_factory=JournalConfig)
+    keymap: dict[str, str] = field(default_factory=dict)
+    signatures: list[SignatureConfig] = field(default_factory=list)
+    #: the file this came from (None for built-in configs such as the demo)
+    path: Path | None = None
+
+    @property
+    def base_dir(self) -> Path:
+        return self.path.parent if self.path else Path.cwd()
+
+    @property
+    def display_name(self) -> str:
+        return self.target.name or self.target.host or "local"
+
+    @property
+    def journal_path(self) -> Path:
+        if self.journal.path:
+            return self._local(self.journal.path)
+        return self.base_dir / ".cockpit" / "journal.jsonl"
+
+    @property
+    def deploy_source(self) -> Path | None:
+        return self._local(self.deploy.source) if self.deploy.source else None
+
+    def _local(self, p: str) -> Path:
+        path = Path(os.path.expanduser(p))
+        return path if path.is_absolute() else (self.base_dir / path)
+
+    def log_path(self, attempt: int) -> str:
+        return self.job.log.replace("{attempt}", str(attempt))
+
+
+_SECTIONS = {f.name: f for f in dataclasses.fields(Config) if f.name != "path"}
+
+
+def user_config_path() -> Path:
+    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    return Path(base) / "cockpit" / "config.toml"
+
+
+def find_config(explicit: str | os.PathLike[str] | None = None) -> Path | None:
+    """The config file to use, or None when there is none (cockpit then runs the demo)."""
+    if explicit:
+        p = Path(explicit).expanduser()
+        if not p.is_file():
+            raise ConfigError(p, "", "file not found", "check the path given to --config")
+        return p
+    env = os.environ.get("COCKPIT_CONFIG")
+    if env:
+        p = Path(env).expanduser()
+        if not p.is_file():
+            raise ConfigError(p, "", "file not found (named by $COCKPIT_CONFIG)", "fix or unset COCKPIT_CONFIG")
+        return p
+    for p in (Path.cwd() / "cockpit.toml", user_config_path()):
+        if p.is_file():
+            return p
+    return None
+
+
+def load_config(path: str | os.PathLike[str]) -> Config:
+    p = Path(path).expanduser()
+    try:
+        raw = p.read_bytes()
+    except OSError as e:
+        raise ConfigError(p, "", f"cannot read the file: {e.strerror}", "check the path and its permissions") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ConfigError(p, "", f"not UTF-8 text (byte {e.start})", "save the file as UTF-8") from None
+    return parse_config(text, path=p)
+
+
+def parse_config(text: str, *, path: Path | None = None) -> Config:
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(path, "", f"invalid TOML: {e}", "fix the syntax at that line (strings need quotes, tables need [brackets])") from None
+    cfg = Config(path=path.resolve() if path else None)
+    for key, value in data.items():
+        if key not in _SECTIONS:
+            raise _unknown(path, key, key, _SECTIONS)
+        if key == "keymap":
+            cfg.keymap = _str_table(path, "keymap", value)
+        elif key == "signatures":
+            if not isinstance(value, list):
+                raise ConfigError(path, "signatures", "must be an array of tables", "write each one as [[signatures]] with pattern, layer, label, advice")
+            cfg.signatures = [_section(path, f"signatures[{i}]", SignatureConfig, v) for i, v in enumerate(value)]
+            for i, s in enumerate(cfg.signatures):
+                if not s.pattern:
+                    raise ConfigError(path, f"signatures[{i}].pattern", "is missing", "give a regular expression to match log lines")
+        else:
+            setattr(cfg, key, _section(path, key, type(getattr(cfg, key)), value))
+    _check_whole(cfg, path)
+    return cfg
+
+
+def _unknown(path: Path | None, dotted: str, key: str, known: Any) -> ConfigError:
+    close = difflib.get_close_matches(key, list(known), n=1, cutoff=0.6)
+    fix = f"did you mean '{close[0]}'?" if close else "known keys: " + ", ".join(sorted(known))
+    return ConfigError(path, dotted, "unknown key", fix)
+
+
+def _str_table(path: Path | None, dotted: str, value: Any) -> dict[str, str]:
+    if not isinstance(value, dict):
+        raise ConfigError(path, dotted, f"must be a table, not {_tname(value)}", f"write it as [{dotted}] with key = \"value\" lines")
+    out: dict[str, str] = {}
+    for k, v in value.items():
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            v = str(v)
+        if not isinstance(v, str):
+            raise ConfigError(path, f"{dotted}.{k}", f"must be a string, not {_tname(v)}", f"quote it: {k} = \"...\"")
+        out[k] = v
+    return out
+
+
+def _tname(v: Any) -> str:
+    return {bool: "a boolean", int: "an integer", float: "a number", str: "a string", list: "an array", dict: "a table"}.get(type(v), type(v).__name__)
+
+
+def _section(path: Path | None, dotted: str, cls: type, value: Any) -> Any:
+    if not isinstance(value, dict):
+        raise ConfigError(path, dotted, f"must be a table, not {_tname(value)}", f"write it as [{dotted}] followed by key = value lines")
+    import typing
+
+    hints = typing.get_type_hints(cls)
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    kwargs: dict[str, Any] = {}
+    for key, v in value.items():
+        if key not in fields:
+            raise _unknown(path, f"{dotted}.{key}", key, fields)
+        f = fields[key]
+        kwargs[key] = _coerce(path, f"{dotted}.{key}", hints[key], v, f.metadata)
+    return cls(**kwargs)
+
+
+def _coerce(path: Path | None, dotted: str, hint: Any, v: Any, md: Any) -> Any:
+    allowed = _allowed_types(hint)
+    doc = md.get("doc", "")
+    if dict in allowed and isinstance(v, dict):
+        v = _str_table(path, dotted, v)
+    elif list in allowed and isinstance(v, list):
+        for i, item in enumerate(v):
+            if not isinstance(item, str):
+                raise ConfigError(path, f"{dotted}[{i}]", f"must be a string, not {_tname(item)}", "quote each entry")
+    elif float in allowed and isinstance(v, int) and not isinstance(v, bool):
+        v = float(v)
+    elif not any(isinstance(v, t) and not (t is int and isinstance(v, bool)) for t in allowed if t is not type(None)):
+        want = " or ".join(_tname_of(t) for t in allowed if t is not type(None))
+        raise ConfigError(path, dotted, f"must be {want}, not {_tname(v)} ({v!r})", doc)
+    choices = md.get("choices")
+    if choices and v not in choices:
+        close = difflib.get_close_matches(str(v), choices, n=1, cutoff=0.5)
+        hint_ = f"did you mean \"{close[0]}\"? " if close else ""
+        raise ConfigError(path, dotted, f"{v!r} is not one of {', '.join(repr(c) for c in choices)}", hint_ + doc)
+    check = md.get("check")
+    if check is not None and v is not None:
+        problem = check(v)
+        if problem:
+            raise ConfigError(path, dotted, f"{v!r} {problem}", doc)
+    return v
+
+
+def _tname_of(t: type) -> str:
+    return {bool: "a boolean (true/false)", int: "an integer", float: "a number", str: "a string", list: "an array of strings", dict: "a table"}.get(t, t.__name__)
+
+
+def _allowed_types(hint: Any) -> tuple[type, ...]:
+    import typing
+
+    origin = typing.get_origin(hint)
+    if origin is None:
+        return (hint,)
+    if origin in (list, dict):
+        return (origin,)
+    out: list[type] = []
+    for a in typing.get_args(hint):
+        out.extend(_allowed_types(a))
+    return tuple(out)
+
+
+_FORBIDDEN_CACHE = {"/", "/root", "/home", "/tmp", "/usr", "/etc", "/var", "/bin", "/sbin", "/lib", "/opt", "/proc", "/sys", "/dev", "/boot"}
+
+
+def check_cache_path(p: str) -> str | None:
+    """Why ``p`` must not be removed by clear-cache, or None when it is acceptable."""
+    if not p or not p.strip():
+        return "is empty"
+    if not p.startswith("/"):
+        return "must be an absolute path inside the target"
+    parts = [x for x in p.split("/") if x]
+    if ".." in parts:
+        return "contains '..'"
+    norm = "/" + "/".join(x for x in parts if x != ".")
+    if norm in _FORBIDDEN_CACHE:
+        return f"is {norm} itself: clearing it would destroy the system"
+    if len(parts) == 2 and parts[0] == "home":
+        return "is a home directory itself"
+    if any(ch in p for ch in "*?[]"):
+        return "contains a glob character; list each directory explicitly"
+    return None
+
+
+def _check_whole(cfg: Config, path: Path | None) -> None:
+    """Checks that involve more than one key."""
+    t = cfg.target
+    if t.transport == "ssh" and not t.host:
+        raise ConfigError(path, "target.host", "is missing", "set host = \"10.1.2.6\" (an address, a name, or a ~/.ssh/config alias), or transport = \"local\"")
+    if t.runtime == "pct" and t.container is None:
+        raise ConfigError(path, "target.container", "is required when target.runtime = \"pct\"", "set container = 200 (the CTID from `pct list`)")
+    if t.runtime == "none" and t.container is not None:
+        raise ConfigError(path, "target.runtime", "is \"none\" but target.container is set", "set runtime = \"pct\" to use the container, or remove container")
+    for i, p in enumerate(cfg.cache.paths):
+        why = check_cache_path(p)
+        if why:
+            raise ConfigError(path, f"cache.paths[{i}]", f"{p!r} {why}", "list only cache directories, e.g. \"/tmp/torchinductor_root\"")
+    if "{attempt}" not in cfg.job.log:
+        raise ConfigError(path, "job.log", f"{cfg.job.log!r} has no \"{{attempt}}\"", "each attempt needs its own log file, e.g. \"/workspace/train-{attempt}.log\"")
+    if cfg.deploy.source and not cfg.deploy.dest:
+        raise ConfigError(path, "deploy.dest", "is missing while deploy.source is set", "set dest to the directory inside the target, e.g. \"/workspace\"")
+    if isinstance(cfg.ssh.identity_file, str):
+        cfg.ssh.identity_file = [cfg.ssh.identity_file]
+
+
+def section_docs(cls: type) -> dict[str, str]:
+    """Each key's documentation, for ``sample_config.toml`` checks and help screens."""
+    return {f.name: f.metadata.get("doc", "") for f in dataclasses.fields(cls)}

@@ -1,0 +1,113 @@
+"""The connectivity stages: ssh reached → host/runtime answers → target shell answers → workdir.
+
+These are the first stages of ``cockpit status`` and of every action: until they pass, nothing
+cockpit says about the job can be trusted, and an attempt that stops here is ``untested``.
+"""
+
+from __future__ import annotations
+
+import shlex
+import time
+
+from ..config import Config
+from .layers import Layer, Stage, Status, Verdict
+from .remote.base import RemoteError, Transport
+
+__all__ = ["check_connectivity", "CONNECTIVITY_STAGES"]
+
+CONNECTIVITY_STAGES = [
+    ("ssh reached", Layer.SSH),
+    ("host answers", Layer.HOST),
+    ("target shell answers", Layer.CONTAINER),
+    ("workdir exists", Layer.CONTAINER),
+]
+
+
+def _stage_from_error(name: str, err: RemoteError, t0: float) -> Stage:
+    return Stage(name, Status.FAIL, err.layer, err.message, evidence=err.evidence(), advice=err.hint, duration_s=time.monotonic() - t0)
+
+
+async def check_connectivity(transport: Transport, cfg: Config, verdict: Verdict | None = None) -> Verdict:
+    v = verdict or Verdict("status")
+    remaining = list(CONNECTIVITY_STAGES)
+
+    def done(stage: Stage) -> bool:
+        v.add(stage)
+        remaining.pop(0)
+        if stage.failed:
+            v.not_reached(remaining)
+            return False
+        return True
+
+    # 1. ssh
+    t0 = time.monotonic()
+    if cfg.target.transport == "local":
+        ok = done(Stage("ssh reached", Status.SKIPPED, Layer.SSH, "local transport: no SSH involved"))
+    else:
+        try:
+            await transport.connect(force=True)
+            ok = done(Stage("ssh reached", Status.OK, Layer.SSH, f"connected to {transport.description}", duration_s=time.monotonic() - t0))
+        except RemoteError as e:
+            ok = done(_stage_from_error("ssh reached", e, t0))
+    if not ok:
+        return v
+
+    # 2. host / runtime
+    t0 = time.monotonic()
+    rt = transport.runtime  # type: ignore[attr-defined]
+    try:
+        if rt.in_container:
+            cmd = rt.pct_command("status")
+            res = await transport.run_host(cmd, timeout=20)
+            out = (res.text + res.err_text).strip()
+            if res.ok and "status: running" in out:
+                ok = done(Stage("host answers", Status.OK, Layer.HOST, f"container {rt.container} is running", evidence=res.evidence(), duration_s=res.duration_s))
+            else:
+                from .remote.session import classify_start_failure
+
+                if res.timed_out:
+                    detail = f"`{cmd}` did not answer within 20s"
+                elif "status: stopped" in out:
+                    detail = f"container {rt.container} is stopped"
+                elif res.exit_code == 127:
+                    detail = f"pct not found on the host: {out}"
+                else:
+                    detail = classify_start_failure(res.exit_code, out, runtime="pct")[1]
+                ok = done(Stage("host answers", Status.FAIL, Layer.HOST, detail, evidence=res.evidence(), duration_s=res.duration_s,
+                                advice="start the container (pct start) or reboot it from cockpit" if "stopped" in detail else ""))
+        else:
+            res = await transport.run_host("uname -srm", timeout=10)
+            st = Status.OK if res.ok else Status.FAIL
+            ok = done(Stage("host answers", st, Layer.HOST, res.text.strip() or res.err_text.strip(), evidence=res.evidence(), duration_s=res.duration_s))
+    except RemoteError as e:
+        ok = done(_stage_from_error("host answers", e, t0))
+    if not ok:
+        return v
+
+    # 3. persistent shell inside the target
+    t0 = time.monotonic()
+    try:
+        res = await transport.run("echo ok; id -un; hostname", timeout=10)
+        if res.ok and res.text.startswith("ok"):
+            who = " ".join(res.text.split()[1:])
+            ok = done(Stage("target shell answers", Status.OK, Layer.CONTAINER, f"shell in {rt.describe()} answers ({who})", evidence=res.evidence(), duration_s=time.monotonic() - t0))
+        else:
+            ok = done(Stage("target shell answers", Status.FAIL, Layer.CONTAINER, f"the shell answered with exit {res.exit_code}", evidence=res.evidence(), duration_s=time.monotonic() - t0))
+    except RemoteError as e:
+        ok = done(_stage_from_error("target shell answers", e, t0))
+    if not ok:
+        return v
+
+    # 4. workdir
+    t0 = time.monotonic()
+    wd = cfg.job.workdir
+    try:
+        res = await transport.run(f"test -d {shlex.quote(wd)} && test -w {shlex.quote(wd)}", timeout=10)
+        if res.ok:
+            done(Stage("workdir exists", Status.OK, Layer.CONTAINER, f"{wd} exists and is writable", evidence=res.evidence(), duration_s=res.duration_s))
+        else:
+            done(Stage("workdir exists", Status.FAIL, Layer.CONTAINER, f"{wd} does not exist or is not writable inside the target",
+                       evidence=res.evidence(), duration_s=res.duration_s, advice="create it, or fix [job] workdir"))
+    except RemoteError as e:
+        done(_stage_from_error("workdir exists", e, t0))
+    return v

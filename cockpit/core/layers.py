@@ -1,0 +1,312 @@
+"""The failure-layer vocabulary: Layer, Status, Stage, Verdict, Outcome, Finding.
+
+Everything cockpit checks ends up as a :class:`Stage` inside a :class:`Verdict`, and every
+stage names the :class:`Layer` it checked.  The layer of the *first* failing stage is the
+verdict's layer; stages after it are ``not reached`` (never ``ok``).  An attempt's
+:class:`Outcome` follows from that layer: a failure at or below ``process`` means the fix never
+ran (``untested``); a failure in ``app`` (or ``gpu`` after the job started) means it ran and
+failed (``failed``).  That difference is the reason cockpit exists (see ``../shared/DESIGN.md``).
+
+Everything here is plain data that round-trips through JSON (``to_dict`` / ``from_dict``).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any, Iterable
+
+__all__ = [
+    "Layer",
+    "Status",
+    "Outcome",
+    "Evidence",
+    "Stage",
+    "Verdict",
+    "Finding",
+    "Severity",
+    "outcome_of",
+    "tail",
+]
+
+
+class Layer(str, Enum):
+    """Where a failure lives, ordered from the bottom of the stack to the top."""
+
+    CONFIG = "config"
+    SSH = "ssh"
+    HOST = "host"
+    CONTAINER = "container"
+    PROCESS = "process"
+    GPU = "gpu"
+    APP = "app"
+
+    @property
+    def rank(self) -> int:
+        return _LAYER_ORDER.index(self)
+
+    def __lt__(self, other: object) -> bool:  # type: ignore[override]
+        if not isinstance(other, Layer):
+            return NotImplemented
+        return self.rank < other.rank
+
+    def __str__(self) -> str:
+        return self.value
+
+
+_LAYER_ORDER = list(Layer)
+
+#: One-word description of each layer, for help texts and the README.
+LAYER_MEANING = {
+    Layer.CONFIG: "cockpit's own input",
+    Layer.SSH: "reaching the host",
+    Layer.HOST: "the hypervisor / container runtime",
+    Layer.CONTAINER: "the OS inside the container",
+    Layer.PROCESS: "the job's lifecycle",
+    Layer.GPU: "driver and device",
+    Layer.APP: "the training code",
+}
+
+
+class Status(str, Enum):
+    """The status of one stage."""
+
+    OK = "ok"
+    FAIL = "fail"
+    SKIPPED = "skipped"
+    PENDING = "pending"
+    NOT_REACHED = "not reached"
+    RUNNING = "running"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class Outcome(str, Enum):
+    """The honest result of one attempt."""
+
+    PASSED = "passed"
+    FAILED = "failed"
+    UNTESTED = "untested"
+    INTERRUPTED = "interrupted"
+    RUNNING = "running"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class Severity(str, Enum):
+    INFO = "info"
+    WARNING = "warning"
+    ERROR = "error"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+def tail(data: bytes | str | None, limit: int = 2000) -> str:
+    """The last ``limit`` characters of ``data`` as text (invalid UTF-8 replaced)."""
+    if data is None:
+        return ""
+    if isinstance(data, bytes):
+        data = data[-limit * 4 :].decode("utf-8", "replace")
+    return data[-limit:]
+
+
+@dataclass
+class Evidence:
+    """The raw proof behind a stage: what ran, how it ended, what it said."""
+
+    command: str = ""
+    exit_code: int | None = None
+    output: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"command": self.command, "exit_code": self.exit_code, "output": self.output}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "Evidence":
+        return cls(command=d.get("command", ""), exit_code=d.get("exit_code"), output=d.get("output", ""))
+
+
+@dataclass
+class Stage:
+    """One check inside an action."""
+
+    name: str
+    status: Status
+    layer: Layer
+    detail: str = ""
+    evidence: Evidence | None = None
+    started_at: float = field(default_factory=time.time)
+    duration_s: float = 0.0
+    advice: str = ""
+    data: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def failed(self) -> bool:
+        return self.status is Status.FAIL
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {
+            "name": self.name,
+            "status": self.status.value,
+            "layer": self.layer.value,
+            "detail": self.detail,
+            "started_at": round(self.started_at, 3),
+            "duration_s": round(self.duration_s, 4),
+        }
+        if self.advice:
+            d["advice"] = self.advice
+        if self.evidence is not None:
+            d["evidence"] = self.evidence.to_dict()
+        if self.data:
+            d["data"] = self.data
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "Stage":
+        ev = d.get("evidence")
+        return cls(
+            name=d["name"],
+            status=Status(d["status"]),
+            layer=Layer(d["layer"]),
+            detail=d.get("detail", ""),
+            evidence=Evidence.from_dict(ev) if ev else None,
+            started_at=d.get("started_at", 0.0),
+            duration_s=d.get("duration_s", 0.0),
+            advice=d.get("advice", ""),
+            data=d.get("data", {}) or {},
+        )
+
+
+@dataclass
+class Verdict:
+    """An action's result: its stages in order; its layer is that of the first failing stage."""
+
+    action: str
+    stages: list[Stage] = field(default_factory=list)
+    started_at: float = field(default_factory=time.time)
+    finished_at: float | None = None
+
+    def add(self, stage: Stage) -> Stage:
+        self.stages.append(stage)
+        return stage
+
+    def extend(self, stages: Iterable[Stage]) -> None:
+        for s in stages:
+            self.add(s)
+
+    @property
+    def failed_stage(self) -> Stage | None:
+        return next((s for s in self.stages if s.status is Status.FAIL), None)
+
+    @property
+    def ok(self) -> bool:
+        return self.failed_stage is None and not self.pending
+
+    @property
+    def pending(self) -> bool:
+        return any(s.status in (Status.PENDING, Status.RUNNING) for s in self.stages)
+
+    @property
+    def layer(self) -> Layer | None:
+        st = self.failed_stage
+        return st.layer if st else None
+
+    @property
+    def duration_s(self) -> float:
+        end = self.finished_at if self.finished_at is not None else time.time()
+        return max(0.0, end - self.started_at)
+
+    def not_reached(self, names: Iterable[tuple[str, Layer]]) -> None:
+        """Append the stages that a failure prevented, marked ``not reached``."""
+        for name, layer in names:
+            self.add(Stage(name, Status.NOT_REACHED, layer, "not reached: an earlier stage failed"))
+
+    def finish(self) -> "Verdict":
+        self.finished_at = time.time()
+        return self
+
+    def summary(self) -> str:
+        st = self.failed_stage
+        if st is None:
+            return f"{self.action}: ok" if not self.pending else f"{self.action}: pending"
+        return f"{self.action}: {st.layer.value} failed at {st.name}: {st.detail}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "action": self.action,
+            "ok": self.ok,
+            "layer": self.layer.value if self.layer else None,
+            "summary": self.summary(),
+            "started_at": round(self.started_at, 3),
+            "finished_at": round(self.finished_at, 3) if self.finished_at else None,
+            "duration_s": round(self.duration_s, 4),
+            "stages": [s.to_dict() for s in self.stages],
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "Verdict":
+        return cls(
+            action=d["action"],
+            stages=[Stage.from_dict(s) for s in d.get("stages", [])],
+            started_at=d.get("started_at", 0.0),
+            finished_at=d.get("finished_at"),
+        )
+
+
+#: Stages whose failure happens after the job started: a GPU failure there is the code's run failing.
+_AFTER_START = {"alive", "log created", "log growing", "progress", "healthy", "verify"}
+
+
+def outcome_of(verdict: Verdict, *, job_started: bool | None = None) -> Outcome:
+    """Map an attempt's verdict onto an :class:`Outcome`.
+
+    ``failed`` only when the code ran: an ``app`` failure, or a ``gpu`` failure after the job
+    started.  Any failure in ``config`` … ``process`` (or ``gpu`` before the start) is
+    ``untested``: the fix was never tried.
+    """
+    st = verdict.failed_stage
+    if st is None:
+        return Outcome.RUNNING if verdict.pending else Outcome.PASSED
+    if st.layer is Layer.APP:
+        return Outcome.FAILED
+    if st.layer is Layer.GPU:
+        started = job_started if job_started is not None else st.name in _AFTER_START
+        return Outcome.FAILED if started else Outcome.UNTESTED
+    return Outcome.UNTESTED
+
+
+@dataclass
+class Finding:
+    """Something an observation noticed: a zombie, a hung GPU, a crash in the log."""
+
+    layer: Layer
+    kind: str  # short machine id, e.g. "zombie", "gpu-driver", "oom-kill"
+    summary: str  # one line a person reads first
+    advice: str = ""  # one line: what to do about it
+    severity: Severity = Severity.WARNING
+    subject: dict[str, Any] = field(default_factory=dict)  # pid, gpu index, log line, ...
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "layer": self.layer.value,
+            "kind": self.kind,
+            "summary": self.summary,
+            "advice": self.advice,
+            "severity": self.severity.value,
+            "subject": self.subject,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "Finding":
+        return cls(
+            layer=Layer(d["layer"]),
+            kind=d["kind"],
+            summary=d["summary"],
+            advice=d.get("advice", ""),
+            severity=Severity(d.get("severity", "warning")),
+            subject=d.get("subject", {}) or {},
+        )

@@ -1,0 +1,99 @@
+"""A transport that runs everything on this machine, with the same interface as SSH.
+
+Used by the built-in demo and by unit tests.  With ``runtime = "pct"`` and ``pct`` pointing to an
+emulator it even reaches emulated containers, exactly like the SSH transport does, minus SSH.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import time
+from typing import AsyncIterator
+
+from ..layers import Layer
+from .base import CommandResult, RemoteError, Transport
+from .procs import LocalShell
+from .runtime import Runtime
+from .session import FramedSession
+
+__all__ = ["LocalTransport"]
+
+
+async def run_local(command: str, *, timeout: float, input: bytes | None = None, env: dict[str, str] | None = None) -> CommandResult:
+    """Run ``sh -c command`` locally with a timeout that kills its whole process group."""
+    t0 = time.monotonic()
+    proc = await asyncio.create_subprocess_exec(
+        "/bin/sh", "-c", command,
+        stdin=asyncio.subprocess.PIPE if input is not None else asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        start_new_session=True, env=env,
+    )
+    try:
+        out, err = await asyncio.wait_for(proc.communicate(input), timeout)
+    except (asyncio.TimeoutError, TimeoutError):
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, 9)
+        out, err = await proc.communicate()
+        return CommandResult(command, 124, out, err, time.monotonic() - t0, timed_out=True)
+    return CommandResult(command, proc.returncode if proc.returncode is not None else -1, out, err, time.monotonic() - t0)
+
+
+class LocalTransport(Transport):
+    def __init__(self, runtime: Runtime | None = None, *, env: dict[str, str] | None = None) -> None:
+        self.runtime = runtime or Runtime()
+        self.env = env
+        self.description = f"local {self.runtime.describe()}"
+        self.session = FramedSession(self._spawn, runtime=self.runtime.kind, description=self.description)
+
+    async def _spawn(self) -> LocalShell:
+        argv = ["/bin/sh", "-c", self.runtime.shell()] if self.runtime.in_container else ["/bin/sh"]
+        return await LocalShell.spawn(argv, env=self.env)
+
+    async def connect(self, *, force: bool = False) -> object:
+        return None
+
+    async def run(self, command: str, *, timeout: float = 10.0) -> CommandResult:
+        return await self.session.run(command, timeout=timeout)
+
+    async def run_host(self, command: str, *, timeout: float = 10.0, input: bytes | None = None) -> CommandResult:
+        return await run_local(command, timeout=timeout, input=input, env=self.env)
+
+    async def run_channel(self, command: str, *, timeout: float = 60.0, input: bytes | None = None) -> CommandResult:
+        return await run_local(self.runtime.wrap(command), timeout=timeout, input=input, env=self.env)
+
+    async def stream(self, command: str, *, timeout: float | None = None) -> AsyncIterator[bytes]:
+        proc = await asyncio.create_subprocess_exec(
+            "/bin/sh", "-c", self.runtime.wrap(command),
+            stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
+            start_new_session=True, env=self.env,
+        )
+        assert proc.stdout is not None
+        deadline = None if timeout is None else time.monotonic() + timeout
+        try:
+            while True:
+                left = None if deadline is None else max(0.0, deadline - time.monotonic())
+                chunk = await asyncio.wait_for(proc.stdout.read(65536), left)
+                if not chunk:
+                    break
+                yield chunk
+        finally:
+            if proc.returncode is None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(proc.pid, 9)
+                await proc.wait()
+
+    async def put_bytes(self, path: str, data: bytes, *, mode: int = 0o644, timeout: float = 60.0) -> None:
+        import shlex
+
+        q = shlex.quote(path)
+        res = await self.run_channel(f"cat > {q}.cockpit-tmp && chmod {mode:o} {q}.cockpit-tmp && mv -f {q}.cockpit-tmp {q}", timeout=timeout, input=data)
+        if not res.ok:
+            raise RemoteError(Layer.CONTAINER, f"could not write {path}: {res.err_text.strip()}", command=res.command, output=res.err_text)
+
+    async def reset_session(self) -> None:
+        await self.session.close()
+
+    async def close(self) -> None:
+        await self.session.close()

@@ -1,0 +1,272 @@
+"""The SSH transport: one asyncssh connection per host, a persistent session, capped channels.
+
+* One connection per host, opened lazily, with ``keepalive_interval`` and ``connect_timeout`` from
+  config; ``known_hosts`` and ``~/.ssh/config`` are honoured (host keys are always verified: cockpit
+  never passes ``known_hosts=None``).
+* Every way of failing to reach the host becomes a :class:`RemoteError` in layer ``ssh`` with a
+  message a person can act on (:func:`explain_connect_error`).
+* A lost connection is noticed (``connection_lost``), reported, and rebuilt on the next call, no
+  sooner than a capped exponential backoff allows (:class:`Backoff`), so a polling UI does not
+  hammer a host that is down.
+* At most :data:`MAX_CHANNELS` channels are open at once: the persistent session holds one, the
+  others (host commands, streams, uploads) queue on a semaphore.  sshd's ``MaxSessions`` is 10.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import shlex
+import time
+from dataclasses import dataclass
+from typing import Any, AsyncIterator
+
+import asyncssh
+
+from ..layers import Layer
+from .base import CommandResult, RemoteError, Transport
+from .procs import SSHShell
+from .runtime import Runtime
+from .session import FramedSession
+
+__all__ = ["SSHTransport", "SSHParams", "Backoff", "explain_connect_error", "MAX_CHANNELS"]
+
+MAX_CHANNELS = 8
+
+
+@dataclass
+class SSHParams:
+    host: str
+    port: int | None = None
+    user: str | None = None
+    known_hosts: str | None = None  # None: the user's default known_hosts files
+    identity_file: list[str] | None = None
+    keepalive_interval: float = 15.0
+    connect_timeout: float = 10.0
+    ssh_config: str | None = None  # None: ~/.ssh/config when it exists
+
+    @property
+    def where(self) -> str:
+        u = f"{self.user}@" if self.user else ""
+        p = f":{self.port}" if self.port else ""
+        return f"{u}{self.host}{p}"
+
+
+class Backoff:
+    """Capped exponential backoff: 0.5 s, 1 s, 2 s … up to ``cap``; reset on success."""
+
+    def __init__(self, base: float = 0.5, cap: float = 30.0) -> None:
+        self.base, self.cap = base, cap
+        self.failures = 0
+        self.retry_at = 0.0
+
+    def failed(self) -> float:
+        delay = min(self.cap, self.base * (2 ** self.failures))
+        self.failures += 1
+        self.retry_at = time.monotonic() + delay
+        return delay
+
+    def succeeded(self) -> None:
+        self.failures = 0
+        self.retry_at = 0.0
+
+    @property
+    def wait_s(self) -> float:
+        return max(0.0, self.retry_at - time.monotonic())
+
+
+def explain_connect_error(exc: BaseException, params: SSHParams) -> RemoteError:
+    """Turn whatever asyncssh/OS raised while connecting into an actionable ``ssh`` error."""
+    where = params.where
+    kh = params.known_hosts or "~/.ssh/known_hosts"
+    if isinstance(exc, asyncssh.HostKeyNotVerifiable):
+        return RemoteError(
+            Layer.SSH, f"host key of {where} is not trusted: {exc.reason}",
+            hint=f"if the host was reinstalled, verify its key and update {kh} (ssh-keygen -R, then ssh once by hand); nothing was run",
+        )
+    if isinstance(exc, asyncssh.PermissionDenied):
+        return RemoteError(Layer.SSH, f"authentication to {where} failed: {exc.reason}", hint="check [ssh] identity_file and [target] user; is the key in authorized_keys?")
+    if isinstance(exc, ConnectionRefusedError):
+        return RemoteError(Layer.SSH, f"connection to {where} refused", hint="is sshd running on the host, and is [target] port right?")
+    if isinstance(exc, (asyncio.TimeoutError, TimeoutError)):
+        return RemoteError(Layer.SSH, f"connecting to {where} timed out after {params.connect_timeout:g}s", hint="is the host up and reachable (VPN, firewall)? [ssh] connect_timeout sets the limit")
+    if isinstance(exc, asyncssh.ConnectionLost):
+        return RemoteError(Layer.SSH, f"connection to {where} lost: {exc.reason}", hint="cockpit reconnects with backoff")
+    if isinstance(exc, asyncssh.DisconnectError):
+        return RemoteError(Layer.SSH, f"{where} disconnected: {exc.reason}", hint="see the host's sshd log")
+    if isinstance(exc, asyncssh.KeyImportError) or isinstance(exc, FileNotFoundError) and params.identity_file and exc.filename in params.identity_file:
+        return RemoteError(Layer.CONFIG, f"cannot load the SSH key: {exc}", hint="check [ssh] identity_file")
+    if isinstance(exc, OSError):
+        return RemoteError(Layer.SSH, f"cannot reach {where}: {exc.strerror or exc}", hint="check [target] host (DNS, routing)")
+    return RemoteError(Layer.SSH, f"cannot connect to {where}: {type(exc).__name__}: {exc}")
+
+
+class _Client(asyncssh.SSHClient):
+    def __init__(self, owner: "SSHTransport") -> None:
+        self._owner = owner
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._owner._on_lost(exc)
+
+
+class SSHTransport(Transport):
+    def __init__(self, params: SSHParams, runtime: Runtime | None = None) -> None:
+        self.params = params
+        self.runtime = runtime or Runtime()
+        self.description = f"{params.where} {self.runtime.describe()}"
+        self._conn: asyncssh.SSHClientConnection | None = None
+        self._connect_lock = asyncio.Lock()
+        self._channels = asyncio.Semaphore(MAX_CHANNELS - 1)  # one is the session's
+        self.backoff = Backoff()
+        self.last_error: RemoteError | None = None
+        self.lost_error: RemoteError | None = None
+        self.connected_at: float | None = None
+        self.connects = 0
+        self.session = FramedSession(self._spawn_session, runtime=self.runtime.kind, description=self.description, lost_layer=self._lost_layer)
+
+    # -- connection -----------------------------------------------------------------------
+    def _options(self) -> dict[str, Any]:
+        p = self.params
+        kw: dict[str, Any] = {
+            "keepalive_interval": p.keepalive_interval,
+            "keepalive_count_max": 3,
+            "connect_timeout": p.connect_timeout,
+            "login_timeout": p.connect_timeout,
+            # () = asyncssh's defaults: ~/.ssh/known_hosts. Never None (that would skip verification).
+            "known_hosts": p.known_hosts if p.known_hosts else (),
+        }
+        if p.port:
+            kw["port"] = p.port
+        if p.user:
+            kw["username"] = p.user
+        if p.identity_file:
+            kw["client_keys"] = p.identity_file
+        if p.ssh_config is not None:
+            kw["config"] = [p.ssh_config] if p.ssh_config else None
+        return kw
+
+    def _on_lost(self, exc: Exception | None) -> None:
+        if self._conn is None:
+            return
+        self._conn = None
+        if exc is not None:
+            self.lost_error = explain_connect_error(exc if isinstance(exc, asyncssh.Error) or isinstance(exc, OSError) else asyncssh.ConnectionLost(str(exc)), self.params)
+
+    def _lost_layer(self) -> Layer | None:
+        return Layer.SSH if self._conn is None else None
+
+    @property
+    def connected(self) -> bool:
+        return self._conn is not None
+
+    async def connect(self, *, force: bool = False) -> asyncssh.SSHClientConnection:
+        async with self._connect_lock:
+            if self._conn is not None:
+                return self._conn
+            if not force and self.last_error is not None and self.backoff.wait_s > 0:
+                err = self.last_error
+                raise RemoteError(err.layer, err.message, hint=f"retrying in {self.backoff.wait_s:.1f}s", output=err.output)
+            try:
+                conn, _ = await asyncssh.create_connection(lambda: _Client(self), self.params.host, **self._options())
+            except Exception as e:  # every failure to connect becomes a layered, explained error
+                err = explain_connect_error(e, self.params)
+                self.last_error = err
+                self.backoff.failed()
+                raise err from None
+            self._conn = conn
+            self.lost_error = None
+            self.last_error = None
+            self.backoff.succeeded()
+            self.connected_at = time.time()
+            self.connects += 1
+            return conn
+
+    async def _spawn_session(self) -> SSHShell:
+        conn = await self.connect()  # the session's channel is the slot the semaphore leaves free
+        try:
+            proc = await conn.create_process(self.runtime.shell(), encoding=None)
+        except (asyncssh.Error, OSError) as e:
+            raise self._channel_error(e) from None
+        return SSHShell(proc)
+
+    def _channel_error(self, e: BaseException) -> RemoteError:
+        if self._conn is None or isinstance(e, (asyncssh.ConnectionLost, asyncssh.DisconnectError, ConnectionError)):
+            self._conn = None
+            return explain_connect_error(e, self.params)
+        return RemoteError(Layer.SSH, f"could not open an SSH channel to {self.params.where}: {e}", hint="sshd MaxSessions may be exhausted")
+
+    # -- commands --------------------------------------------------------------------------
+    async def run(self, command: str, *, timeout: float = 10.0) -> CommandResult:
+        return await self.session.run(command, timeout=timeout)
+
+    async def _exec(self, host_command: str, *, timeout: float, input: bytes | None) -> CommandResult:
+        conn = await self.connect()
+        t0 = time.monotonic()
+        async with self._channels:
+            try:
+                res = await conn.run(host_command, input=input, timeout=timeout, check=False, encoding=None)
+            except asyncssh.TimeoutError as e:
+                return CommandResult(host_command, 124, bytes(e.stdout or b""), bytes(e.stderr or b""), time.monotonic() - t0, timed_out=True)
+            except (asyncssh.Error, OSError) as e:
+                raise self._channel_error(e) from None
+        code = res.exit_status
+        if code is None or code < 0:
+            sig = res.exit_signal[0] if res.exit_signal else None
+            code = 128 + _signum(sig) if sig else -1
+        return CommandResult(host_command, code, bytes(res.stdout or b""), bytes(res.stderr or b""), time.monotonic() - t0)
+
+    async def run_host(self, command: str, *, timeout: float = 10.0, input: bytes | None = None) -> CommandResult:
+        return await self._exec(command, timeout=timeout, input=input)
+
+    async def run_channel(self, command: str, *, timeout: float = 60.0, input: bytes | None = None) -> CommandResult:
+        """Run ``command`` inside the target on its own channel (for uploads and long actions)."""
+        return await self._exec(self.runtime.wrap(command), timeout=timeout, input=input)
+
+    async def stream(self, command: str, *, timeout: float | None = None) -> AsyncIterator[bytes]:
+        conn = await self.connect()
+        async with self._channels:
+            try:
+                proc = await conn.create_process(self.runtime.wrap(command), encoding=None, stdin=asyncssh.DEVNULL)
+            except (asyncssh.Error, OSError) as e:
+                raise self._channel_error(e) from None
+            deadline = None if timeout is None else time.monotonic() + timeout
+            try:
+                while True:
+                    left = None if deadline is None else max(0.0, deadline - time.monotonic())
+                    chunk = await asyncio.wait_for(proc.stdout.read(65536), left)
+                    if not chunk:
+                        break
+                    yield chunk
+            finally:
+                proc.close()
+
+    async def put_bytes(self, path: str, data: bytes, *, mode: int = 0o644, timeout: float = 60.0) -> None:
+        q = shlex.quote(path)
+        res = await self.run_channel(f"cat > {q}.cockpit-tmp && chmod {mode:o} {q}.cockpit-tmp && mv -f {q}.cockpit-tmp {q}", timeout=timeout, input=data)
+        if not res.ok:
+            raise RemoteError(Layer.CONTAINER, f"could not write {path}: {res.err_text.strip()}", command=res.command, output=res.err_text)
+
+    async def reset_session(self) -> None:
+        await self.session.close()
+
+    async def close(self) -> None:
+        await self.session.close()
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            conn.close()
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(conn.wait_closed(), 2.0)
+
+
+def _signum(name: str) -> int:
+    import signal
+
+    with contextlib.suppress(AttributeError):
+        return int(getattr(signal, "SIG" + name))
+    return 0
+
+
+def default_identity_files() -> list[str]:
+    home = os.path.expanduser("~/.ssh")
+    return [os.path.join(home, n) for n in ("id_ed25519", "id_ecdsa", "id_rsa") if os.path.exists(os.path.join(home, n))]
