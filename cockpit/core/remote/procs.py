@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
+import signal
 from typing import Any
 
 STDERR_KEEP = 16 * 1024
@@ -86,10 +88,21 @@ class LocalShell:
     def close(self) -> None:
         if self._p.returncode is None:
             with contextlib.suppress(ProcessLookupError):
-                self._p.kill()
+                os.killpg(self._p.pid, signal.SIGKILL)
         with contextlib.suppress(Exception):
             assert self._p.stdin is not None
             self._p.stdin.close()
+
+    async def wait_closed(self) -> None:
+        """Reap the process and let its pipes reach EOF, so nothing is left for the GC."""
+        with contextlib.suppress(Exception):
+            assert self._p.stdout is not None
+            while await asyncio.wait_for(self._p.stdout.read(65536), 2.0):
+                pass
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(self._p.wait(), 2.0)
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(self._drain, 2.0)
 
 
 class SSHShell:
@@ -138,3 +151,8 @@ class SSHShell:
         if self._on_close is not None:
             cb, self._on_close = self._on_close, None
             cb()
+
+    async def wait_closed(self) -> None:
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(self._p.wait_closed(), 2.0)
+        self._drain.cancel()

@@ -62,6 +62,7 @@ class SessionProcess(Protocol):
     async def readexactly(self, n: int) -> bytes: ...
     def stderr_tail(self) -> bytes: ...
     def closed(self) -> bool: ...
+    async def wait_closed(self) -> None: ...
     async def exit_status(self, timeout: float) -> int | None: ...
     def close(self) -> None: ...
 
@@ -127,6 +128,7 @@ class FramedSession:
             line = await asyncio.wait_for(proc.readline(), timeout)
         except (asyncio.TimeoutError, TimeoutError):
             proc.close()
+            await proc.wait_closed()
             raise self._fail(None, proc, f"the target shell did not answer within {timeout:g}s", Layer.CONTAINER if self._runtime == "pct" else Layer.HOST)
         except (OSError, EOFError, asyncio.IncompleteReadError, ConnectionError) as e:
             line = b""
@@ -134,6 +136,7 @@ class FramedSession:
         if not line.startswith(_READY):
             code = await proc.exit_status(2.0)
             proc.close()
+            await proc.wait_closed()
             layer, msg, hint = classify_start_failure(code, proc.stderr_tail().decode("utf-8", "replace"), runtime=self._runtime)
             lost = self._lost_layer() if self._lost_layer else None
             if lost is not None:
@@ -212,6 +215,7 @@ class FramedSession:
         proc, self._proc = self._proc, None
         if proc is not None:
             proc.close()
+            await proc.wait_closed()
 
     async def close(self) -> None:
         await self._kill()

@@ -1,0 +1,91 @@
+"""The framed session over a local shell: framing, timeouts, concurrency, death and rebuild."""
+
+import asyncio
+import os
+import signal
+
+import pytest
+
+from cockpit.core.layers import Layer
+from cockpit.core.remote.base import RemoteError
+from cockpit.core.remote.local import LocalTransport
+
+
+@pytest.fixture
+async def t():
+    tr = LocalTransport()
+    yield tr
+    await tr.close()
+
+
+async def test_no_trailing_newline_stderr_and_exit_code(t):
+    r = await t.run("printf 'a\\nb'; printf 'warn' >&2; exit 3")
+    assert (r.stdout, r.stderr, r.exit_code) == (b"a\nb", b"warn", 3)
+
+
+async def test_output_containing_the_frame_header_is_intact(t):
+    r = await t.run("printf '@@cockpit 1 0 0 0\\n@@cockpit 2 0 5 5\\n'; printf '@@cockpit-ready' >&2")
+    assert r.stdout == b"@@cockpit 1 0 0 0\n@@cockpit 2 0 5 5\n" and r.stderr == b"@@cockpit-ready"
+    assert (await t.run("echo next")).stdout == b"next\n"
+
+
+async def test_binary_output_round_trips(t, tmp_path):
+    blob = bytes(range(256)) * 64 + b"\x00\xff\n@@cockpit 9 9 9 9\n"
+    (tmp_path / "blob").write_bytes(blob)
+    r = await t.run(f"cat {tmp_path}/blob")
+    assert r.stdout == blob
+
+
+async def test_huge_output(t):
+    r = await t.run("head -c 8000000 /dev/zero | tr '\\0' x")
+    assert len(r.stdout) == 8_000_000 and set(r.stdout) == {ord("x")}
+
+
+async def test_timeout_kills_command_and_session_survives(t, tmp_path):
+    marker = tmp_path / "child.pid"
+    r = await t.run(f"sleep 30 & echo $! > {marker}; wait", timeout=0.5)
+    assert r.timed_out and r.exit_code in (124, 137)
+    pid = int(marker.read_text())
+    # the whole process group was killed: the backgrounded sleep is gone too
+    for _ in range(200):
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            break
+        await asyncio.sleep(0.01)
+    else:
+        pytest.fail("the timed-out command's child survived")
+    assert (await t.run("echo alive")).stdout == b"alive\n"
+
+
+async def test_fifty_concurrent_probes_come_back_to_their_callers(t):
+    rs = await asyncio.gather(*[t.run(f"echo {i}; exit {i % 7}") for i in range(50)])
+    assert [r.stdout for r in rs] == [f"{i}\n".encode() for i in range(50)]
+    assert [r.exit_code for r in rs] == [i % 7 for i in range(50)]
+
+
+async def test_commands_do_not_read_the_session_stdin(t):
+    r = await t.run("cat; echo done")
+    assert r.stdout == b"done\n"
+    assert (await t.run("echo ok")).stdout == b"ok\n"
+
+
+async def test_session_killed_from_outside_is_reported_and_rebuilt(t):
+    await t.run("true")
+    pid = t.session._proc.pid
+    os.killpg(pid, signal.SIGKILL)
+    # the death is noticed (an error naming its layer, or a transparent rebuild), never a hang
+    try:
+        r = await t.run("echo back")
+    except RemoteError as e:
+        assert e.layer in (Layer.HOST, Layer.CONTAINER)
+        r = await t.run("echo back")
+    assert r.stdout == b"back\n"
+    assert t.session.rebuilds >= 1 and t.session.last_error is not None
+
+
+async def test_exit_and_exec_in_a_command_do_not_end_the_session(t):
+    assert (await t.run("exit 4")).exit_code == 4
+    assert (await t.run("exec echo replaced")).stdout == b"replaced\n"
+    assert (await t.run("echo ok")).stdout == b"ok\n"
+    assert t.session.rebuilds == 0
