@@ -15,7 +15,7 @@ from typing import Any, Callable, Sequence
 from . import __version__
 from .config import Config, ConfigError, find_config, load_config
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_BUSY, EXIT_INTERRUPTED = 0, 1, 2, 75, 130
 
 GLYPH = {"ok": "✔", "fail": "✘", "pending": "…", "running": "▶", "skipped": "–", "not reached": "⊘"}
 
@@ -43,6 +43,28 @@ def build_parser() -> argparse.ArgumentParser:
     _common(s)
     s.add_argument("--quick", action="store_true", help="only the connectivity stages")
     s.set_defaults(func=cmd_status)
+
+    from .core.engine import ACTIONS
+
+    for name in ("deploy", "clear-cache", "stop", "launch", "verify", "relaunch", "reboot"):
+        s = sub.add_parser(name, help=ACTIONS[name])
+        _common(s)
+        if name == "reboot":
+            s.add_argument("--yes", action="store_true", help="confirm the reboot (required when stdin is not a terminal)")
+        s.add_argument("--wait", action="store_true", help="wait for a running action to finish instead of refusing")
+        s.set_defaults(func=cmd_action, action=name)
+
+    s = sub.add_parser("attempt", help=ACTIONS["attempt"])
+    _common(s)
+    s.add_argument("--note", "-m", default="", help="the hypothesis this attempt tests")
+    s.add_argument("--wait", action="store_true", help="wait for a running action to finish instead of refusing")
+    s.set_defaults(func=cmd_attempt)
+
+    s = sub.add_parser("history", help="list attempts from the journal")
+    _common(s)
+    s.add_argument("--markdown", "--md", action="store_true", help="a post-mortem timeline for an incident report")
+    s.add_argument("--last", type=int, default=0, metavar="N", help="only the last N attempts")
+    s.set_defaults(func=cmd_history)
 
     s = sub.add_parser("check-config", help="validate the config file and print the resolved values")
     _common(s)
@@ -94,6 +116,113 @@ def render_status(r: dict[str, Any]) -> str:
     for f in r.get("findings", []):
         out.append(f"  ! [{f['layer']}] {f['summary']}" + (f"  → {f['advice']}" if f.get("advice") else ""))
     return "\n".join(out)
+
+
+def _live_stage_printer(args: argparse.Namespace) -> Callable[..., None] | None:
+    """Without --json, print each stage as it is decided (stderr, so stdout stays the result)."""
+    if getattr(args, "json", False):
+        return None
+
+    def show(action: str, stage: Any) -> None:
+        if stage.status.value == "running":
+            return
+        g = GLYPH.get(stage.status.value, "?")
+        print(f"  {g} [{stage.layer.value:<9}] {action}: {stage.name:<20} {stage.detail}", file=sys.stderr, flush=True)
+
+    return show
+
+
+def _confirm(prompt: str) -> bool:
+    if not sys.stdin.isatty():
+        return False
+    try:
+        return input(f"{prompt} [y/N] ").strip().lower() in ("y", "yes")
+    except EOFError:
+        return False
+
+
+def cmd_action(args: argparse.Namespace, cfg: Config) -> int:
+    from .core.engine import Busy, Engine
+
+    async def go() -> Any:
+        eng = Engine(cfg)
+        show = _live_stage_printer(args)
+        if show:
+            eng.add_listener(show)
+        try:
+            if args.action == "reboot" and not args.yes:
+                cmd = eng.transport.runtime.pct_command("reboot")  # type: ignore[attr-defined]
+                if not _confirm(f"reboot container with `{cmd}` on {cfg.display_name}? every process in it dies"):
+                    return None
+            return await eng.run_action(args.action, wait=args.wait)
+        finally:
+            await eng.close()
+
+    try:
+        v = asyncio.run(go())
+    except Busy as e:
+        print(f"cockpit: {e}", file=sys.stderr)
+        return EXIT_BUSY
+    if v is None:
+        print("cockpit: reboot not confirmed (pass --yes to confirm non-interactively)", file=sys.stderr)
+        return EXIT_USAGE
+    emit(args, v.to_dict(), render_verdict)
+    return EXIT_OK if v.ok else EXIT_FAILED
+
+
+def cmd_attempt(args: argparse.Namespace, cfg: Config) -> int:
+    from .core.engine import Busy, Engine
+
+    async def go() -> Any:
+        eng = Engine(cfg)
+        show = _live_stage_printer(args)
+        if show:
+            eng.add_listener(show)
+        try:
+            return await eng.attempt(args.note, wait=args.wait)
+        finally:
+            await eng.close()
+
+    try:
+        res = asyncio.run(go())
+    except Busy as e:
+        print(f"cockpit: {e}", file=sys.stderr)
+        return EXIT_BUSY
+    emit(args, res.to_dict(), render_attempt)
+    return EXIT_OK if res.outcome.value == "passed" else EXIT_FAILED
+
+
+def render_attempt(r: dict[str, Any]) -> str:
+    from .core.journal import outcome_label
+
+    head = f"attempt {r['attempt']}: {outcome_label(r['outcome'], r['layer'])}"
+    out = [head, render_verdict(r["verdict"])]
+    if r.get("first_error"):
+        fe = r["first_error"]
+        out.append(f"  first error: {fe.get('label') or fe.get('line') or fe}")
+    return "\n".join(out)
+
+
+def cmd_history(args: argparse.Namespace, cfg: Config) -> int:
+    from .core.journal import Journal, render_markdown
+
+    j = Journal(cfg.journal_path)
+    attempts = j.attempts()
+    if args.last:
+        attempts = attempts[-args.last :]
+    if args.markdown:
+        sys.stdout.write(render_markdown(attempts))
+        return EXIT_OK
+    rows = [a.to_dict() for a in attempts]
+    if args.json:
+        json.dump(rows, sys.stdout, indent=2, ensure_ascii=False, default=str)
+        sys.stdout.write("\n")
+        return EXIT_OK
+    for a in rows:
+        print(f"#{a['attempt']:<4} {a.get('outcome')!s:<11} {a.get('layer') or '':<9} {(a.get('note') or '')[:50]:<50} {a.get('summary') or ''}")
+    if not rows:
+        print(f"no attempts yet in {cfg.journal_path}")
+    return EXIT_OK
 
 
 def cmd_check_config(args: argparse.Namespace, cfg: Config) -> int:

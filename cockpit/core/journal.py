@@ -549,7 +549,7 @@ class Journal:
         _check_id(attempt)
         if not isinstance(event, str) or not event:
             raise ValueError("event type must be a non-empty string")
-        ev = self._event(attempt, event, fields)
+        ev = self._event(attempt, event, _jsonable(fields))  # returned as it is stored
         self._append(lambda: [ev])
         return ev
 
@@ -950,7 +950,7 @@ def _first_error_lines(fe: Mapping[str, Any] | None) -> list[str]:
     for key in ("lines", "traceback", "text", "excerpt"):
         v = fe.get(key)
         if isinstance(v, list) and v:
-            return [_str(x) for x in v]
+            return [ln for x in v for ln in (_str(x).splitlines() or [""])]
         if isinstance(v, str) and v.strip():
             return v.splitlines()
     for key in ("line", "message", "summary"):
@@ -968,12 +968,16 @@ def _first_error_line(fe: Mapping[str, Any] | None) -> str:
         v = fe.get(key)
         if isinstance(v, str) and v.strip():
             return next(ln.strip() for ln in v.splitlines() if ln.strip())
-    lines = [ln.strip() for ln in _first_error_lines(fe) if ln.strip()]
+    lines = [ln.rstrip() for ln in _first_error_lines(fe) if ln.strip()]
     if not lines:
         label = fe.get("label")
         return _str(label) if label else ""
-    # A Python traceback says what happened on its last line.
-    return lines[-1] if lines[0].startswith("Traceback") else lines[0]
+    if lines[0].startswith("Traceback"):
+        # A Python traceback says what happened on the first unindented line after its last
+        # frame ("RuntimeError: …"); the message may continue on further lines.
+        last_frame = max((i for i, ln in enumerate(lines) if ln[:1] in (" ", "\t")), default=0)
+        return lines[min(last_frame + 1, len(lines) - 1)].strip()
+    return lines[0].strip()
 
 
 def _fence(lines: list[str]) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import sys
 import time
 from typing import AsyncIterator
 
@@ -49,6 +50,9 @@ class LocalTransport(Transport):
 
     async def _spawn(self) -> LocalShell:
         argv = ["/bin/sh", "-c", self.runtime.shell()] if self.runtime.in_container else ["/bin/sh"]
+        if not self.runtime.in_container:
+            # jobs launched from this shell are adopted and reaped by the wrapper, not left to PID 1
+            argv = [sys.executable, "-m", "cockpit.core.remote.reaper", *argv]
         return await LocalShell.spawn(argv, env=self.env)
 
     async def connect(self, *, force: bool = False) -> object:

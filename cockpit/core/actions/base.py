@@ -1,0 +1,141 @@
+"""What every action shares: the context it runs in and a helper that builds its verdict live.
+
+An action is an ``async`` function ``(ctx, …) -> Verdict``.  It never raises for a remote failure:
+a :class:`~cockpit.core.remote.base.RemoteError` becomes a failing stage in the error's layer, and
+the stages it could not reach are added as ``not reached``.  Listeners (the TUI's verdict strip,
+the journal) see each stage as soon as it is decided, through ``ctx.on_stage``.
+"""
+
+from __future__ import annotations
+
+import time
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Any, AsyncIterator, Callable
+
+from ...config import Config
+from ..layers import Evidence, Layer, Stage, Status, Verdict
+from ..remote.base import CommandResult, RemoteError, Transport
+
+__all__ = ["ActionContext", "VerdictBuilder", "StageFailed"]
+
+StageListener = Callable[[str, Stage], None]
+
+
+@dataclass
+class ActionContext:
+    cfg: Config
+    transport: Transport
+    on_stage: StageListener | None = None
+    #: data shared between the stages of one attempt (job record, code version, …)
+    state: dict[str, Any] = field(default_factory=dict)
+
+    async def run(self, command: str, *, timeout: float = 10.0) -> CommandResult:
+        return await self.transport.run(command, timeout=timeout)
+
+    async def run_host(self, command: str, *, timeout: float = 10.0) -> CommandResult:
+        return await self.transport.run_host(command, timeout=timeout)
+
+
+class StageFailed(Exception):
+    """Raised inside a stage block to fail it with a layer, detail, evidence and advice."""
+
+    def __init__(self, layer: Layer, detail: str, *, evidence: Evidence | None = None, advice: str = "", data: dict[str, Any] | None = None):
+        super().__init__(detail)
+        self.layer, self.detail, self.evidence, self.advice, self.data = layer, detail, evidence, advice, data or {}
+
+
+class _StageHandle:
+    def __init__(self, name: str, layer: Layer) -> None:
+        self.name, self.layer = name, layer
+        self.detail = ""
+        self.evidence: Evidence | None = None
+        self.status = Status.OK
+        self.advice = ""
+        self.data: dict[str, Any] = {}
+
+    def ok(self, detail: str, evidence: Evidence | None = None, **data: Any) -> None:
+        self.status, self.detail, self.evidence = Status.OK, detail, evidence
+        self.data.update(data)
+
+    def skip(self, detail: str) -> None:
+        self.status, self.detail = Status.SKIPPED, detail
+
+    def pending(self, detail: str) -> None:
+        self.status, self.detail = Status.PENDING, detail
+
+
+class VerdictBuilder:
+    """Builds one action's verdict stage by stage::
+
+        vb = VerdictBuilder(ctx, "deploy", [("source readable", Layer.CONFIG), ("upload", Layer.CONTAINER)])
+        async with vb.stage("source readable") as st:
+            ...
+            st.ok("12 files, 40 KiB")
+        if vb.failed: return vb.finish()
+    """
+
+    def __init__(self, ctx: ActionContext, action: str, plan: list[tuple[str, Layer]], verdict: Verdict | None = None) -> None:
+        self.ctx = ctx
+        self.action = action
+        self.plan = list(plan)
+        self.verdict = verdict or Verdict(action)
+        self._done: set[str] = set()
+
+    @property
+    def failed(self) -> bool:
+        return self.verdict.failed_stage is not None
+
+    def _layer_of(self, name: str) -> Layer:
+        for n, layer in self.plan:
+            if n == name:
+                return layer
+        return Layer.PROCESS
+
+    def add(self, stage: Stage) -> Stage:
+        self.verdict.add(stage)
+        self._done.add(stage.name)
+        if self.ctx.on_stage is not None:
+            self.ctx.on_stage(self.action, stage)
+        return stage
+
+    def running(self, name: str, detail: str = "") -> None:
+        """Announce a stage that has started (for live displays; not recorded in the verdict)."""
+        if self.ctx.on_stage is not None:
+            self.ctx.on_stage(self.action, Stage(name, Status.RUNNING, self._layer_of(name), detail))
+
+    @asynccontextmanager
+    async def stage(self, name: str, layer: Layer | None = None) -> AsyncIterator[_StageHandle]:
+        h = _StageHandle(name, layer or self._layer_of(name))
+        t0 = time.monotonic()
+        started = time.time()
+        self.running(name)
+        try:
+            yield h
+        except StageFailed as f:
+            self.add(Stage(name, Status.FAIL, f.layer, f.detail, evidence=f.evidence, started_at=started,
+                           duration_s=time.monotonic() - t0, advice=f.advice, data=f.data))
+            return
+        except RemoteError as e:
+            self.add(Stage(name, Status.FAIL, e.layer, e.message, evidence=e.evidence(), started_at=started,
+                           duration_s=time.monotonic() - t0, advice=e.hint))
+            return
+        self.add(Stage(name, h.status, h.layer, h.detail, evidence=h.evidence, started_at=started,
+                       duration_s=time.monotonic() - t0, advice=h.advice, data=h.data))
+
+    def finish(self) -> Verdict:
+        if self.failed:
+            self.verdict.not_reached([(n, l) for n, l in self.plan if n not in self._done])
+        return self.verdict.finish()
+
+
+def check(res: CommandResult, layer: Layer, detail: str, *, advice: str = "") -> CommandResult:
+    """Fail the current stage unless ``res`` succeeded."""
+    if res.timed_out:
+        raise StageFailed(layer, f"{detail}: timed out after {res.duration_s:.1f}s", evidence=res.evidence(), advice=advice)
+    if res.exit_code in (126, 127) and layer is not Layer.HOST:
+        raise StageFailed(Layer.CONTAINER, f"{detail}: command not found inside the target (exit {res.exit_code}): {res.err_text.strip()[:200]}",
+                          evidence=res.evidence(), advice="install the tool in the container, or use an absolute path")
+    if not res.ok:
+        raise StageFailed(layer, f"{detail} (exit {res.exit_code}): {res.err_text.strip()[:300]}", evidence=res.evidence(), advice=advice)
+    return res

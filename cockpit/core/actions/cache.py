@@ -1,0 +1,70 @@
+"""Clear the compile caches (``[cache] paths``): measure, remove, prove they are gone.
+
+Paths were validated at config load (never ``/``, a home directory itself, empty, or with
+``..``); they are checked again here, since an action can be called with any config object.
+A job still holding files open under a cache path is reported: clearing under a live job does not
+give it a fresh cache.
+"""
+
+from __future__ import annotations
+
+import shlex
+
+from ...config import check_cache_path
+from ..layers import Layer, Verdict
+from .base import ActionContext, StageFailed, VerdictBuilder, check
+
+__all__ = ["clear_cache", "CACHE_PLAN"]
+
+CACHE_PLAN = [("measure", Layer.CONTAINER), ("remove", Layer.CONTAINER), ("gone", Layer.CONTAINER)]
+
+
+async def clear_cache(ctx: ActionContext, verdict: Verdict | None = None) -> Verdict:
+    paths = list(ctx.cfg.cache.paths)
+    vb = VerdictBuilder(ctx, "clear-cache", CACHE_PLAN, verdict)
+    sizes: dict[str, int | None] = {}
+    async with vb.stage("measure") as st:
+        for p in paths:
+            why = check_cache_path(p)
+            if why:
+                raise StageFailed(Layer.CONFIG, f"refusing to clear {p!r}: it {why}", advice="fix [cache] paths")
+        if not paths:
+            st.skip("no [cache] paths configured")
+            return vb.finish()
+        q = " ".join(shlex.quote(p) for p in paths)
+        res = await ctx.run(f"for p in {q}; do if [ -e \"$p\" ]; then echo \"$(du -sk \"$p\" 2>/dev/null | cut -f1) $p\"; else echo \"- $p\"; fi; done", timeout=60)
+        for line in res.text.splitlines():
+            size, _, path = line.partition(" ")
+            sizes[path] = int(size) if size.isdigit() else None
+        users = await ctx.run(
+            "for f in /proc/[0-9]*/fd/* /proc/[0-9]*/cwd; do l=$(readlink \"$f\" 2>/dev/null) || continue; "
+            f"for p in {q}; do case \"$l\" in \"$p\"|\"$p\"/*) echo \"${{f#/proc/}} $l\";; esac; done; done | cut -d/ -f1 | sort -u",
+            timeout=20,
+        )
+        in_use = [x for x in users.text.split() if x.isdigit()]
+        desc = ", ".join(f"{p} ({sizes.get(p)} KiB)" if sizes.get(p) is not None else f"{p} (absent)" for p in paths)
+        st.ok(desc, sizes=sizes, in_use_by=in_use)
+        if in_use:
+            st.advice = f"warning: processes {', '.join(in_use)} still use the cache; stop the job first"
+            st.detail += f"; still in use by pid {', '.join(in_use)}"
+    if vb.failed:
+        return vb.finish()
+    async with vb.stage("remove") as st:
+        present = [p for p in paths if sizes.get(p) is not None]
+        if not present:
+            st.ok("nothing to remove")
+        else:
+            res = await ctx.run("rm -rf -- " + " ".join(shlex.quote(p) for p in present), timeout=120)
+            check(res, Layer.CONTAINER, "removing the caches")
+            st.ok(f"removed {len(present)} path(s), {sum(sizes[p] or 0 for p in present)} KiB")
+    if vb.failed:
+        return vb.finish()
+    async with vb.stage("gone") as st:
+        q = " ".join(shlex.quote(p) for p in paths)
+        res = await ctx.run(f"for p in {q}; do [ -e \"$p\" ] && echo \"$p\"; done; true", timeout=20)
+        left = res.text.split()
+        if left:
+            raise StageFailed(Layer.CONTAINER, f"still present after rm: {', '.join(left)}", evidence=res.evidence(), advice="a live process may be recreating it, or the filesystem is read-only")
+        st.ok("all cache paths are gone")
+    ctx.state["caches"] = [{"path": p, "kib": sizes.get(p)} for p in paths]
+    return vb.finish()

@@ -1,0 +1,307 @@
+"""Launch and stop the training job without fooling ourselves (DESIGN §5).
+
+Launch
+------
+The job must outlive the remote call that starts it, and the call must return at once.  With
+``setsid`` (any container) cockpit runs, through the persistent session::
+
+    cd WORKDIR && env K=V… setsid -f /bin/sh -c SUPERVISOR cockpit-job PIDFILE EXITFILE COMMAND \\
+        </dev/null >>LOG 2>&1
+
+where ``SUPERVISOR`` is ``echo $$ >"$1"; /bin/sh -c "$3"; echo $? >"$2"``.  The supervisor shell
+writes its own pid before it starts the command (so the pid is the job's, never a guess from
+``ps | grep``), waits for it, and writes its exit status (``128+N`` for signal N).  It leads a new
+session and process group, so stopping the group stops everything the job started.  All three
+standard streams are redirected: no background child can hold the channel open and hang the call.
+With ``systemd-run`` (PID 1 is systemd) the same supervisor runs as a transient unit.
+
+Stop
+----
+By what launch recorded, never by pattern (``pkill -f python3`` matches its own parent shell): the
+pid's start time (``/proc/PID/stat`` field 22) is checked first, so a reused pid is never killed;
+then TERM to the process group, wait, KILL, wait; then whatever is left is reported: a ``Z`` entry
+is dead but unreaped (its parent, and whether PID 1 reaps at all, decide what clears it), ``D`` or
+a ``Zl`` leader with live threads is stuck in the kernel (often the GPU driver).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shlex
+import signal
+import time
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from ..layers import Evidence, Layer, Stage, Status, Verdict
+from .base import ActionContext, StageFailed, VerdictBuilder, check
+
+__all__ = ["JobRecord", "launch", "stop", "read_stat", "ProcStat", "signal_name", "KNOWN_REAPERS", "ps_table"]
+
+SUPERVISOR = 'echo $$ >"$1"; /bin/sh -c "$3"; echo $? >"$2"'
+
+#: PID 1 names that reap orphans (a zombie under them is cleared as soon as its parent dies)
+KNOWN_REAPERS = ("systemd", "init", "tini", "dumb-init", "s6-svscan", "runit", "runit-init", "docker-init", "catatonit", "openrc-init", "busybox")
+
+
+@dataclass
+class JobRecord:
+    """What launch recorded about the job: enough to find it again, and only it."""
+
+    attempt: int
+    pid: int | None = None
+    pgid: int | None = None
+    start_time: int | None = None  # clock ticks since boot, /proc/PID/stat field 22
+    unit: str | None = None
+    log_path: str = ""
+    pid_file: str = ""
+    exit_file: str = ""
+    launcher: str = "setsid"
+    launched_at: float = 0.0
+    command: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "JobRecord":
+        known = {k: d.get(k) for k in cls.__dataclass_fields__ if k in d}
+        return cls(**known)  # type: ignore[arg-type]
+
+
+@dataclass
+class ProcStat:
+    pid: int
+    comm: str
+    state: str
+    ppid: int
+    pgid: int
+    sid: int
+    start_time: int
+    threads: int
+
+
+def read_stat(text: str) -> ProcStat | None:
+    """Parse one ``/proc/PID/stat`` line (the comm may contain spaces and parentheses)."""
+    text = text.strip()
+    try:
+        lpar, rpar = text.index("("), text.rindex(")")
+        pid = int(text[:lpar])
+        comm = text[lpar + 1 : rpar]
+        f = text[rpar + 2 :].split()
+        # f[0] is field 3 (state); field N is f[N - 3]
+        return ProcStat(pid, comm, f[0], int(f[1]), int(f[2]), int(f[3]), int(f[19]), int(f[17]))
+    except (ValueError, IndexError):
+        return None
+
+
+def signal_name(num: int) -> str:
+    try:
+        return signal.Signals(num).name
+    except ValueError:
+        return f"signal {num}"
+
+
+def describe_exit(code: int) -> str:
+    if code > 128:
+        return f"killed by signal {code - 128} ({signal_name(code - 128)})"
+    return f"exited with code {code}"
+
+
+def _job_paths(ctx: ActionContext, attempt: int) -> tuple[str, str, str]:
+    log = ctx.cfg.log_path(attempt)
+    return log, log + ".pid", log + ".exit"
+
+
+async def _pid1(ctx: ActionContext) -> str:
+    res = await ctx.run("cat /proc/1/comm", timeout=5)
+    return res.text.strip()
+
+
+LAUNCH_PLAN = [("prepare", Layer.CONTAINER), ("spawn", Layer.PROCESS)]
+
+
+async def launch(ctx: ActionContext, attempt: int, verdict: Verdict | None = None) -> tuple[Verdict, JobRecord | None]:
+    """Start ``[job] command``; returns at once with the job's record (or a failed verdict)."""
+    cfg = ctx.cfg
+    vb = VerdictBuilder(ctx, "launch", LAUNCH_PLAN, verdict)
+    log, pid_file, exit_file = _job_paths(ctx, attempt)
+    rec = JobRecord(attempt=attempt, log_path=log, pid_file=pid_file, exit_file=exit_file, command=cfg.job.command)
+    q = shlex.quote
+    async with vb.stage("prepare") as st:
+        if not cfg.job.command.strip():
+            raise StageFailed(Layer.CONFIG, "[job] command is empty", advice="set the training command in the config")
+        launcher = cfg.job.launcher
+        pid1 = await _pid1(ctx)
+        if launcher == "auto":
+            launcher = "systemd-run" if pid1 == "systemd" else "setsid"
+        rec.launcher = launcher
+        prep = (
+            f"cd {q(cfg.job.workdir)} || {{ echo 'workdir {cfg.job.workdir} is missing' >&2; exit 90; }}; "
+            f"mkdir -p {q(os.path.dirname(log))} || exit 91; "
+            f"rm -f {q(pid_file)} {q(exit_file)}; "
+            f"command -v {'systemd-run' if launcher == 'systemd-run' else 'setsid'} >/dev/null || {{ echo '{launcher} not found' >&2; exit 127; }}"
+        )
+        res = await ctx.run(prep, timeout=15)
+        if res.exit_code == 90:
+            raise StageFailed(Layer.CONTAINER, f"workdir {cfg.job.workdir} does not exist inside the target", evidence=res.evidence(), advice="create it or fix [job] workdir")
+        check(res, Layer.CONTAINER, "preparing the launch")
+        st.ok(f"launcher {launcher} (PID 1 is {pid1 or '?'}); log {log}")
+    if vb.failed:
+        return vb.finish(), None
+
+    async with vb.stage("spawn") as st:
+        env = " ".join(q(f"{k}={v}") for k, v in cfg.job.env.items())
+        envp = f"env {env} " if env else ""
+        if rec.launcher == "systemd-run":
+            rec.unit = f"cockpit-{_unit_safe(cfg.display_name)}-{attempt}-{int(time.time())}"
+            envflags = " ".join(f"--setenv={q(f'{k}={v}')}" for k, v in cfg.job.env.items())
+            inner = f"exec </dev/null >>{q(log)} 2>&1; " + SUPERVISOR
+            cmd = (f"systemd-run --unit={q(rec.unit)} --collect --quiet -p WorkingDirectory={q(cfg.job.workdir)} {envflags} "
+                   f"/bin/sh -c {q(inner)} cockpit-job {q(pid_file)} {q(exit_file)} {q(cfg.job.command)}")
+        else:
+            cmd = (f"cd {q(cfg.job.workdir)} && {envp}setsid -f /bin/sh -c {q(SUPERVISOR)} cockpit-job "
+                   f"{q(pid_file)} {q(exit_file)} {q(cfg.job.command)} </dev/null >>{q(log)} 2>&1")
+        rec.launched_at = time.time()
+        res = await ctx.run(cmd, timeout=15)
+        check(res, Layer.PROCESS, f"starting the job with {rec.launcher}")
+        # the supervisor writes its pid as its first act; give it a moment to exist
+        deadline = time.monotonic() + 5.0
+        stat: ProcStat | None = None
+        while time.monotonic() < deadline:
+            r = await ctx.run(f"p=$(cat {q(pid_file)} 2>/dev/null) && echo \"$p\" && cat /proc/$p/stat", timeout=5)
+            lines = r.text.splitlines()
+            if lines and lines[0].strip().isdigit():
+                rec.pid = int(lines[0])
+                stat = read_stat(lines[1]) if len(lines) > 1 else None
+                break
+            await asyncio.sleep(0.05)
+        if rec.pid is None:
+            raise StageFailed(Layer.PROCESS, f"the job never wrote its pid file {pid_file} within 5s: it never spawned",
+                              evidence=res.evidence(), advice="read the log; is /bin/sh usable inside the target?")
+        if stat is not None:
+            rec.pgid, rec.start_time = stat.pgid, stat.start_time
+        else:
+            # it already exited: the exit file tells how; verify reports it
+            rec.pgid = rec.pid
+        detail = f"pid {rec.pid}, process group {rec.pgid}" + (f", unit {rec.unit}" if rec.unit else "")
+        st.ok(detail, Evidence(command=cmd, exit_code=res.exit_code, output=""), job=rec.to_dict())
+    ctx.state["job"] = rec
+    return vb.finish(), rec
+
+
+def _unit_safe(name: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_" else "-" for c in name)[:40] or "job"
+
+
+async def ps_table(ctx: ActionContext) -> list[tuple[int, int, int, str, str]]:
+    """(pid, ppid, pgid, stat, comm) of every process in the target, from /proc (no procps needed)."""
+    res = await ctx.run("cat /proc/[0-9]*/stat 2>/dev/null", timeout=10)
+    out = []
+    for line in res.text.splitlines():
+        st = read_stat(line)
+        if st is not None:
+            out.append((st.pid, st.ppid, st.pgid, st.state, st.comm))
+    return out
+
+
+async def pid1_reaps(ctx: ActionContext) -> tuple[str, bool]:
+    name = await _pid1(ctx)
+    return name, name in KNOWN_REAPERS
+
+
+STOP_PLAN = [("identify job", Layer.PROCESS), ("terminate", Layer.PROCESS), ("nothing left", Layer.CONTAINER)]
+
+
+async def stop(ctx: ActionContext, job: JobRecord | None, verdict: Verdict | None = None) -> Verdict:
+    """Stop the recorded job: TERM → wait → KILL → wait, then prove nothing of it is left."""
+    vb = VerdictBuilder(ctx, "stop", STOP_PLAN, verdict)
+    timeout = ctx.cfg.job.stop_timeout
+    members: list[tuple[int, int, int, str, str]] = []
+    async with vb.stage("identify job") as st:
+        if job is None or job.pid is None:
+            st.skip("no job recorded by cockpit: nothing to stop")
+            return vb.finish()
+        res = await ctx.run(f"cat /proc/{int(job.pid)}/stat 2>/dev/null", timeout=5)
+        stat = read_stat(res.text)
+        if stat is not None and job.start_time is not None and stat.start_time != job.start_time:
+            st.skip(f"pid {job.pid} now belongs to another process (start time {stat.start_time} ≠ {job.start_time}): the job is long gone")
+            return vb.finish()
+        table = await ps_table(ctx)
+        members = [p for p in table if p[2] == job.pgid]
+        live = [p for p in members if not p[3].startswith("Z")]
+        if not members:
+            st.skip(f"job (pid {job.pid}, group {job.pgid}) already exited")
+        else:
+            st.ok(f"job pid {job.pid}, group {job.pgid}: {len(live)} live, {len(members) - len(live)} zombie")
+    if vb.failed:
+        return vb.finish()
+
+    if members and any(not p[3].startswith("Z") for p in members):
+        async with vb.stage("terminate") as st:
+            assert job is not None
+            if job.unit:
+                await ctx.run(f"systemctl stop --no-block {shlex.quote(job.unit)}", timeout=10)
+            await ctx.run(_signal_group("TERM", job), timeout=5)
+            left = await _wait_gone(ctx, job, timeout)
+            how = "TERM"
+            if left:
+                await ctx.run(_signal_group("KILL", job), timeout=5)
+                left = await _wait_gone(ctx, job, 5.0)
+                how = f"KILL after {timeout:g}s of TERM"
+            if left:
+                stuck = ", ".join(f"{p[0]} ({p[4]}, {p[3]})" for p in left)
+                raise StageFailed(Layer.CONTAINER, f"still running after KILL: {stuck}", advice="a process that ignores KILL is stuck in the kernel; reboot the container")
+            st.ok(f"stopped with {how}")
+        if vb.failed:
+            return vb.finish()
+    else:
+        vb.add(Stage("terminate", Status.SKIPPED, Layer.PROCESS, "no live process to signal"))
+
+    async with vb.stage("nothing left") as st:
+        assert job is not None
+        table = await ps_table(ctx)
+        mine = [p for p in table if p[2] == job.pgid or p[0] == job.pid]
+        if not mine:
+            st.ok("no process of the job is left")
+        else:
+            pid1, reaps = await pid1_reaps(ctx)
+            zombies = [p for p in mine if p[3].startswith("Z")]
+            stuck = [p for p in mine if p[3].startswith("D") or p[3].startswith("Zl")]
+            parts = []
+            for p in zombies:
+                parent = next((q for q in table if q[0] == p[1]), None)
+                pname = parent[4] if parent else "?"
+                parts.append(f"pid {p[0]} ({p[4]}) is a zombie ({p[3]}), parent {p[1]} ({pname}) has not reaped it")
+            reap_note = (f"PID 1 is {pid1}, which reaps orphans" if reaps else
+                         f"PID 1 is {pid1 or '?'}, not a known reaping init: only a reboot of the container (or the parent's death) clears it")
+            if stuck:
+                parts.append("stuck in the kernel: " + ", ".join(f"{p[0]} ({p[3]})" for p in stuck))
+            raise StageFailed(
+                Layer.CONTAINER, "; ".join(parts) + f". {reap_note}",
+                advice="reboot the container (cockpit reboot) before the next launch" if not reaps or stuck else "wait for the parent to reap it",
+                data={"zombies": [p[0] for p in zombies], "pid1": pid1, "pid1_reaps": reaps},
+            )
+    return vb.finish()
+
+
+def _signal_group(sig: str, job: JobRecord) -> str:
+    """Signal the job's process group (and its pid, in case it left the group).
+
+    ``kill -s SIG -- -PGID`` is the POSIX form; dash rejects ``kill -SIG -- -PGID``.  Never a
+    pattern: the process group is the one the job's own supervisor created with setsid.
+    """
+    g, p = int(job.pgid or job.pid or 0), int(job.pid or 0)
+    return f"kill -s {sig} -- -{g} 2>/dev/null || kill -{sig} -{g} 2>/dev/null; kill -s {sig} {p} 2>/dev/null; true"
+
+
+async def _wait_gone(ctx: ActionContext, job: JobRecord, timeout: float) -> list[tuple[int, int, int, str, str]]:
+    """Live (non-zombie) members of the job's group left after waiting up to ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        table = await ps_table(ctx)
+        live = [p for p in table if (p[2] == job.pgid or p[0] == job.pid) and not p[3].startswith("Z")]
+        if not live or time.monotonic() >= deadline:
+            return live
+        await asyncio.sleep(0.1)

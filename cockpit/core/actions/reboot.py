@@ -1,0 +1,70 @@
+"""Reboot the container: the honest cure for a zombie that PID 1 will never reap.
+
+``pct reboot CTID`` on the host, wait until ``pct status`` says running again, rebuild the
+persistent session (the old one died with the container), and prove the process table is clean.
+Destructive: the UI asks for confirmation and shows the exact command first.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+from ..layers import Layer, Verdict
+from .base import ActionContext, StageFailed, VerdictBuilder
+from .job import ps_table
+
+__all__ = ["reboot", "REBOOT_PLAN", "reboot_command"]
+
+REBOOT_PLAN = [("reboot", Layer.HOST), ("running again", Layer.HOST), ("session rebuilt", Layer.CONTAINER), ("clean process table", Layer.CONTAINER)]
+REBOOT_TIMEOUT = 180.0
+
+
+def reboot_command(ctx: ActionContext) -> str:
+    rt = getattr(ctx.transport, "runtime")
+    return rt.pct_command("reboot")
+
+
+async def reboot(ctx: ActionContext, verdict: Verdict | None = None) -> Verdict:
+    vb = VerdictBuilder(ctx, "reboot", REBOOT_PLAN, verdict)
+    rt = getattr(ctx.transport, "runtime")
+    async with vb.stage("reboot") as st:
+        if not rt.in_container:
+            raise StageFailed(Layer.CONFIG, "reboot needs [target] runtime = \"pct\": cockpit does not reboot hosts", advice="reboot the host by hand if you must")
+        cmd = reboot_command(ctx)
+        res = await ctx.run_host(cmd, timeout=REBOOT_TIMEOUT)
+        out = (res.text + res.err_text).strip()
+        if res.timed_out:
+            raise StageFailed(Layer.HOST, f"container did not stop: `{cmd}` still running after {REBOOT_TIMEOUT:g}s", evidence=res.evidence(),
+                              advice="a process stuck in D state can block shutdown; try `pct stop` on the host")
+        if not res.ok:
+            raise StageFailed(Layer.HOST, f"`{cmd}` failed (exit {res.exit_code}): {out[:300]}", evidence=res.evidence())
+        st.ok(f"`{cmd}` returned", res.evidence())
+    if vb.failed:
+        return vb.finish()
+    await ctx.transport.reset_session()
+    async with vb.stage("running again") as st:
+        deadline = time.monotonic() + REBOOT_TIMEOUT
+        while True:
+            res = await ctx.run_host(rt.pct_command("status"), timeout=20)
+            if "status: running" in res.text:
+                break
+            if time.monotonic() > deadline:
+                raise StageFailed(Layer.HOST, f"container not running {REBOOT_TIMEOUT:g}s after reboot: {res.text.strip()}", evidence=res.evidence())
+            await asyncio.sleep(0.5)
+        st.ok("status: running")
+    if vb.failed:
+        return vb.finish()
+    async with vb.stage("session rebuilt") as st:
+        res = await ctx.run("cat /proc/1/comm", timeout=20)
+        st.ok(f"shell answers; PID 1 is {res.text.strip()}")
+    if vb.failed:
+        return vb.finish()
+    async with vb.stage("clean process table") as st:
+        table = await ps_table(ctx)
+        zombies = [p for p in table if p[3].startswith("Z")]
+        if zombies:
+            raise StageFailed(Layer.CONTAINER, "zombies right after reboot: " + ", ".join(f"{p[0]} ({p[4]})" for p in zombies))
+        st.ok(f"{len(table)} processes, no zombies")
+    ctx.state.pop("job", None)
+    return vb.finish()
