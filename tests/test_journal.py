@@ -464,7 +464,8 @@ def test_markdown_post_mortem(tmp_path: Path) -> None:
         assert row.replace("\\|", "").count("|") == 10
     r1 = rows[0]
     assert "per-thread _exec_lock \\| serialise first compile" in r1
-    assert "RuntimeError: Detected that you are using FX \\| to trace" in r1  # the traceback's last line
+    first_error_cell = r1.split(" | ")[7]
+    assert first_error_cell == "RuntimeError: Detected that you are using FX \\| to trace"  # exception line
     assert "`4092e57+dirty`" in r1 and "1 path, 3.0 GiB" in r1
     assert "`4092e57`" in rows[1] and "+dirty" not in rows[1]
     assert "still going ⏎ second line" in rows[3]  # no raw newline inside a row
