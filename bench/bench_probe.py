@@ -1,0 +1,89 @@
+"""How long one probe into the container takes: persistent session vs. a fresh `ssh … pct exec`.
+
+Starts the lab (real sshd on 127.0.0.1, emulated Proxmox container 200), then measures in the
+same run:
+
+* baseline: ``ssh -p PORT root@127.0.0.1 pct exec 200 -- true`` as a fresh OpenSSH process each
+  time (what the seed story did for every check);
+* a new channel per probe on an open asyncssh connection (``conn.run("pct exec 200 -- true")``);
+* cockpit's persistent framed session (``transport.run("true")``).
+
+Prints medians and p90s in milliseconds and the ratios to the baseline.  Usage::
+
+    python bench/bench_probe.py [--n 200]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from cockpit.config import load_config  # noqa: E402
+from cockpit.core.remote import make_transport  # noqa: E402
+from tests.lab import Lab  # noqa: E402
+
+
+def pct(xs: list[float], q: float) -> float:
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(q * len(xs)))]
+
+
+def show(name: str, xs: list[float], base: float | None) -> float:
+    med = statistics.median(xs) * 1000
+    ratio = f"{base / med:8.1f}x faster" if base else "  baseline"
+    print(f"{name:<44} median {med:8.2f} ms   p90 {pct(xs, 0.9) * 1000:8.2f} ms  {ratio}")
+    return med
+
+
+async def main(n: int) -> None:
+    with Lab() as lab:
+        lab.add_container(200)
+        cfg_path = Path(tempfile.mkdtemp()) / "cockpit.toml"
+        lab.write_config(cfg_path)
+        cfg = load_config(cfg_path)
+
+        fresh = []
+        for _ in range(max(10, n // 10)):
+            t0 = time.perf_counter()
+            subprocess.run(lab.ssh_argv("pct exec 200 -- true"), check=True, stdin=subprocess.DEVNULL, capture_output=True)
+            fresh.append(time.perf_counter() - t0)
+
+        tr = make_transport(cfg)
+        conn = await tr.connect()
+        chan = []
+        for _ in range(n // 2):
+            t0 = time.perf_counter()
+            await conn.run("pct exec 200 -- true", check=True)
+            chan.append(time.perf_counter() - t0)
+
+        await tr.run("true")  # start the session
+        sess = []
+        for _ in range(n):
+            t0 = time.perf_counter()
+            r = await tr.run("true")
+            sess.append(time.perf_counter() - t0)
+            assert r.exit_code == 0
+        t0 = time.perf_counter()
+        await asyncio.gather(*[tr.run("true") for _ in range(50)])
+        burst = time.perf_counter() - t0
+        await tr.close()
+
+    print(f"probe into emulated container 200 over real OpenSSH on 127.0.0.1 (n={n})")
+    base = show("fresh `ssh host pct exec 200 -- true`", fresh, None)
+    show("new channel on an open connection", chan, base)
+    show("persistent framed session (cockpit)", sess, base)
+    print(f"{'50 concurrent probes through the session':<44} total  {burst * 1000:8.2f} ms")
+
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--n", type=int, default=200)
+    asyncio.run(main(ap.parse_args().n))
