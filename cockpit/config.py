@@ -118,6 +118,7 @@ class JobConfig:
     startup_timeout: float = _f(300.0, "Seconds a starting job may stay silent (loading a model) before it counts as failed; until then it is pending.", check=_positive)
     progress_pattern: str | None = _f(None, "Regular expression for a log line that proves training progresses (e.g. '^step \\d+').", check=_regex)
     healthy_after: float = _f(60.0, "Without a progress_pattern: seconds without a crash after which the job counts as healthy.", check=_positive)
+    capture_output: bool = _f(True, "true: cockpit writes the job's stdout and stderr to the log; false: the job writes [job] log itself (its console output goes to LOG.console).")
     stop_timeout: float = _f(10.0, "Seconds between SIGTERM and SIGKILL when stopping the job.", check=_positive)
     env: dict[str, str] = _f(doc="Environment variables for the job (values are strings).", factory=dict)
 

@@ -31,6 +31,7 @@ from .actions.verify import verify
 from .connectivity import check_connectivity
 from .journal import Journal
 from .layers import Layer, Outcome, Stage, Status, Verdict, outcome_of
+from .observe import Observer
 from .remote import make_transport
 from .remote.base import Transport
 
@@ -108,10 +109,12 @@ class _TargetLock:
 
 
 class Engine:
-    def __init__(self, cfg: Config, transport: Transport | None = None, journal: Journal | None = None) -> None:
+    def __init__(self, cfg: Config, transport: Transport | None = None, journal: Journal | None = None, *, recover: bool = True) -> None:
         self.cfg = cfg
         self.transport = transport or make_transport(cfg)
         self.journal = journal or Journal(cfg.journal_path)
+        self.observer = Observer(cfg, self.transport)
+        self._recover = recover
         self.listeners: list[StageListener] = []
         self.current_action: str | None = None
         self.job: JobRecord | None = None
@@ -124,13 +127,19 @@ class Engine:
     def _load_job(self) -> None:
         """Recover interrupted attempts and find the last job cockpit launched (to stop or re-attach)."""
         try:
-            self.recovered = self.journal.recover()
+            self.recovered = self.journal.recover() if self._recover else []
         except OSError:
             self.recovered = []
         for rec in reversed(self.journal.attempts()):
             if rec.job and rec.job.get("pid"):
-                self.job = JobRecord.from_dict(rec.job)
+                self.set_job(JobRecord.from_dict(rec.job))
                 break
+
+    def set_job(self, job: JobRecord | None) -> None:
+        """The job cockpit launched last: what stop acts on and what the observer follows."""
+        self.job = job
+        if job is not None:
+            self.observer.set_job(job.pid, job.pgid, job.log_path)
 
     def add_listener(self, fn: StageListener) -> None:
         self.listeners.append(fn)
@@ -204,7 +213,7 @@ class Engine:
     async def _launch(self, ctx: ActionContext, v: Verdict, attempt: int) -> JobRecord | None:
         _, job = await launch(ctx, attempt, v)
         if job is not None:
-            self.job = job
+            self.set_job(job)
         return job
 
     # -- the attempt -------------------------------------------------------------------------
@@ -250,7 +259,7 @@ class Engine:
                 if name == "launch":
                     job = res[1]
                     if job is not None:
-                        self.job = job
+                        self.set_job(job)
                         self.journal.record_job(attempt_id, job.to_dict())
             first_error = None
             if verdict.failed_stage is None and job is not None:

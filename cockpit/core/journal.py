@@ -595,6 +595,7 @@ class Journal:
         jd = _jsonable(job)
         if not isinstance(jd, dict):
             raise TypeError("job must be a mapping (or have to_dict())")
+        jd = {k: v for k, v in jd.items() if k not in ("v", "ts", "event", "attempt")}  # the event carries those
         return self.record(attempt, JOB, **jd)
 
     def record_diff(

@@ -1,7 +1,10 @@
 """``cockpit status``: what is true about the target right now, layer by layer.
 
-The report is plain data (JSON-ready).  Each part carries ``collected_at`` so a reader can tell
-stale data from fresh.
+The connectivity stages come first (ssh reached → host answers → target shell answers → workdir
+exists); when the target shell answers, the observation follows: the process table with its
+findings (zombies and their parents, ``D`` states, the job's own processes), the GPUs, the current
+attempt's log with its classified errors, and (for ``pct``) the host's kernel messages.  The report
+is plain data (JSON-ready); every part carries ``collected_at`` so a reader can tell stale data.
 """
 
 from __future__ import annotations
@@ -11,26 +14,33 @@ from typing import Any
 
 from ..config import Config
 from .connectivity import check_connectivity
-from .layers import Verdict
-from .remote import make_transport
+from .engine import Engine
+from .layers import Status, Verdict
 
 __all__ = ["collect_status"]
 
 
 async def collect_status(cfg: Config, *, quick: bool = False) -> dict[str, Any]:
-    transport = make_transport(cfg)
+    eng = Engine(cfg, recover=False)  # status only reads: it never closes attempts in the journal
     try:
         verdict = Verdict("status")
-        await check_connectivity(transport, cfg, verdict)
+        await check_connectivity(eng.transport, cfg, verdict)
         verdict.finish()
         report: dict[str, Any] = {
             "ok": verdict.ok,
             "target": cfg.display_name,
-            "transport": transport.description,
+            "transport": eng.transport.description,
             "collected_at": time.time(),
             "verdict": verdict.to_dict(),
-            "findings": [],
+            "job": eng.job.to_dict() if eng.job else None,
         }
+        shell_ok = any(s.name == "target shell answers" and s.status is Status.OK for s in verdict.stages)
+        if shell_ok and not quick:
+            obs = eng.observer
+            await obs.refresh_all()
+            report.update(obs.to_dict())
+        else:
+            report["findings"] = []
         return report
     finally:
-        await transport.close()
+        await eng.close()

@@ -12,7 +12,7 @@ By hand: ``python -m tests.lab up``.
 """
 
 from .sshd import DEFAULT_CT, Lab, LabError, lab_unavailable_reason, to_toml
-from .util import WaitTimeout, free_port, wait_for
+from .util import WaitTimeout, await_for, free_port, wait_for
 
 __all__ = ["DEFAULT_CT", "Lab", "LabError", "WaitTimeout", "free_port", "lab_unavailable_reason", "to_toml",
-           "wait_for"]
+           "wait_for", "await_for"]

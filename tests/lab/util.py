@@ -94,3 +94,18 @@ def children_of(pid: int) -> list[int]:
             if st is not None and st[1] == pid:
                 out.append(int(name))
     return out
+
+
+async def await_for(predicate: Callable[[], T], timeout: float = 5.0, *, interval: float = 0.01,
+                    message: str | None = None) -> T:
+    """``wait_for`` for async tests: polls without blocking the event loop."""
+    import asyncio
+
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() >= deadline:
+            raise WaitTimeout(f"condition not met within {timeout:.1f}s" + (f": {message}" if message else ""))
+        await asyncio.sleep(interval)

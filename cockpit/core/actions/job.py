@@ -49,7 +49,7 @@ KNOWN_REAPERS = ("systemd", "init", "tini", "dumb-init", "s6-svscan", "runit", "
 class JobRecord:
     """What launch recorded about the job: enough to find it again, and only it."""
 
-    attempt: int
+    attempt: int = 0
     pid: int | None = None
     pgid: int | None = None
     start_time: int | None = None  # clock ticks since boot, /proc/PID/stat field 22
@@ -127,6 +127,7 @@ async def launch(ctx: ActionContext, attempt: int, verdict: Verdict | None = Non
     cfg = ctx.cfg
     vb = VerdictBuilder(ctx, "launch", LAUNCH_PLAN, verdict)
     log, pid_file, exit_file = _job_paths(ctx, attempt)
+    out = log if cfg.job.capture_output else log + ".console"
     rec = JobRecord(attempt=attempt, log_path=log, pid_file=pid_file, exit_file=exit_file, command=cfg.job.command)
     q = shlex.quote
     async with vb.stage("prepare") as st:
@@ -141,6 +142,8 @@ async def launch(ctx: ActionContext, attempt: int, verdict: Verdict | None = Non
             f"cd {q(cfg.job.workdir)} || {{ echo 'workdir {cfg.job.workdir} is missing' >&2; exit 90; }}; "
             f"mkdir -p {q(os.path.dirname(log))} || exit 91; "
             f"rm -f {q(pid_file)} {q(exit_file)}; "
+            # a log of this name from an older journal must not pass for this attempt's output
+            f"for f in {q(log)} {q(out)}; do [ -e \"$f\" ] && mv -f \"$f\" \"$f.old-$(date +%s)\"; done; "
             f"command -v {'systemd-run' if launcher == 'systemd-run' else 'setsid'} >/dev/null || {{ echo '{launcher} not found' >&2; exit 127; }}"
         )
         res = await ctx.run(prep, timeout=15)
@@ -157,12 +160,12 @@ async def launch(ctx: ActionContext, attempt: int, verdict: Verdict | None = Non
         if rec.launcher == "systemd-run":
             rec.unit = f"cockpit-{_unit_safe(cfg.display_name)}-{attempt}-{int(time.time())}"
             envflags = " ".join(f"--setenv={q(f'{k}={v}')}" for k, v in cfg.job.env.items())
-            inner = f"exec </dev/null >>{q(log)} 2>&1; " + SUPERVISOR
+            inner = f"exec </dev/null >>{q(out)} 2>&1; " + SUPERVISOR
             cmd = (f"systemd-run --unit={q(rec.unit)} --collect --quiet -p WorkingDirectory={q(cfg.job.workdir)} {envflags} "
                    f"/bin/sh -c {q(inner)} cockpit-job {q(pid_file)} {q(exit_file)} {q(cfg.job.command)}")
         else:
             cmd = (f"cd {q(cfg.job.workdir)} && {envp}setsid -f /bin/sh -c {q(SUPERVISOR)} cockpit-job "
-                   f"{q(pid_file)} {q(exit_file)} {q(cfg.job.command)} </dev/null >>{q(log)} 2>&1")
+                   f"{q(pid_file)} {q(exit_file)} {q(cfg.job.command)} </dev/null >>{q(out)} 2>&1")
         rec.launched_at = time.time()
         res = await ctx.run(cmd, timeout=15)
         check(res, Layer.PROCESS, f"starting the job with {rec.launcher}")

@@ -19,6 +19,7 @@ When the job dies, the crash is classified, most specific evidence first:
 from __future__ import annotations
 
 import asyncio
+import os
 import re
 import shlex
 import time
@@ -129,17 +130,26 @@ class LogScan:
 
 
 def error_dict(err: Any) -> dict[str, Any] | None:
+    """A classifier match as the flat dict stored in verdicts and the journal."""
     if err is None:
         return None
-    if hasattr(err, "to_dict"):
-        return err.to_dict()
-    return dict(err)
+    return {
+        "layer": err.layer.value,
+        "kind": err.kind,
+        "label": err.label,
+        "summary": err.label if not err.thread else f"{err.label} (thread {err.thread})",
+        "advice": err.advice,
+        "line": err.line,
+        "line_no": err.line_no,
+        "thread": err.thread,
+        "traceback": list(err.traceback),
+    }
 
 
 def make_classifier(ctx: ActionContext) -> Any:
     from ..probes.signatures import Classifier, load_signatures
 
-    user = [{"pattern": s.pattern, "layer": s.layer, "label": s.label, "advice": s.advice} for s in ctx.cfg.signatures]
+    user = [{"pattern": s.pattern, "layer": s.layer, "label": s.label or s.pattern, "advice": s.advice} for s in ctx.cfg.signatures]
     return Classifier(load_signatures(user))
 
 
@@ -151,8 +161,10 @@ async def _oom_evidence(ctx: ActionContext, job: JobRecord) -> str | None:
         from ..probes import kmsg
 
         res = await ctx.run_host(kmsg.kmsg_command(), timeout=10)
-        findings = kmsg.parse_kmsg(res.text, container=ctx.cfg.target.container)
-        hit = kmsg.oom_killed(findings, name=None, pid=None, since=job.launched_at - 5)
+        report = kmsg.parse_kmsg(res.stdout)
+        words = shlex.split(job.command or ctx.cfg.job.command)
+        name = os.path.basename(words[0]) if words else "python3"
+        hit = kmsg.oom_killed(report.findings, name, job.launched_at - 5, container=ctx.cfg.target.container)
         return hit.summary if hit is not None else None
     except Exception:  # evidence gathering must never hide the verdict itself
         return None
@@ -216,6 +228,11 @@ async def verify(ctx: ActionContext, job: JobRecord, verdict: Verdict | None = N
             break
         await asyncio.sleep(TICK_S)
 
+    if not cfg.job.capture_output and (last.exit_code is not None or not last.stat_text):
+        # the job writes its own log; a crash's traceback went to its console file
+        con = await ctx.run(f"tail -c 65536 {shlex.quote(job.log_path + '.console')} 2>/dev/null", timeout=10)
+        scan.feed(con.stdout)
+        scan.flush()
     evidence = Evidence(command=f"tail {job.log_path}", exit_code=last.exit_code, output=scan.tail())
     base = {"log_path": job.log_path, "log_lines": scan.lines}
 

@@ -90,17 +90,17 @@ PS_PROCPS_COMMAND = "LC_ALL=C.UTF-8 ps -e -ww -o " + ",".join(f + "=" for f in P
 
 #: The ``/proc`` reader for containers without procps (busybox, distroless); dash/ash compatible.
 PS_PROC_COMMAND = (
-    "read -r u _ </proc/uptime; echo \"@@uptime $u\"; "
+    "read -r _cp_u _ </proc/uptime; echo \"@@uptime $_cp_u\"; "
     "echo \"@@conf $(getconf CLK_TCK 2>/dev/null || echo 100)\"; "
-    "while IFS=: read -r n _ i _; do echo \"@@pw $i $n\"; done 2>/dev/null </etc/passwd; "
-    "for d in /proc/[0-9]*; do "
-    "s=; read -r s 2>/dev/null <\"$d/stat\" || [ -n \"$s\" ] || continue; "
-    "id=; r=; t=; "
-    "while read -r k v _; do case $k in Uid:) id=$v;; VmRSS:) r=$v;; Threads:) t=$v; break;; esac; "
-    "done 2>/dev/null <\"$d/status\"; "
-    "w=; read -r w 2>/dev/null <\"$d/wchan\"; "
-    "c=$(tr '\\000\\n\\t' '   ' 2>/dev/null <\"$d/cmdline\"); "
-    "printf 'P\\t%s\\t%s\\t%s\\t%s\\t%s\\t%s\\n' \"$id\" \"$r\" \"$t\" \"$w\" \"$c\" \"$s\"; "
+    "while IFS=: read -r _cp_n _ _cp_i _; do echo \"@@pw $_cp_i $_cp_n\"; done 2>/dev/null </etc/passwd; "
+    "for _cp_d in /proc/[0-9]*; do "
+    "_cp_s=; read -r _cp_s 2>/dev/null <\"$_cp_d/stat\" || [ -n \"$_cp_s\" ] || continue; "
+    "_cp_id=; _cp_r=; _cp_t=; "
+    "while read -r _cp_k _cp_v _; do case $_cp_k in Uid:) _cp_id=$_cp_v;; VmRSS:) _cp_r=$_cp_v;; "
+    "Threads:) _cp_t=$_cp_v; break;; esac; done 2>/dev/null <\"$_cp_d/status\"; "
+    "_cp_w=; read -r _cp_w 2>/dev/null <\"$_cp_d/wchan\"; "
+    "_cp_c=$(tr '\\000\\n\\t' '   ' 2>/dev/null <\"$_cp_d/cmdline\"); "
+    "printf 'P\\t%s\\t%s\\t%s\\t%s\\t%s\\t%s\\n' \"$_cp_id\" \"$_cp_r\" \"$_cp_t\" \"$_cp_w\" \"$_cp_c\" \"$_cp_s\"; "
     "done"
 )
 
@@ -111,8 +111,8 @@ def ps_command() -> str:
     Run it through ``sh`` inside the container.  Exit status 0 either way.
     """
     return (
-        f"if o=$({PS_PROCPS_COMMAND} 2>/dev/null) && [ -n \"$o\" ]; then "
-        f"echo '{_HEADER} procps'; printf '%s\\n' \"$o\"; "
+        f"if _cp_o=$({PS_PROCPS_COMMAND} 2>/dev/null) && [ -n \"$_cp_o\" ]; then "
+        f"echo '{_HEADER} procps'; printf '%s\\n' \"$_cp_o\"; "
         f"else echo '{_HEADER} proc'; {PS_PROC_COMMAND}; fi"
     )
 
@@ -332,7 +332,7 @@ def _proc_record(line: str, uptime: float | None, clk: int, users: dict[str, str
         comm=comm,
         args=args,
         threads=max(1, nthreads),
-        wchan=wchan or ("-" if code == "R" else ""),
+        wchan="-" if wchan in ("", "0") else wchan,
     )
 
 
@@ -643,7 +643,6 @@ def analyse(
     job_pids = [int(p) for p in job_pids]
     members = job_members(tree, job_pids, job_pgid)
     reaps = pid1_reaps(tree.pid1)
-    pid1 = tree.pid1
     findings: list[Finding] = []
 
     # zombies: job's and Zl individually; the rest grouped by parent
@@ -747,7 +746,6 @@ def analyse(
                     },
                 )
             )
-    _ = pid1
     return findings
 
 

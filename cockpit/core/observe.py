@@ -1,0 +1,263 @@
+"""Observation of one target: processes, GPUs, the live log, host kernel messages.
+
+Everything here *reads*; nothing changes the remote side.  Each refresh is one command through
+the persistent session (the process table, the GPU query, the log probe), so a full refresh costs
+a few milliseconds of remote time, not a new SSH connection per field.  Every part carries the
+time it was collected (``collected_at``) and the error that stopped it, so a reader can always
+tell stale data from fresh: a failed refresh keeps the last good data *and* says it is stale.
+
+The engine owns one :class:`Observer`; the TUI calls its ``refresh_*`` methods from workers (one
+at a time per part: polls never overlap) and renders the resulting plain data.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..config import Config
+from .layers import Finding, Layer, Severity
+from .probes import gpu as gpu_probe
+from .probes import kmsg as kmsg_probe
+from .probes import procs as procs_probe
+from .probes.logs import LogFollowerState, LogRing, LogUpdate
+from .probes.signatures import Classifier, load_signatures
+from .remote.base import RemoteError, Transport
+
+__all__ = ["Observer", "ProcsView", "LogView", "Part"]
+
+
+@dataclass
+class Part:
+    """Freshness bookkeeping shared by every observed part."""
+
+    collected_at: float | None = None
+    error: str | None = None
+    error_layer: Layer | None = None
+    duration_s: float = 0.0
+
+    def age(self, now: float | None = None) -> float | None:
+        return None if self.collected_at is None else (now or time.time()) - self.collected_at
+
+    def meta(self) -> dict[str, Any]:
+        return {
+            "collected_at": round(self.collected_at, 3) if self.collected_at else None,
+            "error": self.error,
+            "error_layer": self.error_layer.value if self.error_layer else None,
+            "duration_s": round(self.duration_s, 4),
+        }
+
+
+@dataclass
+class ProcsView(Part):
+    procs: list[procs_probe.Proc] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    bad_lines: list[str] = field(default_factory=list)
+    job_pids: set[int] = field(default_factory=set)
+
+    @property
+    def tree(self) -> procs_probe.ProcTree:
+        return procs_probe.ProcTree(self.procs)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            **self.meta(),
+            "count": len(self.procs),
+            "processes": [p.to_dict() for p in self.procs],
+            "job_pids": sorted(self.job_pids),
+            "findings": [f.to_dict() for f in self.findings],
+            "bad_lines": self.bad_lines[:20],
+        }
+
+
+@dataclass
+class GPUView(Part):
+    snapshot: gpu_probe.GPUSnapshot | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**self.meta(), **(self.snapshot.to_dict() if self.snapshot else {"gpus": [], "processes": [], "findings": []})}
+
+
+@dataclass
+class LogView(Part):
+    path: str | None = None
+    follower: LogFollowerState | None = None
+
+    def to_dict(self, last_lines: int = 20) -> dict[str, Any]:
+        f = self.follower
+        now = time.time()
+        d: dict[str, Any] = {**self.meta(), "path": self.path}
+        if f is None:
+            return d
+        first, final = f.classifier.first_error, f.classifier.final_error
+        d.update(
+            {
+                "exists": f.exists,
+                "size": f.size,
+                "offset": f.offset,
+                "missing_for_s": _round(f.missing_for_s(now)),
+                "idle_for_s": _round(f.idle_for_s(now)),
+                "lines_kept": len(f.ring),
+                "last_lines": f.ring.tail(last_lines),
+                "events": [e.to_dict() for e in list(f.events)[-10:]],
+                "first_error": first.to_dict() if first else None,
+                "final_error": final.to_dict() if final else None,
+            }
+        )
+        return d
+
+
+@dataclass
+class KmsgView(Part):
+    findings: list[Finding] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**self.meta(), "findings": [f.to_dict() for f in self.findings]}
+
+
+def _round(v: float | None) -> float | None:
+    return None if v is None else round(v, 1)
+
+
+class Observer:
+    def __init__(self, cfg: Config, transport: Transport) -> None:
+        self.cfg = cfg
+        self.transport = transport
+        self.procs = ProcsView()
+        self.gpu = GPUView()
+        self.log = LogView()
+        self.kmsg = KmsgView()
+        self.signatures = load_signatures(
+            [{"pattern": s.pattern, "layer": s.layer, "label": s.label or s.pattern, "advice": s.advice} for s in cfg.signatures]
+        )
+        self.job_pids: set[int] = set()
+        self.job_pgid: int | None = None
+
+    # -- job identity (set by the engine from the launch record) ---------------------------
+    def set_job(self, pid: int | None, pgid: int | None, log_path: str | None) -> None:
+        self.job_pids = {pid} if pid else set()
+        self.job_pgid = pgid
+        if log_path and log_path != self.log.path:
+            self.follow(log_path)
+
+    def follow(self, path: str) -> None:
+        """Start following ``path`` (a new attempt's log) from its beginning."""
+        self.log = LogView(path=path, follower=LogFollowerState(
+            path, ring=LogRing(self.cfg.ui.log_lines), classifier=Classifier(self.signatures), initial_tail_bytes=None))
+
+    # -- refreshes ---------------------------------------------------------------------------
+    async def refresh_procs(self) -> ProcsView:
+        v = self.procs
+        t0 = time.monotonic()
+        try:
+            res = await self.transport.run(procs_probe.PS_COMMAND, timeout=10)
+        except RemoteError as e:
+            v.error, v.error_layer = e.message, e.layer
+            return v
+        procs, bad = procs_probe.parse_ps(res.stdout)
+        findings = procs_probe.analyse(procs, job_pids=self.job_pids, job_pgid=self.job_pgid,
+                                       job_command=self.cfg.job.command or None)
+        self.procs = ProcsView(collected_at=time.time(), duration_s=time.monotonic() - t0, procs=procs,
+                               findings=findings, bad_lines=bad, job_pids=set(self.job_pids))
+        return self.procs
+
+    async def refresh_gpu(self) -> GPUView:
+        g = self.cfg.gpu
+        v = self.gpu
+        if not g.enabled:
+            v.error = "disabled in config ([gpu] enabled = false)"
+            return v
+        t0 = time.monotonic()
+        cmd = gpu_probe.gpu_query_command(g.nvidia_smi, g.timeout)
+        try:
+            if g.where == "host":
+                res = await self.transport.run_host(cmd, timeout=g.timeout * 2 + 5)
+            else:
+                res = await self.transport.run(cmd, timeout=g.timeout * 2 + 5)
+        except RemoteError as e:
+            v.error, v.error_layer = e.message, e.layer
+            return v
+        snap = gpu_probe.parse_gpu_output(res.stdout, res.stderr, res.exit_code, timeout_s=g.timeout)
+        if snap.processes:
+            snap.findings.extend(await self._unaccounted(snap))
+        self.gpu = GPUView(collected_at=snap.collected_at, duration_s=time.monotonic() - t0, snapshot=snap,
+                           error=snap.error, error_layer=Layer.GPU if snap.error else None)
+        return self.gpu
+
+    async def _unaccounted(self, snap: gpu_probe.GPUSnapshot) -> list[Finding]:
+        """GPU pids are host pids: check them against the host's process table."""
+        try:
+            if self.cfg.target.runtime == "pct":
+                res = await self.transport.run_host("ps -e -o pid=,stat=", timeout=10)
+            else:
+                res = await self.transport.run("ps -e -o pid=,stat=", timeout=10)
+        except RemoteError:
+            return []
+        live, zombies = set(), set()
+        for line in res.text.splitlines():
+            parts = line.split()
+            if len(parts) >= 2 and parts[0].isdigit():
+                (zombies if parts[1].startswith("Z") else live).add(int(parts[0]))
+        return gpu_probe.unaccounted_memory(snap, live, zombies)
+
+    async def refresh_log(self, max_bytes: int = 1 << 20) -> LogUpdate | None:
+        v = self.log
+        f = v.follower
+        if f is None:
+            return None
+        t0 = time.monotonic()
+        try:
+            res = await self.transport.run(f.command(max_bytes), timeout=15)
+        except RemoteError as e:
+            v.error, v.error_layer = e.message, e.layer
+            return None
+        upd = f.apply(res.stdout, time.time())
+        v.collected_at, v.error, v.error_layer, v.duration_s = time.time(), None, None, time.monotonic() - t0
+        return upd
+
+    async def refresh_kmsg(self) -> KmsgView:
+        """Host kernel messages (pct only: dmesg is not readable inside a container)."""
+        v = self.kmsg
+        if self.cfg.target.runtime != "pct":
+            v.error = "host kernel messages are read only for runtime = \"pct\""
+            return v
+        t0 = time.monotonic()
+        try:
+            res = await self.transport.run_host(kmsg_probe.kmsg_command(), timeout=15)
+        except RemoteError as e:
+            v.error, v.error_layer = e.message, e.layer
+            return v
+        rep = kmsg_probe.parse_kmsg(res.stdout)
+        ct = str(self.cfg.target.container)
+        findings = [f for f in rep.findings if f.subject.get("container") in (None, ct)]
+        self.kmsg = KmsgView(collected_at=time.time(), duration_s=time.monotonic() - t0, findings=findings)
+        return self.kmsg
+
+    async def refresh_all(self) -> None:
+        await self.refresh_procs()
+        await self.refresh_gpu()
+        while True:
+            upd = await self.refresh_log()
+            if upd is None or not upd.more:
+                break
+        await self.refresh_kmsg()
+
+    def findings(self) -> list[Finding]:
+        out: list[Finding] = list(self.procs.findings)
+        if self.gpu.snapshot is not None:
+            out.extend(self.gpu.snapshot.findings)
+        out.extend(self.kmsg.findings)
+        f = self.log.follower
+        if f is not None and f.classifier.first_error is not None:
+            out.append(f.classifier.first_error.to_finding())
+        return sorted(out, key=lambda x: (x.severity is not Severity.ERROR, x.layer.rank))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "processes": self.procs.to_dict(),
+            "gpu": self.gpu.to_dict(),
+            "log": self.log.to_dict(),
+            "kernel": self.kmsg.to_dict(),
+            "findings": [f.to_dict() for f in self.findings()],
+        }

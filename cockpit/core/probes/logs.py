@@ -1,0 +1,495 @@
+"""The pure part of the log follower: a probe command, its state machine, a bounded ring.
+
+The follower reads the job's log by **byte offset** with one short command per poll
+(:func:`log_probe_command`), through the persistent session; no long-lived ``tail -f`` channel.
+The command prints one header line, the bytes, and a trailer::
+
+    @@cockpit-log ok INODE SIZE START COUNT\\n<COUNT raw bytes>\\n@@cockpit-log end\\n
+    @@cockpit-log missing | notfile | unreadable
+
+``START`` is where the bytes begin.  When the follower already has data it asks for a few bytes
+*before* its offset too (the overlap) and checks they are still the bytes it read: a log that was
+truncated and rewritten past the old offset (``python train.py > log`` again, same inode) is caught
+even though its size and inode look fine.  ``COUNT`` is computed from ``stat`` before reading, so a
+file that grows meanwhile never makes the read longer than announced.
+
+:class:`LogFollowerState` turns each probe's stdout into a :class:`LogUpdate`: events for the UI
+(``appeared``, ``missing``, ``deleted``, ``truncated``, ``replaced``, ``rewritten``, ``skipped``,
+``line-cut``, ``unreadable``, ``not-a-file``, ``probe-error``), the new complete lines (sanitised,
+capped at ``max_line_bytes`` with a ``… [N bytes cut]`` marker while the offset still counts every
+byte), and the classifier's matches for them.  A partial last line waits for its newline.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Iterable, Iterator
+
+from .signatures import Classifier, Match
+
+__all__ = [
+    "LogRing",
+    "LogEvent",
+    "LogUpdate",
+    "LogFollowerState",
+    "log_probe_command",
+    "sanitize",
+    "LOG_MARK",
+]
+
+LOG_MARK = "@@cockpit-log"
+_MARK_B = LOG_MARK.encode()
+_TRAILER = b"\n" + _MARK_B + b" end"
+
+
+def log_probe_command(path: str, offset: int, max_bytes: int, overlap: int = 0) -> str:
+    """One ``sh`` command: the file's inode and size, then up to ``max_bytes`` bytes from
+    ``offset - overlap`` (see the module docstring for the framing)."""
+    offset = max(0, int(offset))
+    overlap = max(0, min(int(overlap), offset))
+    max_bytes = max(0, int(max_bytes))
+    start = offset - overlap
+    want = max_bytes + overlap
+    p = path if not path.startswith("-") else "./" + path
+    q = shlex.quote(p)
+    return (
+        f"_cl_p={q}; "
+        f"if [ ! -e \"$_cl_p\" ]; then echo '{LOG_MARK} missing'; "
+        f"elif [ ! -f \"$_cl_p\" ]; then echo '{LOG_MARK} notfile'; "
+        f"elif [ ! -r \"$_cl_p\" ]; then echo '{LOG_MARK} unreadable'; "
+        "else _cl_s=$(stat -L -c '%i %s' \"$_cl_p\" 2>/dev/null) || _cl_s=\"- $(wc -c <\"$_cl_p\")\"; "
+        "_cl_i=${_cl_s%% *}; _cl_z=${_cl_s##* }; "
+        f"_cl_n=$((_cl_z - {start})); [ $_cl_n -gt {want} ] && _cl_n={want}; [ $_cl_n -lt 0 ] && _cl_n=0; "
+        f"echo \"{LOG_MARK} ok $_cl_i $_cl_z {start} $_cl_n\"; "
+        f"[ $_cl_n -gt 0 ] && tail -c +{start + 1} \"$_cl_p\" | head -c $_cl_n; "
+        f"echo; echo '{LOG_MARK} end'; fi"
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# sanitising
+
+_ANSI = re.compile(
+    r"\x1b\[[0-?]*[ -/]*[@-~]"  # CSI: colours, cursor moves
+    r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"  # OSC: titles, hyperlinks
+    r"|\x1b[PX^_][^\x1b]*(?:\x1b\\)?"  # DCS / SOS / PM / APC
+    r"|\x1b[()*+\-./#%][ -~]"  # charset designation, ESC # 8, ESC % G
+    r"|\x1b[0-9:;<=>?@A-Z\\^_`a-z{|}~]"  # two-character escapes (ESC 7, ESC c, ESC M, ...)
+    r"|\x9b[0-?]*[ -/]*[@-~]"  # 8-bit CSI
+)
+_CTRL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def _visible(m: "re.Match[str]") -> str:
+    c = m.group(0)
+    o = ord(c)
+    if o < 0x20:
+        return chr(0x2400 + o)  # ␀ ␁ … ␛ …
+    if o == 0x7F:
+        return "\u2421"  # ␡
+    return f"\\x{o:02x}" if o < 0x100 else f"\\u{o:04x}"
+
+
+def sanitize(line: str) -> str:
+    """Make one log line safe to show: no raw ESC or other control characters.
+
+    A carriage return keeps what a terminal would show last (a progress bar's final state); ANSI
+    escape sequences are removed; other control characters (NUL, lone ESC, C1 controls, bidi
+    overrides) become visible symbols (``␀``, ``␛``, ``\\x9b``).  Tabs are kept.
+    """
+    if line.isprintable():
+        return line
+    if "\r" in line:
+        line = line.rstrip("\r")
+        if "\r" in line:
+            segs = [s for s in line.split("\r") if s]
+            line = segs[-1] if segs else ""
+    if "\x1b" in line or "\x9b" in line:
+        line = _ANSI.sub("", line)
+    return _CTRL.sub(_visible, line)
+
+
+# --------------------------------------------------------------------------------------------
+# ring
+
+
+class LogRing:
+    """The last ``maxlen`` lines; ``total`` counts every line ever appended."""
+
+    def __init__(self, maxlen: int = 10000):
+        self._d: deque[str] = deque(maxlen=max(1, maxlen))
+        self.total = 0
+
+    @property
+    def maxlen(self) -> int:
+        return self._d.maxlen or 0
+
+    def append(self, line: str) -> None:
+        self._d.append(line)
+        self.total += 1
+
+    def extend(self, lines: Iterable[str]) -> None:
+        before = len(self._d)
+        n = 0
+        for line in lines:
+            self._d.append(line)
+            n += 1
+        _ = before
+        self.total += n
+
+    def __len__(self) -> int:
+        return len(self._d)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._d)
+
+    def __getitem__(self, i: int) -> str:
+        return self._d[i]
+
+    @property
+    def first_line_no(self) -> int:
+        """1-based number of the oldest line still held."""
+        return self.total - len(self._d) + 1
+
+    def tail(self, n: int) -> list[str]:
+        if n <= 0:
+            return []
+        if n >= len(self._d):
+            return list(self._d)
+        return list(self._d)[-n:]
+
+    def lines(self) -> list[str]:
+        return list(self._d)
+
+    def clear(self) -> None:
+        self._d.clear()
+
+
+# --------------------------------------------------------------------------------------------
+# follower state
+
+
+@dataclass(frozen=True)
+class LogEvent:
+    kind: str
+    at: float
+    detail: str = ""
+
+    def to_dict(self) -> dict:
+        return {"kind": self.kind, "at": round(self.at, 3), "detail": self.detail}
+
+
+@dataclass
+class LogUpdate:
+    """What one probe brought."""
+
+    events: list[LogEvent] = field(default_factory=list)
+    lines: list[str] = field(default_factory=list)
+    matches: list[Match] = field(default_factory=list)
+    more: bool = False  # more bytes are waiting: probe again now
+    bytes_read: int = 0
+
+
+class LogFollowerState:
+    """Follow one log file by byte offset; feed each complete line to a classifier.
+
+    ``initial_tail_bytes``: a file first seen larger than this is read from its last
+    ``initial_tail_bytes`` only (``None``: from the start).  After truncation or replacement the
+    new file is always read from its start.
+    """
+
+    def __init__(
+        self,
+        path: str,
+        *,
+        ring: LogRing | None = None,
+        classifier: Classifier | None = None,
+        max_line_bytes: int = 16 * 1024,
+        overlap: int = 64,
+        initial_tail_bytes: int | None = 1 << 20,
+        max_events: int = 200,
+    ):
+        self.path = path
+        self.ring = ring if ring is not None else LogRing()
+        self.classifier = classifier if classifier is not None else Classifier()
+        self.max_line_bytes = max(64, int(max_line_bytes))
+        self.overlap = max(0, int(overlap))
+        self.initial_tail_bytes = initial_tail_bytes
+        self.offset = 0
+        self.inode: str | None = None
+        self.size: int | None = None
+        self.exists: bool | None = None
+        self.first_seen_at: float | None = None
+        self.missing_since: float | None = None
+        self.last_growth_at: float | None = None
+        self.last_probe_at: float | None = None
+        self.events: deque[LogEvent] = deque(maxlen=max(1, max_events))
+        self.lines_cut = 0
+        self.restarts = 0
+        self._tail = b""  # the last bytes before ``offset``, to verify the overlap
+        self._partial = bytearray()
+        self._partial_cut = 0
+        self._drop_to_newline = False
+        self._asked_start: int | None = None
+
+    # -- the command --------------------------------------------------------------------
+
+    def command(self, max_bytes: int = 1 << 20) -> str:
+        """The probe to run now (depends on the current offset)."""
+        ov = len(self._tail)
+        self._asked_start = self.offset - ov
+        return log_probe_command(self.path, self.offset, max_bytes, overlap=ov)
+
+    # -- queries ------------------------------------------------------------------------
+
+    def missing_for_s(self, now: float) -> float | None:
+        """Seconds the file has been missing (None while it exists or before the first probe)."""
+        if self.exists is False and self.missing_since is not None:
+            return max(0.0, now - self.missing_since)
+        return None
+
+    def idle_for_s(self, now: float) -> float | None:
+        """Seconds since the file last grew (None before it ever grew)."""
+        if self.last_growth_at is None:
+            return None
+        return max(0.0, now - self.last_growth_at)
+
+    @property
+    def partial_line(self) -> str:
+        return sanitize(bytes(self._partial).decode("utf-8", "replace"))
+
+    # -- applying a probe's output ------------------------------------------------------
+
+    def _event(self, upd: LogUpdate, kind: str, now: float, detail: str = "") -> None:
+        ev = LogEvent(kind, now, detail)
+        upd.events.append(ev)
+        self.events.append(ev)
+
+    def _restart(self, upd: LogUpdate, now: float) -> None:
+        """Forget the old file: emit its unfinished last line, read the new one from byte 0."""
+        self._flush_partial(upd)
+        upd.matches.extend(self.classifier.flush())
+        self.offset = 0
+        self.inode = None
+        self._tail = b""
+        self._drop_to_newline = False
+        self.restarts += 1
+
+    def _flush_partial(self, upd: LogUpdate) -> None:
+        if self._partial or self._partial_cut:
+            if not self._drop_to_newline:
+                self._emit_line(bytes(self._partial), self._partial_cut, upd)
+            self._partial = bytearray()
+            self._partial_cut = 0
+
+    def flush_partial(self, now: float | None = None) -> LogUpdate:
+        """Treat an unfinished last line as complete (the writer is gone)."""
+        upd = LogUpdate()
+        self._flush_partial(upd)
+        upd.matches.extend(self.classifier.flush())
+        return upd
+
+    def _emit_line(self, raw: bytes, cut: int, upd: LogUpdate) -> None:
+        if len(raw) > self.max_line_bytes:
+            cut += len(raw) - self.max_line_bytes
+            raw = raw[: self.max_line_bytes]
+        text = raw.decode("utf-8", "replace")
+        if cut:
+            text = text.rstrip("\ufffd")
+        text = sanitize(text)
+        if cut:
+            text += f" … [{cut} bytes cut]"
+            self.lines_cut += 1
+        self.ring.append(text)
+        upd.lines.append(text)
+        r = self.classifier.feed(text)
+        if r:
+            upd.matches.extend(r)
+
+    def _consume(self, data: bytes, upd: LogUpdate, now: float) -> None:
+        if not data:
+            return
+        cut_before = self.lines_cut
+        pos = 0
+        n = len(data)
+        while pos < n:
+            nl = data.find(b"\n", pos)
+            if nl < 0:
+                chunk = data[pos:]
+                if self._drop_to_newline:
+                    break
+                room = self.max_line_bytes - len(self._partial)
+                if room > 0:
+                    self._partial += chunk[:room]
+                    self._partial_cut += max(0, len(chunk) - room)
+                else:
+                    self._partial_cut += len(chunk)
+                break
+            chunk = data[pos:nl]
+            pos = nl + 1
+            if self._drop_to_newline:
+                self._drop_to_newline = False
+                continue
+            if self._partial or self._partial_cut:
+                room = self.max_line_bytes - len(self._partial)
+                if room > 0:
+                    self._partial += chunk[:room]
+                    cut = self._partial_cut + max(0, len(chunk) - room)
+                else:
+                    cut = self._partial_cut + len(chunk)
+                raw = bytes(self._partial)
+                self._partial = bytearray()
+                self._partial_cut = 0
+                self._emit_line(raw, cut, upd)
+            else:
+                self._emit_line(chunk, 0, upd)
+        if self.lines_cut > cut_before:
+            k = self.lines_cut - cut_before
+            self._event(upd, "line-cut", now, f"{k} line(s) longer than {self.max_line_bytes} bytes were cut")
+
+    def apply(self, stdout: bytes | str | None, now: float) -> LogUpdate:
+        """Apply one probe's stdout (raw bytes).  Never raises."""
+        upd = LogUpdate()
+        try:
+            self._apply(stdout, now, upd)
+        except Exception as exc:  # pragma: no cover - defensive: a poll must not die on bad output
+            self._event(upd, "probe-error", now, f"could not read the log probe's output: {exc!r}")
+        self.last_probe_at = now
+        return upd
+
+    def _apply(self, stdout: bytes | str | None, now: float, upd: LogUpdate) -> None:
+        if stdout is None:
+            stdout = b""
+        if isinstance(stdout, str):
+            stdout = stdout.encode("utf-8", "surrogateescape")
+        stdout = bytes(stdout)
+        nl = stdout.find(b"\n")
+        header = stdout if nl < 0 else stdout[:nl]
+        rest = b"" if nl < 0 else stdout[nl + 1 :]
+        # tolerate noise before the header (a shell's motd, a warning)
+        if not header.startswith(_MARK_B):
+            at = stdout.find(_MARK_B + b" ")
+            if at < 0:
+                self._event(upd, "probe-error", now, f"no log header in probe output: {stdout[:120]!r}")
+                return
+            stdout = stdout[at:]
+            nl = stdout.find(b"\n")
+            header = stdout if nl < 0 else stdout[:nl]
+            rest = b"" if nl < 0 else stdout[nl + 1 :]
+        parts = header.decode("ascii", "replace").split()
+        status = parts[1] if len(parts) > 1 else ""
+
+        if status == "missing":
+            if self.exists is True:
+                self._event(upd, "deleted", now, f"{self.path} was deleted")
+                self._restart(upd, now)
+            elif self.exists is None:
+                self._event(upd, "missing", now, f"{self.path} does not exist")
+            if self.exists is not False or self.missing_since is None:
+                self.missing_since = now
+            self.exists = False
+            self.inode = None
+            self.size = None
+            self.offset = 0
+            self._tail = b""
+            return
+        if status in ("notfile", "unreadable"):
+            kind = "not-a-file" if status == "notfile" else "unreadable"
+            if not self.events or self.events[-1].kind != kind:
+                self._event(upd, kind, now, f"{self.path} is {'not a regular file' if kind == 'not-a-file' else 'not readable'}")
+            return
+        if status != "ok" or len(parts) < 6:
+            self._event(upd, "probe-error", now, f"bad log header: {header[:120]!r}")
+            return
+        inode = parts[2]
+        try:
+            size, start, count = int(parts[3]), int(parts[4]), int(parts[5])
+        except ValueError:
+            self._event(upd, "probe-error", now, f"bad log header: {header[:120]!r}")
+            return
+        if size < 0 or start < 0 or count < 0:
+            self._event(upd, "probe-error", now, f"bad log header: {header[:120]!r}")
+            return
+
+        # the bytes, then the trailer
+        data = rest[:count]
+        if rest[count : count + len(_TRAILER)] != _TRAILER:
+            t = rest.rfind(_TRAILER)
+            if t < 0:
+                self._event(upd, "probe-error", now, "log probe output was cut (no trailer); retrying")
+                return
+            data = rest[:t]  # fewer bytes than announced: the file shrank while being read
+
+        if self.exists is not True:
+            if self.exists is False and self.missing_since is not None:
+                self._event(upd, "appeared", now, f"{self.path} appeared after {now - self.missing_since:.1f}s")
+            else:
+                self._event(upd, "appeared", now, f"{self.path} exists ({size} bytes)")
+            self.exists = True
+            self.missing_since = None
+            if self.first_seen_at is None:
+                self.first_seen_at = now
+
+        replaced = self.inode is not None and inode != "-" and inode != self.inode
+        if replaced:
+            self._event(upd, "replaced", now, f"{self.path} is a new file (inode {self.inode} → {inode})")
+            self._restart(upd, now)
+            self.inode = inode
+            self.size = size
+            upd.more = True
+            return
+        if size < self.offset:
+            self._event(upd, "truncated", now, f"{self.path} shrank from {self.offset} to {size} bytes")
+            self._restart(upd, now)
+            self.inode = inode if inode != "-" else None
+            self.size = size
+            upd.more = size > 0
+            return
+        expected_start = self.offset - len(self._tail)
+        if start != expected_start:
+            # output of a command built for another offset: ignore it, ask again
+            self.size = size
+            upd.more = True
+            return
+        if self._tail:
+            if data[: len(self._tail)] != self._tail:
+                if len(data) < len(self._tail) and size >= self.offset:
+                    upd.more = True  # short read; ask again
+                    return
+                self._event(upd, "rewritten", now, f"{self.path} was rewritten in place; reading it again from the start")
+                self._restart(upd, now)
+                self.inode = inode if inode != "-" else None
+                self.size = size
+                upd.more = True
+                return
+            data = data[len(self._tail) :]
+        self.inode = inode if inode != "-" else None
+        self.size = size
+
+        if (
+            self.offset == 0
+            and self.restarts == 0
+            and self.ring.total == 0
+            and self.initial_tail_bytes is not None
+            and size > self.initial_tail_bytes
+            and not self._partial
+        ):
+            jump = size - self.initial_tail_bytes
+            self._event(upd, "skipped", now, f"skipped the first {jump} bytes of a {size}-byte log")
+            self.offset = jump
+            self._tail = b""
+            self._drop_to_newline = True
+            upd.more = True
+            return
+
+        if data:
+            self.last_growth_at = now
+        self.offset += len(data)
+        upd.bytes_read = len(data)
+        if self.overlap:
+            self._tail = (self._tail + data)[-self.overlap :] if len(data) < self.overlap else data[-self.overlap :]
+        self._consume(data, upd, now)
+        upd.more = size > self.offset

@@ -1,0 +1,4 @@
+from . import config
+from .eval_frame import OptimizedFunction, optimize
+
+__all__ = ["config", "optimize", "OptimizedFunction"]

@@ -1,0 +1,159 @@
+"""The cockpit demo's training job: a target model, three drafter threads, a step loop.
+
+Run it as cockpit does: ``python train.py`` in this directory, stdout and stderr into one log.
+It prints ``step N loss X lr Y`` every 0.2 s until stopped (SIGTERM/SIGINT), or exits 1 when a
+drafter thread dies.
+
+Environment:
+  TORCHINDUCTOR_CACHE_DIR   where compiled graphs are cached (as with torch)
+  COCKPIT_DEMO_GPU_STATE    JSON file the demo's simulated nvidia-smi reads (load, memory, pid)
+  COCKPIT_DEMO_MAX_SECONDS  stop on its own after this long (default 1800), so a forgotten
+                            demo job does not run for ever
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import random
+import signal
+import sys
+import threading
+import time
+
+import minitorch
+from console import exit_now, install_thread_excepthook, say
+from drafter import Drafter
+from minitorch._inductor import codecache
+
+DRAFTER_LAYERS = (2, 3, 4)
+LOAD_SHARDS = 4
+SHARD_S = 0.25
+STEP_S = 0.2
+BASE_LR = 3e-4
+
+
+class GpuState:
+    """What the simulated GPU shows while this job runs (the demo's nvidia-smi reads the file)."""
+
+    def __init__(self, path: str | None) -> None:
+        self.path = path
+        self.start_time = _start_time()
+
+    def write(self, phase: str, utilization: int, memory_mib: int) -> None:
+        if not self.path:
+            return
+        state = {
+            "pid": os.getpid(), "start_time": self.start_time, "process_name": sys.executable,
+            "phase": phase, "utilization_gpu": utilization, "memory_used_mib": memory_mib, "updated": time.time(),
+        }
+        tmp = f"{self.path}.{os.getpid()}.tmp"
+        try:
+            os.makedirs(os.path.dirname(self.path) or ".", exist_ok=True)
+            with open(tmp, "w") as fh:
+                json.dump(state, fh)
+            os.replace(tmp, self.path)
+        except OSError:
+            pass  # the simulated GPU is decoration; never let it stop training
+
+    def clear(self) -> None:
+        if self.path:
+            try:
+                os.unlink(self.path)
+            except OSError:
+                pass
+
+
+def _start_time() -> int | None:
+    try:
+        with open("/proc/self/stat") as fh:
+            return int(fh.read().rsplit(")", 1)[1].split()[19])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def main() -> int:
+    t0 = time.monotonic()
+    max_s = float(os.environ.get("COCKPIT_DEMO_MAX_SECONDS") or 1800)
+    gpu = GpuState(os.environ.get("COCKPIT_DEMO_GPU_STATE"))
+    stop = threading.Event()
+    stop_reason: list[str] = []
+
+    def on_signal(signum: int, _frame: object) -> None:
+        stop_reason.append(signal.Signals(signum).name)
+        stop.set()
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+
+    say(f"[train] cockpit demo training job: pid {os.getpid()}, python {sys.version.split()[0]}, minitorch {minitorch.__version__}")
+    cached = codecache.cached_entries()
+    say(f"[train] inductor cache {codecache.cache_dir()}: "
+        + (f"{cached} compiled graphs from an earlier run" if cached else "empty (cold start)"))
+
+    say("[train] loading model… (target 1.3B, 3 drafters)")
+    for shard in range(1, LOAD_SHARDS + 1):
+        gpu.write("loading", 4, 1024 + shard * 12000)
+        if stop.wait(SHARD_S):
+            return stopped(gpu, stop_reason, 0)
+        say(f"[train] loaded shard {shard}/{LOAD_SHARDS}")
+
+    dead: list[str] = []
+    install_thread_excepthook(lambda t: dead.append(t.name if t is not None else "?"))
+    start, go = threading.Barrier(len(DRAFTER_LAYERS)), threading.Event()
+    drafters = [Drafter(i, n, start, go) for i, n in enumerate(DRAFTER_LAYERS)]
+    threads = [threading.Thread(target=d.run, name=d.name, daemon=True) for d in drafters]
+    gpu.write("compiling", 38, 52000)
+    for t in threads:
+        t.start()
+
+    # every drafter must compile before training starts; a dead one ends the run
+    while not all(d.compiled.is_set() for d in drafters):
+        if dead or not all(t.is_alive() for t in threads):
+            give_up(gpu, drafters, threads, dead)
+        if stop.wait(0.02):
+            return stopped(gpu, stop_reason, 0)
+    go.set()
+    say(f"[train] {len(drafters)} drafters compiled; training")
+
+    rng = random.Random(1234)
+    step = 0
+    next_at = time.monotonic()
+    while True:
+        next_at += STEP_S
+        if stop.wait(max(0.0, next_at - time.monotonic())):
+            break
+        if dead or not all(t.is_alive() for t in threads):
+            give_up(gpu, drafters, threads, dead)
+        step += 1
+        loss = 0.42 + 2.1 * math.exp(-step / 90) + rng.uniform(-0.015, 0.015)
+        lr = BASE_LR * min(1.0, step / 25)
+        drafted = sum(d.tokens for d in drafters)
+        say(f"step {step} loss {loss:.4f} lr {lr:.2e} drafted {drafted}")
+        gpu.write("training", 95, 62208)
+        if time.monotonic() - t0 > max_s:
+            say(f"[train] demo time limit reached ({max_s:g}s, COCKPIT_DEMO_MAX_SECONDS): stopping")
+            break
+    return stopped(gpu, stop_reason, step)
+
+
+def give_up(gpu: GpuState, drafters: list[Drafter], threads: list[threading.Thread], dead: list[str]) -> None:
+    # let the other drafters finish compiling or die too, so every traceback is printed whole
+    deadline = time.monotonic() + 3.0
+    while time.monotonic() < deadline and not all(d.compiled.is_set() or not t.is_alive() for d, t in zip(drafters, threads)):
+        time.sleep(0.02)
+    names = dead or [t.name for t in threads if not t.is_alive()]
+    gpu.clear()
+    say(f"[train] {', '.join(names)} died; stopping the run (exit 1)")
+    exit_now(1)
+
+
+def stopped(gpu: GpuState, reason: list[str], step: int) -> int:
+    say(f"[train] {reason[0] if reason else 'stop'}: stopping at step {step}")
+    gpu.clear()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
