@@ -66,6 +66,11 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--last", type=int, default=0, metavar="N", help="only the last N attempts")
     s.set_defaults(func=cmd_history)
 
+    s = sub.add_parser("demo", help="the built-in demo: apply or undo the shipped fix, show it, reset the demo project")
+    s.add_argument("what", choices=("fix", "unfix", "diff", "reset", "where"), help="fix: apply the shipped fix; unfix: undo it; "
+                   "diff: show it; reset: recreate the demo project; where: print the demo's directories")
+    s.set_defaults(func=cmd_demo, demo=True)
+
     s = sub.add_parser("check-config", help="validate the config file and print the resolved values")
     _common(s)
     s.set_defaults(func=cmd_check_config)
@@ -222,6 +227,27 @@ def cmd_history(args: argparse.Namespace, cfg: Config) -> int:
         print(f"#{a['attempt']:<4} {a.get('outcome')!s:<11} {a.get('layer') or '':<9} {(a.get('note') or '')[:50]:<50} {a.get('summary') or ''}")
     if not rows:
         print(f"no attempts yet in {cfg.journal_path}")
+    return EXIT_OK
+
+
+def cmd_demo(args: argparse.Namespace, cfg: Config) -> int:
+    from . import demo
+
+    if args.what == "fix":
+        changed = demo.apply_fix()
+        print("applied the demo fix to " + (", ".join(map(str, changed)) or "nothing (already applied)"))
+        print("now run an attempt: cockpit attempt --demo --note \"serialise the first compile\"  (or press the attempt key in the TUI)")
+    elif args.what == "unfix":
+        changed = demo.unapply_fix()
+        print("removed the demo fix from " + (", ".join(map(str, changed)) or "nothing (not applied)"))
+    elif args.what == "diff":
+        sys.stdout.write(demo.fix_diff())
+    elif args.what == "reset":
+        demo.reset_demo()
+        print(f"demo project recreated in {demo.demo_paths().src}")
+    else:
+        p = demo.demo_paths()
+        print(f"source (edit me): {p.src}\nworkspace:        {p.workspace}\njournal:          {cfg.journal_path}")
     return EXIT_OK
 
 

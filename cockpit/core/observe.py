@@ -144,7 +144,7 @@ class Observer:
     def follow(self, path: str) -> None:
         """Start following ``path`` (a new attempt's log) from its beginning."""
         self.log = LogView(path=path, follower=LogFollowerState(
-            path, ring=LogRing(self.cfg.ui.log_lines), classifier=Classifier(self.signatures), initial_tail_bytes=None))
+            path, ring=LogRing(self.cfg.ui.log_lines), classifier=Classifier(user=self.signatures), initial_tail_bytes=None))
 
     # -- refreshes ---------------------------------------------------------------------------
     async def refresh_procs(self) -> ProcsView:

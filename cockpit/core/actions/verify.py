@@ -150,7 +150,7 @@ def make_classifier(ctx: ActionContext) -> Any:
     from ..probes.signatures import Classifier, load_signatures
 
     user = [{"pattern": s.pattern, "layer": s.layer, "label": s.label or s.pattern, "advice": s.advice} for s in ctx.cfg.signatures]
-    return Classifier(load_signatures(user))
+    return Classifier(user=load_signatures(user))
 
 
 async def _oom_evidence(ctx: ActionContext, job: JobRecord) -> str | None:

@@ -30,7 +30,7 @@ from .gpu import (
 )
 from .kmsg import KmsgReport, kmsg_command, oom_killed, parse_kmsg, xid_meaning
 from .logs import LogEvent, LogFollowerState, LogRing, LogUpdate, log_probe_command, sanitize
-from .procs import PS_COMMAND, Proc, ProcTree, analyse, parse_ps
+from .procs import PS_COMMAND, Proc, ProcTree, analyse, parse_ps, ps_command, ps_probe_findings
 from .signatures import BUILTIN, Classifier, Match, Signature, load_signatures
 
 __all__ = [
@@ -60,6 +60,8 @@ __all__ = [
     "ProcTree",
     "analyse",
     "parse_ps",
+    "ps_command",
+    "ps_probe_findings",
     "BUILTIN",
     "Classifier",
     "Match",

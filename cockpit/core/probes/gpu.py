@@ -733,6 +733,7 @@ def unaccounted_memory(
         if not is_na(mem) and mem < min_mib:
             continue
         mem_txt = f"{mem} MiB" if not is_na(mem) else "memory"
+        who = f"pid {p.pid}" + (f", {p.process_name}" if not is_na(p.process_name) else "")
         where = f"GPU {p.gpu_index}" if not is_na(p.gpu_index) else f"GPU {p.gpu_uuid}"
         subject = {
             "pid": p.pid,
@@ -746,7 +747,7 @@ def unaccounted_memory(
                 Finding(
                     Layer.GPU,
                     "gpu-memory-zombie",
-                    f"{where}: {mem_txt} held by pid {p.pid} ({p.process_name}), a zombie",
+                    f"{where}: {mem_txt} held by a zombie ({who})",
                     advice="The driver frees it only when every thread of the process is gone; a Zl zombie's "
                     "threads are stuck in the kernel: reboot the container, and if the memory stays, reset the "
                     "GPU or reboot the host.",
@@ -759,7 +760,7 @@ def unaccounted_memory(
                 Finding(
                     Layer.GPU,
                     "gpu-memory-dead-pid",
-                    f"{where}: {mem_txt} held by a dead process (pid {p.pid}, {p.process_name})",
+                    f"{where}: {mem_txt} held by a dead process ({who})",
                     advice="No live process has this pid: the driver still holds its memory (a process stuck in "
                     "teardown). On the host: `fuser -v /dev/nvidia*`; a GPU reset or host reboot frees it.",
                     severity=Severity.ERROR,

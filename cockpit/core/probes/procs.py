@@ -58,6 +58,7 @@ __all__ = [
     "Proc",
     "ProcTree",
     "parse_ps",
+    "ps_probe_findings",
     "parse_procps",
     "parse_proc_records",
     "job_members",
@@ -105,19 +106,28 @@ PS_PROC_COMMAND = (
 )
 
 
-def ps_command() -> str:
+def ps_command(timeout: float = 5) -> str:
     """The probe: procps ``ps`` if it works, else the ``/proc`` reader; a header says which.
 
-    Run it through ``sh`` inside the container.  Exit status 0 either way.
+    Run it through ``sh`` inside the container; exit status 0 in every case.  ``ps`` runs under
+    ``timeout -s KILL`` when the container has a ``timeout`` that accepts it: reading
+    ``/proc/PID/cmdline`` waits for the target's memory-map lock, so a process stuck in the
+    kernel (the seed's ``Zl`` leader) can hang ``ps`` itself; the output is then the single line
+    ``@@cockpit-ps timeout SECONDS`` (see :func:`ps_probe_findings`), and the ``/proc`` reader is
+    not tried (it would hang the same way).
     """
+    t = max(1, int(round(float(timeout))))
     return (
-        f"if _cp_o=$({PS_PROCPS_COMMAND} 2>/dev/null) && [ -n \"$_cp_o\" ]; then "
+        f"_cp_t=; timeout -s KILL 1 true 2>/dev/null && _cp_t='timeout -s KILL {t}'; "
+        f"_cp_o=$(LC_ALL=C.UTF-8 $_cp_t {PS_PROCPS_COMMAND.replace('LC_ALL=C.UTF-8 ', '')} 2>/dev/null); _cp_r=$?; "
+        f"if [ $_cp_r -eq 0 ] && [ -n \"$_cp_o\" ]; then "
         f"echo '{_HEADER} procps'; printf '%s\\n' \"$_cp_o\"; "
+        f"elif [ -n \"$_cp_t\" ] && {{ [ $_cp_r -eq 137 ] || [ $_cp_r -eq 124 ]; }}; then echo '{_HEADER} timeout {t}'; "
         f"else echo '{_HEADER} proc'; {PS_PROC_COMMAND}; fi"
     )
 
 
-#: The exact command string :func:`ps_command` builds (it takes no config values).
+#: The exact command string :func:`ps_command` builds with its default deadline.
 PS_COMMAND = ps_command()
 
 
@@ -375,16 +385,40 @@ def parse_ps(text: str | bytes | None) -> tuple[list[Proc], list[str]]:
     """Parse :data:`PS_COMMAND`'s output (either format); never raises.
 
     Returns the processes and the lines that could not be read (each cut to 500 characters).
-    Output without a header line is read as procps format.
+    Output without a header line is read as procps format.  When ps timed out the result is
+    ``([], ["@@cockpit-ps timeout N"])``: use :func:`ps_probe_findings` to report it.
     """
     try:
         body = _to_text(text)
         head = body.lstrip()[:40]
+        if head.startswith(f"{_HEADER} timeout"):
+            return [], [head.splitlines()[0]]
         if head.startswith(f"{_HEADER} proc\n") or head.rstrip() == f"{_HEADER} proc":
             return parse_proc_records(body)
         return parse_procps(body)
     except Exception as exc:  # pragma: no cover - defensive: a parser bug must not break a poll
         return [], [f"parser error: {exc!r}"]
+
+
+def ps_probe_findings(text: str | bytes | None) -> list[Finding]:
+    """Findings about the probe itself: ``ps`` hung (killed at its deadline)."""
+    head = _to_text(text).lstrip()[:60]
+    if not head.startswith(f"{_HEADER} timeout"):
+        return []
+    secs = head.split()[2] if len(head.split()) > 2 else "?"
+    return [
+        Finding(
+            layer=Layer.CONTAINER,
+            kind="ps-hung",
+            summary=f"ps did not finish within {secs}s: reading some process's /proc entry blocks",
+            advice=(
+                "A process is stuck in the kernel holding its memory map (often in the GPU driver; check the "
+                "host's kernel messages for an Xid or hung task). Nothing inside can end it: reboot the container."
+            ),
+            severity=Severity.ERROR,
+            subject={"timeout_s": secs},
+        )
+    ]
 
 
 # --------------------------------------------------------------------------------------------
@@ -758,19 +792,22 @@ def _zombie_finding(group: list[Proc], tree: ProcTree, reaps: bool | None, in_jo
         kind = "zombie-threads"
         more = f"{z.threads - 1} thread(s)" if z.threads > 1 else "some threads"
         summary = (
-            f"pid {z.pid} ({z.name}) is a zombie ({z.state}) for {fmt_age(z.elapsed_s)} with {more} "
+            f"pid {z.pid} ({z.name}, started {fmt_age(z.elapsed_s)} ago) is a zombie ({z.state}) with {more} "
             f"still alive, stuck in the kernel; parent {pname}"
         )
     elif len(group) == 1:
         kind = "zombie"
-        summary = f"pid {z.pid} ({z.name}) is a zombie ({z.state}) for {fmt_age(z.elapsed_s)}: parent {pname} has not reaped it"
+        summary = (
+            f"pid {z.pid} ({z.name}, started {fmt_age(z.elapsed_s)} ago) is a zombie ({z.state}): "
+            f"parent {pname} has not reaped it"
+        )
     else:
         kind = "zombie"
         oldest = max(g.elapsed_s for g in group)
         names = sorted({g.name for g in group})
         summary = (
-            f"{len(group)} zombies ({', '.join(names[:3])}{'…' if len(names) > 3 else ''}, oldest "
-            f"{fmt_age(oldest)}): parent {pname} has not reaped them"
+            f"{len(group)} zombies ({', '.join(names[:3])}{'…' if len(names) > 3 else ''}, the oldest started "
+            f"{fmt_age(oldest)} ago): parent {pname} has not reaped them"
         )
     if in_job:
         summary += " — the job"

@@ -626,6 +626,43 @@ def _min_keywords(words: Iterable[str]) -> list[str]:
     return out
 
 
+def _trie_regex(words: Iterable[str]) -> str:
+    """An alternation of literal ``words`` with shared prefixes factored out.
+
+    Python's ``re`` tries every branch of a flat alternation at every position; factored as a
+    trie, one branch per first character survives, which makes the prefilter about twice as
+    fast on ordinary lines.  Words that extend a shorter word are dropped (the shorter one
+    already triggers).
+    """
+    trie: dict[str, Any] = {}
+    for w in words:
+        if not w:
+            continue
+        node = trie
+        for ch in w:
+            node = node.setdefault(ch, {})
+        node[""] = {}
+
+    def build(node: dict[str, Any]) -> str:
+        if "" in node:
+            return ""
+        alts: list[str] = []
+        leaves: list[str] = []
+        for ch, sub in sorted(node.items()):
+            rest = build(sub)
+            if rest:
+                alts.append(re.escape(ch) + rest)
+            else:
+                leaves.append(ch)
+        if len(leaves) == 1:
+            alts.append(re.escape(leaves[0]))
+        elif leaves:
+            alts.append("[" + "".join(re.escape(c) for c in leaves) + "]")
+        return alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
+
+    return build(trie) if trie else ""
+
+
 class _Chain:
     __slots__ = (
         "id", "prefix", "start_no", "lines", "cut", "exceptions", "sig", "sig_m", "deciding", "deciding_no",
@@ -699,10 +736,10 @@ class Classifier:
         cs = _min_keywords(k for s in self.signatures if not s.ignore_case for k in s.keywords)
         ci = _min_keywords(k.lower() for s in self.signatures if s.ignore_case for k in s.keywords)
         cs = _min_keywords(list(cs) + list(_STRUCT_KEYWORDS))
-        alts = [re.escape(k) for k in sorted(cs, key=lambda k: (-len(k), k))]
+        pattern = _trie_regex(cs)
         if ci:
-            alts.append("(?i:" + "|".join(re.escape(k) for k in sorted(ci, key=lambda k: (-len(k), k))) + ")")
-        self._prefilter = re.compile("|".join(alts)).search
+            pattern += "|(?i:" + _trie_regex(ci) + ")"
+        self._prefilter = re.compile(pattern).search
         self.line_no = 0
         self.matches: deque[Match] = deque(maxlen=max(1, max_matches))
         self.counts: dict[str, int] = {}

@@ -86,18 +86,32 @@ class LocalShell:
         return self._p.returncode
 
     def close(self) -> None:
-        if self._p.returncode is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(self._p.pid, signal.SIGKILL)
+        """End the shell by closing its stdin (it exits at EOF after the current command).
+
+        Not a kill of the process group: the local shell runs under a subreaper
+        (:mod:`.reaper`) that must outlive cockpit while a job it adopted still runs, or that
+        job would be handed to PID 1 and, where PID 1 never reaps, end as a zombie.
+        """
         with contextlib.suppress(Exception):
             assert self._p.stdin is not None
             self._p.stdin.close()
 
+    def kill(self) -> None:
+        if self._p.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self._p.pid, signal.SIGKILL)
+
     async def wait_closed(self) -> None:
-        """Reap the process and let its pipes reach EOF, so nothing is left for the GC."""
+        """Let the shell exit and its pipes reach EOF (kill it if it will not), so nothing is left for the GC."""
+        try:
+            assert self._p.stdout is not None
+            while await asyncio.wait_for(self._p.stdout.read(65536), 1.0):
+                pass
+        except Exception:
+            self.kill()
         with contextlib.suppress(Exception):
             assert self._p.stdout is not None
-            while await asyncio.wait_for(self._p.stdout.read(65536), 2.0):
+            while await asyncio.wait_for(self._p.stdout.read(65536), 1.0):
                 pass
         with contextlib.suppress(Exception):
             await asyncio.wait_for(self._p.wait(), 2.0)

@@ -1,0 +1,106 @@
+"""Every message the UI passes around, in one place.
+
+Workers (and the engine's stage listener, which runs inside the engine's coroutine) only *post*
+these; the app's handlers are the only code that touches widgets.  Snapshot-like messages
+(a process table, a GPU snapshot, the journal) replace an older queued one of the same kind
+(``can_replace``), so a slow screen never works through a backlog of stale snapshots; log batches
+and stage events are never merged (each carries new facts).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from textual.message import Message
+
+from ..core.layers import Stage, Verdict
+
+__all__ = [
+    "StageEvent",
+    "ActionStarted",
+    "ActionFinished",
+    "ActionRefused",
+    "ProcsRefreshed",
+    "GpuRefreshed",
+    "KmsgRefreshed",
+    "LogBatch",
+    "HistoryRefreshed",
+]
+
+
+class _Snapshot(Message):
+    def can_replace(self, message: Message) -> bool:
+        return type(message) is type(self)
+
+
+@dataclass
+class StageEvent(Message):
+    """The engine decided (or started) one stage of ``action``."""
+
+    action: str
+    stage: Stage
+
+
+@dataclass
+class ActionStarted(Message):
+    action: str
+    note: str = ""
+
+
+@dataclass
+class ActionFinished(Message):
+    """An action ended.  ``verdict`` is None when it crashed (``error`` says why)."""
+
+    action: str
+    verdict: Verdict | None
+    outcome: str | None = None
+    attempt: int | None = None
+    first_error: dict[str, Any] | None = None
+    error: str | None = None
+    duration_s: float = 0.0
+
+
+@dataclass
+class ActionRefused(Message):
+    """The engine refused to start (the target is busy)."""
+
+    action: str
+    reason: str
+
+
+@dataclass
+class ProcsRefreshed(_Snapshot):
+    view: Any  # cockpit.core.observe.ProcsView
+
+
+@dataclass
+class GpuRefreshed(_Snapshot):
+    view: Any  # cockpit.core.observe.GPUView
+
+
+@dataclass
+class KmsgRefreshed(_Snapshot):
+    view: Any  # cockpit.core.observe.KmsgView
+
+
+@dataclass
+class LogBatch(Message):
+    """New lines of the followed log, collected over ~100 ms.
+
+    ``first_no`` is the 1-based number of ``lines[0]`` in the file as followed; ``matches`` are
+    the classifier's matches found in this batch.  ``view`` is the log part (freshness, path).
+    """
+
+    path: str | None
+    first_no: int
+    lines: list[str] = field(default_factory=list)
+    matches: list[Any] = field(default_factory=list)
+    events: list[Any] = field(default_factory=list)
+    view: Any = None
+
+
+@dataclass
+class HistoryRefreshed(_Snapshot):
+    records: list[Any]  # cockpit.core.journal.AttemptRecord
+    collected_at: float = 0.0
