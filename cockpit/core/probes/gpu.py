@@ -411,7 +411,7 @@ def _row(line: str, spec: tuple[GpuField, ...], free: int, cls: type) -> Any:
     parts = _split_row(line, spec, free)
     if parts is None:
         return None
-    values = {f.attr: parse_value(v, f.kind) for f, v in zip(spec, parts)}
+    values = {f.attr: parse_value(v, f.kind) for f, v in zip(spec, parts, strict=True)}
     first = values[spec[0].attr]
     # a data row starts with a number (index / pid); anything else is a message line
     if is_na(first) and first.reason.startswith("unparseable"):

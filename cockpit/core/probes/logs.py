@@ -132,13 +132,9 @@ class LogRing:
         self.total += 1
 
     def extend(self, lines: Iterable[str]) -> None:
-        before = len(self._d)
-        n = 0
         for line in lines:
             self._d.append(line)
-            n += 1
-        _ = before
-        self.total += n
+            self.total += 1
 
     def __len__(self) -> int:
         return len(self._d)

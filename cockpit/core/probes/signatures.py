@@ -447,7 +447,7 @@ def load_signatures(items: Iterable[dict[str, Any]] | None) -> list[Signature]:
     out: list[Signature] = []
     if items is None:
         return out
-    if isinstance(items, dict) or isinstance(items, (str, bytes)):
+    if isinstance(items, (dict, str, bytes)):
         raise ValueError("signatures: expected a list of tables ([[signatures]]), got a single value")
     for i, item in enumerate(items):
         where = f"signatures[{i}]"
