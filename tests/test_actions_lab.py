@@ -215,6 +215,7 @@ def test_journal_survives_kill_9_mid_attempt(lab, make_cfg, tmp_path):
     try:
         j = Journal(cfg.journal_path)
         wait_for(lambda: any(s.stage.name == "spawn" for a in j.attempts() for s in a.stages), timeout=30)
+        assert j.attempts()[-1].job["pid"]  # the job was recorded no later than its spawn stage
         os.kill(p.pid, signal.SIGKILL)
         p.wait(10)
     finally:

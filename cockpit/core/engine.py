@@ -233,8 +233,12 @@ class Engine:
         job: JobRecord | None = None
 
         def record(action: str, stage: Stage) -> None:
-            if stage.status is not Status.RUNNING:
-                self.journal.record_stage(attempt_id, action, stage)
+            if stage.status is Status.RUNNING:
+                return
+            if action == "launch" and stage.name == "spawn" and "job" in stage.data:
+                # the job record goes first: if cockpit dies right now, the next start can still stop it
+                self.journal.record_job(attempt_id, stage.data["job"])
+            self.journal.record_stage(attempt_id, action, stage)
 
         ctx = self.context(record)
         finished = False
@@ -260,7 +264,6 @@ class Engine:
                     job = res[1]
                     if job is not None:
                         self.set_job(job)
-                        self.journal.record_job(attempt_id, job.to_dict())
             first_error = None
             if verdict.failed_stage is None and job is not None:
                 t = time.monotonic()
