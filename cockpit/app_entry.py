@@ -1,4 +1,4 @@
-"""Start the TUI (or, until it exists, show the status of the configured or demo target)."""
+"""Start the TUI (``cockpit`` without a sub-command)."""
 
 from __future__ import annotations
 
@@ -6,18 +6,19 @@ import sys
 
 from .config import Config
 
+DEMO_NOTICE = "no config found: running the built-in demo (copy sample_config.toml to ./cockpit.toml for your target)"
+
 
 def run_tui(cfg: Config | None, *, read_only: bool = False) -> int:
-    import asyncio
-
-    from .cli import render_status
-    from .core.status import collect_status
-
+    notice = ""
     if cfg is None:
         from .demo import demo_config
 
-        print("cockpit: no config found, running the built-in demo (see README: Configure)", file=sys.stderr)
+        print(f"cockpit: {DEMO_NOTICE}", file=sys.stderr)
         cfg = demo_config()
-    report = asyncio.run(collect_status(cfg))
-    print(render_status(report))
-    return 0 if report["ok"] else 1
+        notice = DEMO_NOTICE
+    from .ui.app import create_app
+
+    app = create_app(cfg, read_only=read_only, notice=notice)
+    rc = app.run()
+    return int(rc or 0)

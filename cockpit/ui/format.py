@@ -31,7 +31,21 @@ __all__ = [
     "is_stale",
     "link_states",
     "one_line",
+    "spark",
 ]
+
+_BARS = "▁▂▃▄▅▆▇█"
+
+
+def spark(values: Iterable[float], width: int, *, top: float = 100.0) -> str:
+    """A sparkline of the last ``width`` values on a *fixed* 0…``top`` scale (a flat 0 % stays a
+    low line, never a full bar); missing history is blank, not invented."""
+    vals = list(values)[-max(0, width):]
+    out = []
+    for v in vals:
+        frac = 0.0 if top <= 0 else min(1.0, max(0.0, v / top))
+        out.append(_BARS[min(len(_BARS) - 1, int(frac * (len(_BARS) - 1) + 0.5))])
+    return " " * (max(0, width) - len(out)) + "".join(out)
 
 #: one glyph per stage status (the same set the headless CLI prints)
 STATUS_GLYPH = {

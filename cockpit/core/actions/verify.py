@@ -181,15 +181,9 @@ async def verify(ctx: ActionContext, job: JobRecord, verdict: Verdict | None = N
     startup_deadline = started + cfg.job.startup_timeout
     healthy_at = started + cfg.job.healthy_after
     offset = 0
-    last_size = -1
-    grew_at: float | None = None
     log_seen_at: float | None = None
-    decided: dict[str, tuple[Status, str]] = {}
     last = Tick()
-
-    def decide(name: str, status: Status, detail: str) -> None:
-        if name not in decided:
-            decided[name] = (status, detail)
+    final_stat = None
 
     while True:
         res = await ctx.run(_tick_command(job, offset), timeout=10)
@@ -200,22 +194,19 @@ async def verify(ctx: ActionContext, job: JobRecord, verdict: Verdict | None = N
             offset = 0
             continue
         if t.data:
+            if t.log_size >= 0:  # bytes written after the size was taken are read next tick
+                t.data = t.data[: max(0, t.log_size - offset)]
             offset += len(t.data)
             scan.feed(t.data)
         stat = read_stat(t.stat_text) if t.stat_text else None
         if stat is not None and job.start_time is not None and stat.start_time != job.start_time:
             stat = None  # the pid was reused: not our job
         alive = stat is not None and not stat.state.startswith("Z")
-        exited = t.exit_code is not None or (t.pid_text and not alive)
+        exited = t.exit_code is not None or bool(t.pid_text and not alive)
+        final_stat = stat
 
-        if t.pid_text:
-            decide("spawned", Status.OK, f"pid {t.pid_text}")
         if t.log_size >= 0 and log_seen_at is None:
             log_seen_at = now
-        if t.log_size > 0 and t.log_size != last_size:
-            if last_size >= 0 or t.log_size > 0:
-                grew_at = grew_at or now
-            last_size = t.log_size
 
         if exited:
             scan.flush()
@@ -248,7 +239,7 @@ async def verify(ctx: ActionContext, job: JobRecord, verdict: Verdict | None = N
         st.ok(f"pid {last.pid_text} (group {job.pgid})", **base)
 
     # alive
-    stat = read_stat(last.stat_text) if last.stat_text else None
+    stat = final_stat  # as the loop judged it (a reused pid is not our job)
     dead = last.exit_code is not None or stat is None or stat.state.startswith("Z")
     async with vb.stage("alive") as st:
         if dead and scan.progress_line is None:

@@ -1,0 +1,41 @@
+"""The command palette (ctrl+p): every registry action that is allowed right now.
+
+Actions that ``--read-only`` (or a non-demo target) disables are not offered at all.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+
+from textual.command import DiscoveryHit, Hit, Hits, Provider
+
+from .actions import ACTIONS, UIAction
+from .screens.help import key_label
+
+__all__ = ["CockpitCommands"]
+
+
+class CockpitCommands(Provider):
+    def _available(self) -> list[UIAction]:
+        allowed = getattr(self.app, "action_allowed", None)
+        return [a for a in ACTIONS if allowed is None or allowed(a)]
+
+    def _title(self, a: UIAction) -> str:
+        return f"{a.description}"
+
+    def _help(self, a: UIAction) -> str:
+        keymap = getattr(self.app, "keymap", {}) or {}
+        return f"{a.help}  [{key_label(keymap.get(a.id, a.key))}]"
+
+    async def discover(self) -> Hits:
+        for a in self._available():
+            yield DiscoveryHit(self._title(a), partial(self.app.run_action, a.action), help=self._help(a))
+
+    async def search(self, query: str) -> Hits:
+        matcher = self.matcher(query)
+        for a in self._available():
+            text = f"{self._title(a)} {a.id}"
+            score = max(matcher.match(self._title(a)), matcher.match(a.id), matcher.match(a.help) * 0.5)
+            if score > 0:
+                yield Hit(score, matcher.highlight(self._title(a)), partial(self.app.run_action, a.action), text=text,
+                          help=self._help(a))

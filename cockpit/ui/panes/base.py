@@ -1,0 +1,95 @@
+"""What every pane shares: theme-driven text styles, freshness, zoom.
+
+Colours reach Python-built text only through *component classes* declared here and styled in
+``styles.tcss`` with ``$variables`` (``.cs > .layer--app { color: $layer-app; }``), so a theme
+change re-styles everything and no colour is written in Python.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from rich.style import Style
+from rich.text import Text
+from textual.containers import Vertical
+from textual.widget import Widget
+
+from ...core.layers import Layer
+from ..format import fmt_age
+
+__all__ = ["STYLE_CLASSES", "Styled", "Pane", "layer_tag"]
+
+STYLE_CLASSES = frozenset(
+    {f"layer--{layer.value}" for layer in Layer}
+    | {f"st--{s}" for s in ("ok", "fail", "pending", "running", "skipped", "not-reached")}
+    | {f"out--{o}" for o in ("passed", "failed", "untested", "interrupted", "running")}
+    | {"sev--error", "sev--warning", "sev--info", "txt--dim", "txt--key", "txt--job", "txt--zombie", "txt--dstate",
+       "txt--stale", "txt--fresh", "txt--readonly", "txt--action", "txt--title", "txt--spark"}
+)
+
+
+def _cls(value: Any) -> str:
+    return str(getattr(value, "value", value)).replace(" ", "-")
+
+
+class Styled:
+    """Mixin for widgets that build Rich text: ``self.cs("layer--app")`` is the theme's style."""
+
+    DEFAULT_CLASSES = "cs"
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        # Textual collects COMPONENT_CLASSES only from DOMNode classes, not from mixins: put them
+        # on every concrete subclass itself.
+        cls.COMPONENT_CLASSES = set(STYLE_CLASSES) | set(cls.__dict__.get("COMPONENT_CLASSES", set()))
+        super().__init_subclass__(**kwargs)
+
+    def cs(self, *names: str) -> Style:
+        widget: Widget = self  # type: ignore[assignment]
+        if not widget.is_attached:  # not mounted yet: plain text (it is redrawn once mounted)
+            return Style()
+        return widget.get_component_rich_style(*names, partial=True)
+
+    def layer_style(self, layer: Any) -> Style:
+        return self.cs(f"layer--{_cls(layer)}") if layer else Style()
+
+    def status_style(self, status: Any) -> Style:
+        return self.cs(f"st--{_cls(status)}")
+
+    def outcome_style(self, outcome: Any) -> Style:
+        o = _cls(outcome)
+        return self.cs(f"out--{o}") if f"out--{o}" in STYLE_CLASSES else Style()
+
+    def severity_style(self, severity: Any) -> Style:
+        s = _cls(severity)
+        return self.cs(f"sev--{s}") if f"sev--{s}" in STYLE_CLASSES else Style()
+
+
+def layer_tag(styled: Styled, layer: Any) -> Text:
+    """``[app]`` in the layer's colour: the label says it, the colour repeats it."""
+    name = _cls(layer) if layer else "?"
+    return Text(f"[{name}]", style=styled.layer_style(layer) if layer else Style())
+
+
+class Pane(Styled, Vertical):
+    """A bordered, zoomable pane whose subtitle says how old its data is."""
+
+    ALLOW_MAXIMIZE = True
+    pane_id: ClassVar[str] = ""
+    pane_title: ClassVar[str] = ""
+
+    def __init__(self, **kw: Any) -> None:
+        super().__init__(id=kw.pop("id", self.pane_id), **kw)
+        self.border_title = self.pane_title
+        self._dirty = False
+
+    def set_freshness(self, age: float | None, stale: bool, *, note: str = "") -> None:
+        """Mark the pane stale (dashed warning border, dimmed) or fresh, and say the age."""
+        self.set_class(stale, "-stale")
+        glyph = "⚠ " if stale else ""
+        when = "no data yet" if age is None else f"{fmt_age(age)} ago"
+        self.border_subtitle = f"{glyph}{when}" + (f" · {note}" if note else "")
+
+    @property
+    def hidden_by_zoom(self) -> bool:
+        m = self.screen.maximized if self.is_mounted else None
+        return m is not None and m is not self and self not in m.ancestors_with_self

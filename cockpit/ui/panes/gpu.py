@@ -1,0 +1,209 @@
+"""GPUs: utilisation and memory per GPU with a short history, temperature, power, per-process
+memory.  ``N/A`` values (``[N/A]``, ``[Not Supported]`` …) are shown as ``N/A``, never as 0; GPU
+failures (nvidia-smi failed, hung, memory held by a dead pid) are shown with their layer.
+
+Collection keeps going while the pane is hidden by a zoom; only the re-render is skipped.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Any, Callable
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.widgets import Static
+
+from ..format import fmt_mib, fmt_na, is_stale, one_line, spark
+from .base import Pane, Styled, layer_tag
+
+__all__ = ["GpuPane", "GpuCard", "HISTORY", "gpu_key"]
+
+#: samples of history per GPU (one per refresh)
+HISTORY = 60
+_SEV_GLYPH = {"error": "✘", "warning": "!", "info": "i"}
+
+
+def _num(v: Any) -> float | None:
+    if v is None or type(v).__name__ == "NaType":
+        return None
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return None
+
+
+def gpu_key(g: Any) -> str:
+    """A GPU's identity across snapshots: its uuid, else its index."""
+    return str(g.uuid) if type(g.uuid).__name__ != "NaType" else f"index-{g.index}"
+
+
+class GpuCard(Styled, Vertical):
+    """One GPU: a heading line, then utilisation and memory, each with its sparkline."""
+
+    def __init__(self, key: str, **kw: Any) -> None:
+        super().__init__(classes="gpu-card", **kw)
+        self.key = key
+        self.util: deque[float] = deque(maxlen=HISTORY)
+        self.mem: deque[float] = deque(maxlen=HISTORY)
+        self.gpu: Any = None
+
+    def compose(self) -> ComposeResult:
+        yield Static("", classes="gpu-head", markup=False)
+        with Horizontal(classes="gpu-row"):
+            yield Static("", classes="gpu-label gpu-util", markup=False)
+            yield Static("", classes="gpu-spark gpu-util-spark", markup=False)
+        with Horizontal(classes="gpu-row"):
+            yield Static("", classes="gpu-label gpu-mem", markup=False)
+            yield Static("", classes="gpu-spark gpu-mem-spark", markup=False)
+
+    def sample(self, gpu: Any) -> None:
+        """Record one snapshot of this GPU (also while hidden)."""
+        self.gpu = gpu
+        u, m = _num(gpu.utilization_pct), _num(gpu.memory_pct)
+        if u is not None:
+            self.util.append(u)
+        if m is not None:
+            self.mem.append(m)
+
+    def head_text(self) -> Text:
+        g = self.gpu
+        t = Text(no_wrap=True, overflow="ellipsis")
+        if g is None:
+            return t
+        t.append(f"GPU{fmt_na(g.index)} ", style=self.cs("txt--title"))
+        t.append(f"{fmt_na(g.name)}  ")
+        t.append(f"{fmt_na(g.temperature_c, '.0f', '°C')}  ")
+        power = f"{fmt_na(g.power_draw_w, '.0f')}/{fmt_na(g.power_limit_w, '.0f')} W"
+        t.append(power + "  ")
+        t.append(f"{fmt_na(g.pstate)}", style=self.cs("txt--dim"))
+        return t
+
+    def refresh_view(self) -> None:
+        if not self.is_mounted or self.gpu is None:
+            return
+        g = self.gpu
+        self.query_one(".gpu-head", Static).update(self.head_text())
+        self.query_one(".gpu-util", Static).update(f"util {fmt_na(g.utilization_pct, '>3.0f', '%')}")
+        self.query_one(".gpu-mem", Static).update(
+            f"mem  {fmt_na(g.memory_pct, '>3.0f', '%')} {fmt_mib(g.memory_used_mib)}/{fmt_mib(g.memory_total_mib)}")
+        for sel, data in ((".gpu-util-spark", self.util), (".gpu-mem-spark", self.mem)):
+            w = self.query_one(sel, Static)
+            w.update(Text(spark(data, max(1, w.size.width or HISTORY)), style=self.cs("txt--spark")))
+
+
+class GpuPane(Pane):
+    pane_id = "gpu"
+    pane_title = "GPUs [3]"
+
+    def __init__(self, clock: Callable[[], float], interval: float, **kw: Any) -> None:
+        super().__init__(**kw)
+        self.clock, self.interval = clock, interval
+        self.view: Any = None
+        self.cards: dict[str, GpuCard] = {}
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="gpu-scroll"):
+            yield Static("", id="gpu-error", markup=False)
+            yield Vertical(id="gpu-cards")
+            yield Static("", id="gpu-procs", markup=False)
+            yield Static("", id="gpu-findings", markup=False)
+
+    def show(self, view: Any) -> None:
+        self.view = view
+        snap = getattr(view, "snapshot", None)
+        if snap is not None:
+            for g in snap.gpus:
+                key = gpu_key(g)
+                card = self.cards.get(key)
+                if card is None:
+                    card = self.cards[key] = GpuCard(key)
+                card.sample(g)
+        if self.hidden_by_zoom:
+            self._dirty = True
+            return
+        self.redraw()
+
+    def tick(self) -> None:
+        v = self.view
+        if v is None:
+            return
+        age = None if v.collected_at is None else self.clock() - v.collected_at
+        err = v.error if v.snapshot is None or v.error != getattr(v.snapshot, "error", None) else None
+        note = f"refresh failed: {one_line(err, 60)}" if err else ""
+        self.set_freshness(age, is_stale(age, self.interval) or bool(err), note=note)
+
+    def redraw(self) -> None:
+        self._dirty = False
+        if not self.is_mounted:
+            return
+        v = self.view
+        snap = getattr(v, "snapshot", None)
+        box = self.query_one("#gpu-cards", Vertical)
+        live = {gpu_key(g) for g in (snap.gpus if snap else [])}
+        for key, card in list(self.cards.items()):
+            if key not in live:
+                if card.parent is not None:
+                    card.remove()
+                del self.cards[key]
+            elif card.parent is None:
+                box.mount(card)
+                self.call_after_refresh(card.refresh_view)
+            else:
+                card.refresh_view()
+        err = self.error_text()
+        self.query_one("#gpu-error", Static).update(err)
+        self.query_one("#gpu-error", Static).display = bool(err.plain)
+        self.query_one("#gpu-procs", Static).update(self.procs_text())
+        self.query_one("#gpu-findings", Static).update(self.findings_text())
+        self.tick()
+
+    def error_text(self) -> Text:
+        """A GPU failure, with its layer: ``✘ [gpu] NVIDIA-SMI has failed …``."""
+        t = Text()
+        v = self.view
+        if v is None:
+            return t
+        snap = v.snapshot
+        if v.error and (snap is None or not snap.gpus):
+            lay = getattr(v.error_layer, "value", v.error_layer) or "gpu"
+            if "disabled in config" in v.error:
+                t.append(f"GPU probe {v.error}", style=self.cs("txt--dim"))
+                return t
+            t.append("✘ ", style=self.cs("sev--error"))
+            t.append_text(layer_tag(self, lay))
+            t.append(f" {one_line(v.error, 300)}")
+        elif snap is not None and snap.error:
+            t.append("✘ ", style=self.cs("sev--error"))
+            t.append_text(layer_tag(self, "gpu"))
+            t.append(f" {one_line(snap.error, 300)}")
+        return t
+
+    def procs_text(self) -> Text:
+        t = Text(no_wrap=True, overflow="ellipsis")
+        snap = getattr(self.view, "snapshot", None)
+        if snap is None:
+            return t
+        if not snap.processes:
+            if snap.gpus:
+                t.append("no compute processes", style=self.cs("txt--dim"))
+            return t
+        t.append("GPU  PID      MEM     PROCESS", style=self.cs("txt--dim"))
+        for p in snap.processes:
+            t.append(f"\n{fmt_na(p.gpu_index):<4} {fmt_na(p.pid):<8} {fmt_mib(p.used_memory_mib):>7}  {fmt_na(p.process_name)}")
+        return t
+
+    def findings_text(self) -> Text:
+        t = Text()
+        snap = getattr(self.view, "snapshot", None)
+        if snap is None:
+            return t
+        for i, f in enumerate(snap.findings[:5]):
+            if i:
+                t.append("\n")
+            sev = str(getattr(f.severity, "value", f.severity))
+            t.append(_SEV_GLYPH.get(sev, "!") + " ", style=self.severity_style(sev))
+            t.append_text(layer_tag(self, f.layer))
+            t.append(f" {f.summary}")
+        return t

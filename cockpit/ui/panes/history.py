@@ -1,0 +1,100 @@
+"""The fix-attempt history: attempt, time, hypothesis, code version, outcome, layer, first error.
+
+Newest first, updated by row key (the attempt id).  Enter on a row (or ``v``) opens the full
+verdict.  ``failed`` and ``untested`` differ by glyph, word and colour (``✘ FAILED app`` vs
+``⊘ UNTESTED ssh``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.message import Message
+from textual.widgets import DataTable
+
+from ..format import code_version_text, first_error_text, fmt_clock, is_stale, one_line, outcome_text
+from .base import Pane
+from .table import sync_rows
+
+__all__ = ["HistoryPane"]
+
+COLUMNS = (("id", "#"), ("time", "TIME"), ("note", "HYPOTHESIS"), ("code", "CODE"), ("outcome", "OUTCOME"),
+           ("layer", "LAYER"), ("error", "FIRST ERROR"))
+
+
+class HistoryPane(Pane):
+    pane_id = "history"
+    pane_title = "attempts [4]"
+
+    class AttemptChosen(Message):
+        def __init__(self, attempt: int) -> None:
+            super().__init__()
+            self.attempt = attempt
+
+    def __init__(self, clock: Callable[[], float], interval: float, **kw: Any) -> None:
+        super().__init__(**kw)
+        self.clock, self.interval = clock, interval
+        self.records: list[Any] = []
+        self.collected_at: float | None = None
+
+    def compose(self) -> ComposeResult:
+        table: DataTable = DataTable(id="history-table", cursor_type="row")
+        for key, label in COLUMNS:
+            table.add_column(label, key=key)
+        yield table
+
+    @property
+    def table(self) -> DataTable:
+        return self.query_one("#history-table", DataTable)
+
+    def show(self, records: list[Any], collected_at: float | None = None) -> None:
+        self.records = list(records)
+        self.collected_at = collected_at
+        self.redraw()
+
+    def tick(self) -> None:
+        age = None if self.collected_at is None else self.clock() - self.collected_at
+        self.set_freshness(age, is_stale(age, self.interval * 5), note=f"{len(self.records)} attempts")
+
+    def redraw(self) -> None:
+        if not self.is_mounted:
+            return
+        now = self.clock()
+        rows = []
+        for r in reversed(self.records):
+            o = str(getattr(r.outcome, "value", r.outcome))
+            lay = getattr(r.layer, "value", r.layer) or ""
+            rows.append((str(r.attempt), [
+                Text(str(r.attempt), style=self.cs("txt--title")),
+                fmt_clock(r.started_at, now),
+                one_line(r.note, 60) or "—",
+                code_version_text(r.code_version),
+                Text(outcome_text(o, None, short=True), style=self.outcome_style(o)),
+                Text(lay or "—", style=self.layer_style(lay) if lay else self.cs("txt--dim")),
+                one_line(first_error_text(r.first_error), 80) or "—",
+            ]))
+        with self.app.batch_update():
+            sync_rows(self.table, rows, key_column=0)
+        self.tick()
+
+    def selected(self) -> int | None:
+        t = self.table
+        if not t.row_count:
+            return None
+        try:
+            return int(t.coordinate_to_cell_key(t.cursor_coordinate).row_key.value)
+        except Exception:
+            return None
+
+    def record(self, attempt: int) -> Any:
+        return next((r for r in self.records if r.attempt == attempt), None)
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        event.stop()
+        if event.row_key.value is not None:
+            self.post_message(self.AttemptChosen(int(event.row_key.value)))
+
+    def retheme(self) -> None:
+        self.redraw()

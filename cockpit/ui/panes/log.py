@@ -1,0 +1,282 @@
+"""The live train log of the current attempt.
+
+The hot path is Textual's plain :class:`~textual.widgets.Log` with ``max_lines`` (RichLog with
+megabytes of text freezes), fed in batches (one ``write_lines`` per ~100 ms of collection).  Each
+displayed line keeps its line number in the file, so classified errors (matched by the core's
+signature table) are marked by number: the deciding line gets a ``✘`` gutter and the layer's
+colour, the traceback leading to it a ``│`` gutter, warnings a ``!``.  Colour is never alone.
+
+Follow/pause (``f``), filter (``/``: lines containing a text, case-insensitive), first error
+(``E``) and next error (``e``) act here.  Jumping to an error pauses following.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections import deque
+from typing import Any, Callable
+
+from rich.segment import Segment
+from rich.style import Style
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.strip import Strip
+from textual.widgets import Input, Log
+
+from ..format import is_stale, one_line
+from .base import Pane, Styled
+
+__all__ = ["LogPane", "MarkedLog", "Mark"]
+
+_SPLITS = ("\r", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029")
+
+
+class Mark:
+    __slots__ = ("layer", "kind", "label")
+
+    def __init__(self, layer: str, kind: str, label: str = "") -> None:
+        self.layer, self.kind, self.label = layer, kind, label  # kind: error | trace | warning
+
+
+def _single_line(line: str) -> str:
+    """Log.write_lines splits on every line boundary Python knows; keep one file line one row."""
+    if any(c in line for c in _SPLITS):
+        for c in _SPLITS:
+            line = line.replace(c, " ")
+    return line
+
+
+class MarkedLog(Styled, Log):
+    """A Log whose rows know their line number in the file, and draw marks by that number."""
+
+    GUTTER = {"error": "✘ ", "trace": "│ ", "warning": "! "}
+
+    def __init__(self, max_lines: int, **kw: Any) -> None:
+        super().__init__(max_lines=max_lines, auto_scroll=True, highlight=False, **kw)
+        self.numbers: deque[int] = deque(maxlen=max_lines)
+        self.marks: dict[int, Mark] = {}
+        self.current: int | None = None  # the line number the last jump went to
+
+    def add(self, numbered: list[tuple[int, str]]) -> None:
+        if not numbered:
+            return
+        self.numbers.extend(n for n, _ in numbered)
+        self.write_lines([_single_line(t) for _, t in numbered])
+
+    def reset(self) -> None:
+        self.clear()
+        self.numbers.clear()
+        self.current = None
+
+    def row_of(self, line_no: int) -> int | None:
+        i = bisect.bisect_left(self.numbers, line_no)  # numbers only grow
+        return i if i < len(self.numbers) and self.numbers[i] == line_no else None
+
+    def render_line(self, y: int) -> Strip:
+        strip = super().render_line(y)
+        row = int(self.scroll_offset.y) + y
+        if row >= len(self.numbers) or row >= len(self.lines):
+            return strip
+        no = self.numbers[row]
+        mark = self.marks.get(no)
+        if mark is None and self.current != no:
+            return strip
+        if mark is None:
+            style, gutter = Style(), "▶ "
+        elif mark.kind == "warning":
+            style, gutter = self.cs("sev--warning"), self.GUTTER["warning"]
+        else:
+            style = self.layer_style(mark.layer)
+            if mark.kind == "trace":
+                style = style + Style(bold=False)
+            gutter = self.GUTTER[mark.kind]
+        if self.current == no:
+            style = style + Style(reverse=True)
+        body = Strip(list(Segment.apply_style(list(strip), None, style)), strip.cell_length)
+        head = Strip([Segment(gutter, style + Style(bold=True))], len(gutter))
+        return Strip.join([head, body]).crop(0, self.size.width)
+
+
+class LogPane(Pane):
+    pane_id = "log"
+    pane_title = "log [2]"
+
+    BINDINGS = [
+        Binding("escape", "cancel_filter", "Cancel filter", show=False),
+    ]
+
+    def __init__(self, clock: Callable[[], float], interval: float, max_lines: int,
+                 history: Callable[[], tuple[int, list[str]]] | None = None, **kw: Any) -> None:
+        super().__init__(**kw)
+        self.clock, self.interval, self.max_lines = clock, interval, max_lines
+        self.history = history or (lambda: (1, []))
+        self.path: str | None = None
+        self.last_no = 0  # the number of the last line received
+        self.filter = ""
+        self.following = True
+        self.errors: list[int] = []  # line numbers to jump to (first line of each error), sorted
+        self.error_labels: dict[int, tuple[str, str]] = {}  # jump line → (layer, label)
+        self.view: Any = None
+
+    def compose(self) -> ComposeResult:
+        yield MarkedLog(self.max_lines, id="log-view")
+        yield Input(placeholder="filter: show lines containing… (enter: apply, esc: cancel)", id="log-filter", compact=True)
+
+    def on_mount(self) -> None:
+        self.query_one("#log-filter", Input).display = False
+        self._title()
+
+    @property
+    def log_view(self) -> MarkedLog:
+        return self.query_one("#log-view", MarkedLog)
+
+    # -- data ---------------------------------------------------------------------------------
+    def feed(self, path: str | None, first_no: int, lines: list[str], matches: list[Any], view: Any = None) -> None:
+        """One batch from the follower (the hot path)."""
+        self.view = view
+        if path != self.path:
+            self.path = path
+            self._reset()
+        log = self.log_view
+        numbered = [(first_no + i, line) for i, line in enumerate(lines) if first_no + i > self.last_no]
+        if numbered:
+            self.last_no = numbered[-1][0]
+            if self.filter:
+                f = self.filter
+                numbered = [(n, t) for n, t in numbered if f in t.lower()]
+            log.add(numbered)
+        if matches:
+            self.add_matches(matches)
+        self._title()
+
+    def add_matches(self, matches: list[Any]) -> None:
+        log = self.log_view
+        for m in matches:
+            layer = str(getattr(m.layer, "value", m.layer))
+            sev = str(getattr(m.severity, "value", m.severity))
+            kind = "error" if sev == "error" else "warning"
+            start = m.traceback_start if getattr(m, "traceback_start", None) else m.line_no
+            if kind == "error":
+                for n in range(start, m.line_no):
+                    if log.marks.get(n) is None or log.marks[n].kind != "error":
+                        log.marks[n] = Mark(layer, "trace")
+            log.marks[m.line_no] = Mark(layer, kind, m.label)
+            if kind == "error" and start not in self.error_labels:
+                bisect.insort(self.errors, start)
+            if kind == "error":
+                self.error_labels[start] = (layer, m.label)
+        log.refresh()
+
+    def _reset(self) -> None:
+        self.last_no = 0
+        self.errors.clear()
+        self.error_labels.clear()
+        self.log_view.marks.clear()
+        self.log_view.reset()
+
+    def rebuild(self) -> None:
+        """Re-show every line the observer holds (after the filter changed)."""
+        first, lines = self.history()
+        log = self.log_view
+        log.reset()
+        numbered = [(first + i, t) for i, t in enumerate(lines)]
+        if self.filter:
+            numbered = [(n, t) for n, t in numbered if self.filter in t.lower()]
+        log.add(numbered)
+        if lines:
+            self.last_no = max(self.last_no, first + len(lines) - 1)
+        if self.following:
+            log.scroll_end(animate=False, immediate=True)
+        self._title()
+
+    # -- commands -----------------------------------------------------------------------------
+    def set_following(self, on: bool) -> None:
+        self.following = on
+        log = self.log_view
+        log.auto_scroll = on
+        if on:
+            log.current = None
+            log.scroll_end(animate=False, immediate=True)
+            log.refresh()
+        self._title()
+
+    def toggle_follow(self) -> None:
+        self.set_following(not self.following)
+
+    def open_filter(self) -> None:
+        inp = self.query_one("#log-filter", Input)
+        inp.value = self.filter
+        inp.display = True
+        inp.focus()
+
+    def set_filter(self, text: str) -> None:
+        self.filter = text.strip().lower()
+        self.rebuild()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        if event.input.id != "log-filter":
+            return
+        event.stop()
+        event.input.display = False
+        self.set_filter(event.value)
+        self.log_view.focus()
+
+    def action_cancel_filter(self) -> None:
+        inp = self.query_one("#log-filter", Input)
+        if inp.display:
+            inp.display = False
+            self.log_view.focus()
+
+    def jump_error(self, *, first: bool = False) -> int | None:
+        """Scroll to the first error, or the next one after the last jump (wrapping); pauses."""
+        if not self.errors:
+            self.app.notify("no classified error in this log (yet)", severity="information", timeout=3)
+            return None
+        log = self.log_view
+        if first or log.current is None:
+            target = self.errors[0]
+        else:
+            i = bisect.bisect_right(self.errors, log.current)
+            target = self.errors[i % len(self.errors)]
+        row = log.row_of(target)
+        if row is None:  # filtered out, or already dropped from the ring
+            row = bisect.bisect_left(log.numbers, target)
+            if row >= len(log.numbers):
+                self.app.notify(f"line {target} is not shown (filter: {self.filter!r})", severity="warning", timeout=3)
+                return None
+        self.set_following(False)
+        log.current = target
+        log.scroll_to(y=max(0, row - 2), animate=False, immediate=True)
+        log.refresh()
+        self._title()
+        return target
+
+    # -- display ------------------------------------------------------------------------------
+    def _title(self) -> None:
+        t = Text(self.pane_title, no_wrap=True)
+        t.append("  " + ("● FOLLOW" if self.following else "⏸ PAUSED"), style=self.cs("txt--fresh") if self.following else self.cs("sev--warning"))
+        if self.filter:
+            t.append(f"  filter: {self.filter}", style=self.cs("txt--action"))
+        if self.errors:
+            layer, label = self.error_labels[self.errors[0]]
+            t.append(f"  ✘ {len(self.errors)} error{'s' if len(self.errors) != 1 else ''}: ", style=self.cs("sev--error"))
+            t.append(f"[{layer}] ", style=self.layer_style(layer))
+            t.append(one_line(label, 50))
+        self.border_title = t
+
+    def tick(self) -> None:
+        v = self.view
+        if v is None:
+            self.set_freshness(None, False, note="no job launched yet" if self.path is None else "")
+            self.border_subtitle = self.path or "no job launched yet"
+            return
+        age = None if v.collected_at is None else self.clock() - v.collected_at
+        note = one_line(self.path or "", 60)
+        if v.error:
+            note = f"refresh failed: {one_line(v.error, 60)}"
+        self.set_freshness(age, is_stale(age, self.interval) or bool(v.error), note=note)
+
+    def retheme(self) -> None:
+        self._title()
+        self.log_view.refresh()

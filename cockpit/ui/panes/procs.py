@@ -1,0 +1,164 @@
+"""The container's process tree: a DataTable updated by row key (pid), never cleared.
+
+Zombies (``Z``), processes stuck in ``D`` and the job's own processes stand out by a flag column
+(``Z!``, ``D!``, ``●``) *and* a style; a zombie's command names its parent (the one that has not
+reaped it).  The findings (zombie, D state, job missing, duplicate job) are listed under the table.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.widgets import DataTable, Static
+
+from ...core.probes.procs import ProcTree
+from ..format import fmt_elapsed, fmt_kib, is_stale, one_line
+from .base import Pane, layer_tag
+from .table import sync_rows
+
+__all__ = ["ProcsPane"]
+
+COLUMNS = (("flag", ""), ("pid", "PID"), ("stat", "STAT"), ("age", "AGE"), ("cpu", "CPU%"), ("rss", "RSS"), ("cmd", "COMMAND"))
+#: below this pane width only flag, PID, STAT and COMMAND are shown (zoom shows everything)
+WIDE_AT = 64
+_NARROW = ("flag", "pid", "stat", "cmd")
+_SEV_GLYPH = {"error": "✘", "warning": "!", "info": "i"}
+
+
+class ProcsPane(Pane):
+    pane_id = "procs"
+    pane_title = "processes [1]"
+
+    def __init__(self, clock: Callable[[], float], interval: float, **kw: Any) -> None:
+        super().__init__(**kw)
+        self.clock, self.interval = clock, interval
+        self.view: Any = None
+        self.job_only = False
+        self.wide = False
+
+    def compose(self) -> ComposeResult:
+        table: DataTable = DataTable(id="procs-table", cursor_type="row", zebra_stripes=False)
+        self._columns(table)
+        yield table
+        yield Static("", id="procs-findings", markup=False)
+
+    def _columns(self, table: DataTable) -> None:
+        for key, label in COLUMNS:
+            if self.wide or key in _NARROW:
+                table.add_column(label, key=key)
+
+    def on_resize(self) -> None:
+        wide = self.size.width >= WIDE_AT
+        if wide != self.wide:
+            self.wide = wide
+            table = self.table
+            table.clear(columns=True)  # only when the column set changes, never on a refresh
+            self._columns(table)
+            self.redraw()
+
+    @property
+    def table(self) -> DataTable:
+        return self.query_one("#procs-table", DataTable)
+
+    def show(self, view: Any) -> None:
+        self.view = view
+        if self.hidden_by_zoom:
+            self._dirty = True
+            return
+        self.redraw()
+
+    def tick(self) -> None:
+        if self.view is not None:
+            age = None if self.view.collected_at is None else self.clock() - self.view.collected_at
+            self.set_freshness(age, is_stale(age, self.interval) or bool(self.view.error), note=self._note())
+
+    def _note(self) -> str:
+        v = self.view
+        n = len(v.procs) if v is not None else 0
+        parts = [f"{n} procs"]
+        if self.job_only:
+            parts.append("job only (j)")
+        if v is not None and v.error:
+            parts.append(f"refresh failed: {one_line(v.error, 60)}")
+        return " · ".join(parts)
+
+    def set_job_only(self, on: bool) -> None:
+        self.job_only = on
+        self.redraw()
+
+    def rows(self) -> list[tuple[str, list[Any]]]:
+        v = self.view
+        if v is None:
+            return []
+        tree = ProcTree(v.procs)
+        job_pids = set(getattr(v, "job_pids", set()) or set())
+        job_groups = {p.pgid for p in v.procs if p.pid in job_pids}
+        out: list[tuple[str, list[Any]]] = []
+        for depth, p in tree.walk():
+            is_job = p.pid in job_pids or (p.pgid in job_groups and p.pgid != 0)
+            if self.job_only and not (is_job or p.is_zombie or p.is_uninterruptible or p.pid == 1):
+                continue
+            out.append((str(p.pid), self._cells(tree, depth, p, is_job)))
+        return out
+
+    def _cells(self, tree: ProcTree, depth: int, p: Any, is_job: bool) -> list[Any]:
+        if p.is_zombie:
+            flag, row_style = "Z!", self.cs("txt--zombie")
+        elif p.is_uninterruptible:
+            flag, row_style = "D!", self.cs("txt--dstate")
+        elif is_job:
+            flag, row_style = "● ", self.cs("txt--job")
+        else:
+            flag, row_style = "  ", None
+        indent = "  " * min(depth, 12) + ("└ " if depth else "")
+        cmd = Text(indent, no_wrap=True)
+        cmd.append(one_line(p.args or p.name) or p.name, style=row_style)
+        if p.is_zombie:
+            parent = tree.parent(p.pid)
+            who = f"{parent.pid} {parent.name}" if parent is not None else f"{p.ppid} (outside the container)"
+            cmd.append(f"  ← parent {who} has not reaped it", style=self.cs("txt--dim"))
+        elif p.is_uninterruptible and p.wchan and p.wchan != "-":
+            cmd.append(f"  (in kernel: {p.wchan})", style=self.cs("txt--dim"))
+        cells = {
+            "flag": Text(flag, style=row_style) if row_style else Text(flag),
+            "pid": Text(str(p.pid), style=row_style or ""),
+            "stat": Text(p.state, style=row_style or ""),
+            "age": fmt_elapsed(p.elapsed_s),
+            "cpu": f"{p.cpu:.0f}",
+            "rss": fmt_kib(p.rss_kb),
+            "cmd": cmd,
+        }
+        return [cells[key] for key, _ in COLUMNS if self.wide or key in _NARROW]
+
+    def redraw(self) -> None:
+        self._dirty = False
+        if not self.is_mounted:
+            return
+        with self.app.batch_update():
+            sync_rows(self.table, self.rows(), key_column=1)
+        self.query_one("#procs-findings", Static).update(self.findings_text())
+        self.tick()
+
+    def findings_text(self) -> Text:
+        t = Text()
+        v = self.view
+        if v is None:
+            return t
+        for i, f in enumerate(v.findings[:6]):
+            if i:
+                t.append("\n")
+            sev = str(getattr(f.severity, "value", f.severity))
+            t.append(_SEV_GLYPH.get(sev, "!") + " ", style=self.severity_style(sev))
+            t.append_text(layer_tag(self, f.layer))
+            t.append(f" {f.summary}")
+            if f.advice:
+                t.append(f" → {f.advice}", style=self.cs("txt--dim"))
+        if len(v.findings) > 6:
+            t.append(f"\n… {len(v.findings) - 6} more", style=self.cs("txt--dim"))
+        return t
+
+    def on_show(self) -> None:
+        if self._dirty:
+            self.redraw()

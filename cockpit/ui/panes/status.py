@@ -1,0 +1,107 @@
+"""The status line: target, connection state per layer, age of each pane's data, current action.
+
+Stale data is never shown as fresh: an age above three refresh intervals gets a warning glyph and
+the warning style; data never collected shows ``—``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from rich.text import Text
+from textual.widgets import Static
+
+from ..format import fmt_age, is_stale, link_states, one_line
+from .base import Styled
+
+__all__ = ["StatusLine", "StatusState"]
+
+_LINK_GLYPH = {"ok": "✔", "fail": "✘", "unknown": "?", "n/a": "–"}
+
+
+@dataclass
+class StatusState:
+    target: str = ""
+    transport: str = "ssh"  # "ssh" | "local"
+    where: str = ""
+    read_only: bool = False
+    action: str | None = None
+    action_since: float | None = None
+    interval: float = 2.0
+    #: part → (collected_at, error, error_layer)
+    parts: dict[str, tuple[float | None, str | None, str | None]] = field(default_factory=dict)
+    container_ok: bool | None = None
+    demo: bool = False
+
+
+class StatusLine(Styled, Static):
+    PARTS = ("procs", "gpu", "log", "history")
+
+    def __init__(self, state: StatusState, clock: Callable[[], float], **kw: Any) -> None:
+        super().__init__("", markup=False, **kw)
+        self.state = state
+        self.clock = clock
+
+    def on_mount(self) -> None:
+        self.set_interval(1.0, self.refresh)
+
+    def update_part(self, part: str, collected_at: float | None, error: str | None = None, error_layer: Any = None) -> None:
+        layer = getattr(error_layer, "value", error_layer)
+        self.state.parts[part] = (collected_at, error, layer)
+        if part == "procs":
+            self.state.container_ok = error is None and collected_at is not None
+        self.refresh()
+
+    def set_action(self, action: str | None) -> None:
+        self.state.action = action
+        self.state.action_since = self.clock() if action else None
+        self.refresh()
+
+    def link(self) -> dict[str, tuple[str, str]]:
+        errors = [(lay, err) for (_, err, lay) in self.state.parts.values() if err]
+        return link_states(transport=self.state.transport, errors=errors, container_ok=self.state.container_ok)
+
+    def render(self) -> Text:  # type: ignore[override]
+        st, now = self.state, self.clock()
+        t = Text(no_wrap=True, overflow="ellipsis", end="")
+        sep = Text(" │ ", style=self.cs("txt--dim"))
+        if st.read_only:
+            t.append(" READ-ONLY ", style=self.cs("txt--readonly"))
+            t.append(" ")
+        t.append(st.target or "?", style=self.cs("txt--title"))
+        if st.where:
+            t.append(f" · {st.where}", style=self.cs("txt--dim"))
+        if st.demo and st.target != "demo":
+            t.append(" (demo)", style=self.cs("txt--dim"))
+        t.append_text(sep)
+        links = self.link()
+        for i, (layer, (state, _note)) in enumerate(links.items()):
+            if i:
+                t.append(" ")
+            style = {"ok": self.cs("st--ok"), "fail": self.layer_style(layer), "unknown": self.cs("txt--dim"),
+                     "n/a": self.cs("txt--dim")}[state]
+            t.append(f"{layer} {_LINK_GLYPH[state]}", style=style)
+        t.append_text(sep)
+        for i, part in enumerate(self.PARTS):
+            if i:
+                t.append(" ")
+            collected, err, _ = st.parts.get(part, (None, None, None))
+            if collected is None:  # nothing yet: never fresh; a warning once a refresh failed
+                t.append(f"{part} {'⚠' if err else ''}—", style=self.cs("txt--stale") if err else self.cs("txt--dim"))
+                continue
+            age = now - collected
+            stale = is_stale(age, st.interval) or bool(err)
+            glyph = "⚠" if stale else ""
+            t.append(f"{part} {glyph}{fmt_age(age)}", style=self.cs("txt--stale") if stale else self.cs("txt--fresh"))
+        if st.action:
+            t.append_text(sep)
+            since = "" if st.action_since is None else f" {fmt_age(now - st.action_since)}"
+            t.append(f"▶ {st.action}{since}", style=self.cs("txt--action"))
+        fails = [(part, err, lay) for part, (_, err, lay) in st.parts.items() if err]
+        if fails:
+            part, err, lay = fails[0]
+            t.append_text(sep)
+            t.append(f"✘ [{lay or '?'}] ", style=self.layer_style(lay))
+            t.append(f"{part}: {one_line(err, 120)}")
+        return t

@@ -1,0 +1,60 @@
+"""Update a DataTable by row key: remove what left, update changed cells, add what is new, keep
+the order and the cursor (dolphie's habit: never clear a live table)."""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from textual.widgets import DataTable
+
+__all__ = ["sync_rows"]
+
+
+def _plain(cell: Any) -> str:
+    return cell.plain if hasattr(cell, "plain") else str(cell)
+
+
+def sync_rows(table: DataTable, rows: Sequence[tuple[str, Sequence[Any]]], *, key_column: int = 0) -> bool:
+    """Make ``table`` show ``rows`` (``(key, cells)`` in display order); returns True if it changed.
+
+    Cells are compared by equality (Rich ``Text`` compares text and styles), so an unchanged row
+    costs a comparison, not a redraw.  ``key_column`` is a column whose text is the row key (the
+    order is restored by sorting on it).
+    """
+    wanted = {k: cells for k, cells in rows}
+    order = {k: i for i, (k, _) in enumerate(rows)}
+    cursor_key: str | None = None
+    if table.row_count and table.cursor_row >= 0:
+        try:
+            cursor_key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+        except Exception:  # an empty or just-emptied table
+            cursor_key = None
+    existing = [rk.value for rk in table.rows]
+    changed = False
+    columns = list(table.columns)
+    for key in existing:
+        if key not in wanted:
+            table.remove_row(key)
+            changed = True
+    present = set(table.rows)
+    for key, cells in rows:
+        if key in present:
+            old = table.get_row(key)
+            for col, o, n in zip(columns, old, cells):
+                if o != n:
+                    table.update_cell(key, col, n, update_width=True)
+                    changed = True
+        else:
+            table.add_row(*cells, key=key)
+            changed = True
+    current = [r.key.value for r in table.ordered_rows]
+    if current != [k for k, _ in rows]:
+        col = columns[key_column]
+        by_text = {_plain(cells[key_column]): order[k] for k, cells in rows}
+        table.sort(col, key=lambda cell: by_text.get(_plain(cell), 1 << 30))
+        changed = True
+    if cursor_key is not None and cursor_key in wanted:
+        idx = table.get_row_index(cursor_key)
+        if idx != table.cursor_row:
+            table.move_cursor(row=idx, animate=False, scroll=False)
+    return changed

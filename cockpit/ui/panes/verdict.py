@@ -1,0 +1,214 @@
+"""The verdict strip: the current (or last) action's stages, live, and its outcome.
+
+Three lines: an outcome banner (``✘ FAILED — the code ran and failed (app)`` on a solid error
+background, ``⊘ UNTESTED — the fix never ran (ssh)`` hatched amber), the stages grouped by step
+(``connect ✔✔✔✔  deploy ✔✔✔  …  verify ✔✘⊘⊘⊘``), and the one stage that matters now (the failing
+one, or the running one) with its layer as a label and a colour.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical
+from textual.widgets import Static
+
+from ...core.layers import Stage, Status
+from ..format import outcome_text, status_glyph, one_line
+from .base import Styled, layer_tag
+
+__all__ = ["VerdictStrip", "stage_group", "StageRow"]
+
+CONNECT_NAMES = ("ssh reached", "host answers", "target shell answers", "workdir exists")
+BANNER_CLASSES = ("-passed", "-failed", "-untested", "-interrupted", "-running", "-idle", "-ok", "-refused")
+
+
+def stage_group(action: str, name: str) -> tuple[str, str]:
+    """(step, stage name) for display: ``deploy: source`` → (``deploy``, ``source``)."""
+    if ": " in name:
+        g, _, n = name.partition(": ")
+        return g, n
+    if name in CONNECT_NAMES:
+        return "connect", name
+    return action, name
+
+
+@dataclass
+class StageRow:
+    group: str
+    name: str
+    status: str
+    layer: str
+    detail: str
+    advice: str = ""
+
+
+class VerdictStrip(Styled, Vertical):
+    def __init__(self, clock: Callable[[], float], **kw: Any) -> None:
+        super().__init__(**kw)
+        self.clock = clock
+        self.action: str | None = None
+        self.note: str = ""
+        self.attempt: int | None = None
+        self.rows: list[StageRow] = []
+        self.state = "idle"  # idle | running | passed | failed | untested | interrupted | ok | refused
+        self.fail_layer: str | None = None
+        self.message = "no action yet: press t to attempt a fix"
+        self.started_at: float | None = None
+        self.duration_s: float | None = None
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(id="verdict-head"):
+            yield Static("", id="verdict-banner", markup=False)
+            yield Static("", id="verdict-title", markup=False)
+        yield Static("", id="verdict-stages", markup=False)
+        yield Static("", id="verdict-detail", markup=False)
+
+    def on_mount(self) -> None:
+        self.redraw()
+
+    # -- state changes (called from the app's message handlers) ------------------------------
+    def start(self, action: str, note: str = "") -> None:
+        self.action, self.note, self.attempt = action, note, None
+        self.rows, self.state, self.fail_layer, self.message = [], "running", None, ""
+        self.started_at, self.duration_s = self.clock(), None
+        self.redraw()
+
+    def stage(self, action: str, stage: Stage) -> None:
+        group, name = stage_group(action, stage.name)
+        row = StageRow(group, name, stage.status.value, stage.layer.value, stage.detail, stage.advice)
+        for i, r in enumerate(self.rows):
+            if r.group == group and r.name == name:
+                self.rows[i] = row
+                break
+        else:
+            self.rows.append(row)
+        self.redraw()
+
+    def finish(self, action: str, verdict: Any, *, outcome: str | None = None, attempt: int | None = None,
+               error: str | None = None, duration_s: float | None = None) -> None:
+        self.action, self.attempt, self.duration_s = action, attempt, duration_s
+        if verdict is not None:
+            self.rows = [StageRow(*stage_group(action, s.name), s.status.value, s.layer.value, s.detail, s.advice) for s in verdict.stages]
+            self.fail_layer = verdict.layer.value if verdict.layer else None
+        if error is not None:
+            self.state, self.message = "failed", f"cockpit error: {error}"
+        elif outcome is not None:
+            self.state = outcome
+        elif verdict is not None:
+            self.state = "failed" if verdict.failed_stage is not None else ("running" if verdict.pending else "ok")
+        self.redraw()
+
+    def refused(self, action: str, reason: str) -> None:
+        self.state, self.message = "refused", f"{action} refused: {reason}"
+        self.redraw()
+
+    def show_record(self, rec: Any) -> None:
+        """Show an attempt from the journal (at start-up: the last one)."""
+        if self.state == "running":
+            return
+        self.action, self.note, self.attempt = "attempt", rec.note, rec.attempt
+        self.rows = [StageRow(*stage_group(s.action, s.stage.name), s.stage.status.value, s.stage.layer.value,
+                              s.stage.detail, s.stage.advice) for s in rec.stages]
+        self.state = str(getattr(rec.outcome, "value", rec.outcome))
+        lay = rec.layer
+        self.fail_layer = str(getattr(lay, "value", lay)) if lay else None
+        self.duration_s = rec.duration_s
+        self.redraw()
+
+    # -- rendering ---------------------------------------------------------------------------
+    def _groups(self) -> list[tuple[str, list[StageRow]]]:
+        out: list[tuple[str, list[StageRow]]] = []
+        for r in self.rows:
+            if out and out[-1][0] == r.group:
+                out[-1][1].append(r)
+            else:
+                out.append((r.group, [r]))
+        return out
+
+    def focus_row(self) -> StageRow | None:
+        """The stage that matters now: the failing one, else the running/pending one, else the last."""
+        for pred in (lambda r: r.status == Status.FAIL.value, lambda r: r.status == Status.RUNNING.value,
+                     lambda r: r.status == Status.PENDING.value):
+            hit = next((r for r in self.rows if pred(r)), None)
+            if hit is not None:
+                return hit
+        return self.rows[-1] if self.rows else None
+
+    def banner_text(self) -> str:
+        st = self.state
+        if st == "idle":
+            return "· IDLE"
+        if st == "refused":
+            return "■ REFUSED"
+        if st == "ok":
+            return f"✔ {self.action} OK"
+        if self.action != "attempt" and st == "failed":
+            return f"✘ {self.action} FAILED" + (f" ({self.fail_layer})" if self.fail_layer else "")
+        if st == "running":
+            return f"▶ {self.action or ''} RUNNING".replace("  ", " ")
+        return outcome_text(st, self.fail_layer)
+
+    def redraw(self) -> None:
+        if not self.is_mounted:
+            return
+        banner = self.query_one("#verdict-banner", Static)
+        for c in BANNER_CLASSES:
+            banner.remove_class(c)
+        banner.add_class(f"-{self.state}")
+        banner.update(f" {self.banner_text()} ")
+        title = Text(no_wrap=True, overflow="ellipsis")
+        if self.action == "attempt" and self.attempt is not None:
+            title.append(f"attempt #{self.attempt}", style=self.cs("txt--title"))
+        elif self.action:
+            title.append(self.action, style=self.cs("txt--title"))
+        if self.note:
+            title.append(f"  “{one_line(self.note, 200)}”")
+        if self.duration_s is not None:
+            title.append(f"  {self.duration_s:.1f}s", style=self.cs("txt--dim"))
+        elif self.state == "running" and self.started_at is not None:
+            title.append(f"  {self.clock() - self.started_at:.0f}s", style=self.cs("txt--dim"))
+        self.query_one("#verdict-title", Static).update(title)
+        self.query_one("#verdict-stages", Static).update(self.stages_text())
+        self.query_one("#verdict-detail", Static).update(self.detail_text())
+
+    def stages_text(self) -> Text:
+        t = Text(overflow="fold")
+        if not self.rows:
+            t.append(self.message or ("waiting for the first stage…" if self.state == "running" else ""), style=self.cs("txt--dim"))
+            return t
+        for i, (group, rows) in enumerate(self._groups()):
+            if i:
+                t.append("  ")
+            failed = any(r.status == Status.FAIL.value for r in rows)
+            t.append(group + " ", style=self.cs("sev--error") if failed else self.cs("txt--dim"))
+            for r in rows:
+                t.append(status_glyph(r.status), style=self.status_style(r.status))
+        return t
+
+    def detail_text(self) -> Text:
+        t = Text(no_wrap=True, overflow="ellipsis")
+        if self.message and self.state in ("refused", "failed") and not self.rows:
+            t.append(self.message, style=self.cs("sev--error"))
+            return t
+        r = self.focus_row()
+        if r is None:
+            return t
+        t.append(status_glyph(r.status) + " ", style=self.status_style(r.status))
+        t.append_text(layer_tag(self, r.layer))
+        t.append(f" {r.group} › {r.name}", style=self.cs("txt--title"))
+        if r.detail:
+            t.append(f": {one_line(r.detail)}")
+        if r.status == Status.FAIL.value and r.advice:
+            t.append(f"  → {one_line(r.advice)}", style=self.cs("txt--dim"))
+        return t
+
+    def plain(self) -> str:
+        """The strip as text (tests, screen readers)."""
+        return "\n".join([self.banner_text(), self.stages_text().plain, self.detail_text().plain])
+
+    def stage_rows(self) -> Iterable[StageRow]:
+        return list(self.rows)

@@ -1,0 +1,49 @@
+"""Confirm a destructive action, showing the exact command that will run and where."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Static
+
+__all__ = ["ConfirmScreen"]
+
+
+class ConfirmScreen(ModalScreen[bool]):
+    """``True`` when confirmed.  Cancel has the focus: Enter alone never destroys anything."""
+
+    BINDINGS = [
+        Binding("escape,n", "cancel", "Cancel", id="confirm-cancel"),
+        Binding("y", "confirm", "Yes", id="confirm-yes"),
+    ]
+
+    def __init__(self, title: str, body: str, command: str, *, where: str = "", yes: str = "Yes") -> None:
+        super().__init__()
+        self.title_text, self.body, self.command, self.where, self.yes = title, body, command, where, yes
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="confirm-box", classes="modal-box"):
+            yield Static(Text(self.title_text), id="confirm-title", classes="modal-title")
+            yield Static(Text(self.body), id="confirm-body")
+            if self.where:
+                yield Static(Text(self.where), id="confirm-where", classes="modal-dim")
+            yield Static(Text(self.command), id="confirm-command")
+            with Horizontal(id="confirm-buttons"):
+                yield Button("Cancel (esc)", id="confirm-no", variant="primary")
+                yield Button(f"{self.yes} (y)", id="confirm-ok", variant="error")
+
+    def on_mount(self) -> None:
+        self.query_one("#confirm-no", Button).focus()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        self.dismiss(event.button.id == "confirm-ok")
+
+    def action_cancel(self) -> None:
+        self.dismiss(False)
+
+    def action_confirm(self) -> None:
+        self.dismiss(True)

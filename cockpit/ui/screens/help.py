@@ -1,0 +1,103 @@
+"""Every key (from the one action registry, with the user's keymap applied), the layers and the
+outcomes, with their glyphs and colours."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+from ...core.layers import LAYER_MEANING, Layer
+from ..actions import ACTIONS, UIAction
+from ..format import STATUS_GLYPH, outcome_text
+from ..panes.base import Styled
+
+__all__ = ["HelpScreen", "key_label"]
+
+_KEY_NAMES = {"question_mark": "?", "exclamation_mark": "!", "slash": "/", "semicolon": ";"}
+
+
+def key_label(keys: str) -> str:
+    out = []
+    for k in keys.split(","):
+        k = k.strip()
+        out.append(_KEY_NAMES.get(k, k))
+    return " ".join(out)
+
+
+class HelpBody(Styled, Static):
+    def __init__(self, keymap: dict[str, str], *, read_only: bool, demo: bool, allowed: Any) -> None:
+        super().__init__("", markup=False)
+        self.keymap, self.read_only, self.demo, self.allowed = keymap, read_only, demo, allowed
+
+    def on_mount(self) -> None:
+        self.update(self.build())
+
+    def build(self) -> Table:
+        outer = Table.grid(padding=(0, 1))
+        outer.add_column()
+        keys = Table(show_header=True, header_style=self.cs("txt--title"), box=None, padding=(0, 1), expand=True)
+        keys.add_column("key", no_wrap=True)
+        keys.add_column("id", no_wrap=True, style=self.cs("txt--dim"))
+        keys.add_column("what it does", ratio=1)
+        for a in ACTIONS:
+            if a.demo_only and not self.demo:
+                continue
+            keys.add_row(*self._row(a))
+        outer.add_row(Text("Keys (remap in [keymap]: id = \"key\"; ctrl+p: every command)", style=self.cs("txt--title")))
+        outer.add_row(keys)
+        outer.add_row(Text(""))
+        outer.add_row(Text("Layers: where a failure lives, bottom to top", style=self.cs("txt--title")))
+        for layer in Layer:
+            t = Text("  ")
+            t.append(f"[{layer.value}]", style=self.layer_style(layer.value))
+            t.append(f" {LAYER_MEANING[layer]}")
+            outer.add_row(t)
+        outer.add_row(Text(""))
+        outer.add_row(Text("Outcomes of an attempt", style=self.cs("txt--title")))
+        for o, lay in (("passed", None), ("failed", "app"), ("untested", "ssh"), ("interrupted", None), ("running", None)):
+            outer.add_row(Text("  " + outcome_text(o, lay), style=self.outcome_style(o)))
+        outer.add_row(Text(""))
+        outer.add_row(Text("Stage glyphs", style=self.cs("txt--title")))
+        st = Text("  ")
+        for name, g in STATUS_GLYPH.items():
+            st.append(g, style=self.status_style(name))
+            st.append(f" {name}   ")
+        outer.add_row(st)
+        outer.add_row(Text("  process flags: ● the job's own   Z! zombie (shows its parent)   D! stuck in the kernel", style=self.cs("txt--dim")))
+        outer.add_row(Text("  log gutter: ✘ error line   │ its traceback   ! warning   ▶ where the last jump went", style=self.cs("txt--dim")))
+        return outer
+
+    def _row(self, a: UIAction) -> tuple[Text, str, Text]:
+        key = key_label(self.keymap.get(a.id, a.key))
+        desc = Text(a.help)
+        if a.destructive:
+            desc.append("  (asks first)", style=self.cs("sev--warning"))
+        if not self.allowed(a):
+            desc.append("  (disabled: read-only)" if self.read_only and a.acts else "  (disabled)", style=self.cs("txt--dim"))
+        return Text(key, style=self.cs("txt--key")), a.id, desc
+
+
+class HelpScreen(ModalScreen[None]):
+    BINDINGS = [Binding("escape,q,question_mark,f1", "close", "Close", id="help-close")]
+
+    def __init__(self, keymap: dict[str, str], *, read_only: bool = False, demo: bool = False, allowed: Any = None) -> None:
+        super().__init__()
+        self.keymap, self.read_only, self.demo = keymap, read_only, demo
+        self.allowed = allowed or (lambda a: True)
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="help-box", classes="modal-box"):
+            yield Static("cockpit help" + ("  ·  READ-ONLY: every action is disabled" if self.read_only else ""), classes="modal-title")
+            with VerticalScroll(id="help-scroll"):
+                yield HelpBody(self.keymap, read_only=self.read_only, demo=self.demo, allowed=self.allowed)
+            yield Static("esc: close", classes="modal-dim")
+
+    def action_close(self) -> None:
+        self.dismiss(None)

@@ -1,0 +1,41 @@
+"""Ask for the hypothesis an attempt tests (pre-filled with the last one)."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Input, Static
+
+__all__ = ["HypothesisScreen"]
+
+
+class HypothesisScreen(ModalScreen["str | None"]):
+    """Dismisses with the note (Enter), or None (Escape)."""
+
+    BINDINGS = [Binding("escape", "cancel", "Cancel", id="prompt-cancel")]
+
+    def __init__(self, last_note: str = "", plan: str = "") -> None:
+        super().__init__()
+        self.last_note, self.plan = last_note, plan
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="prompt-box", classes="modal-box"):
+            yield Static("Attempt a fix", classes="modal-title")
+            yield Static("What does this attempt test? (your hypothesis; it goes into the journal)")
+            yield Input(value=self.last_note, placeholder="e.g. serialising the first compile fixes the FX race", id="prompt-input")
+            if self.plan:
+                yield Static(Text(self.plan), id="prompt-plan", classes="modal-dim")
+            yield Static("enter: run the attempt · esc: cancel", classes="modal-dim")
+
+    def on_mount(self) -> None:
+        self.query_one("#prompt-input", Input).focus()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.dismiss(event.value.strip())
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)

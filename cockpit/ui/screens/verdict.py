@@ -1,0 +1,129 @@
+"""One attempt's (or action's) full verdict: every stage with status, layer, detail and advice,
+the failing stage's evidence (command, exit code, output tail) and the first error's traceback."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+from ..format import code_version_text, first_error_text, fmt_clock, one_line, outcome_text, status_glyph
+from ..panes.base import Styled, layer_tag
+from ..panes.verdict import stage_group
+
+__all__ = ["VerdictScreen", "VerdictBody"]
+
+
+class VerdictBody(Styled, Static):
+    def __init__(self, record: Any = None, *, verdict: Any = None, action: str = "", clock: Callable[[], float] | None = None) -> None:
+        super().__init__("", markup=False)
+        self.record, self.verdict, self.action, self.clock = record, verdict, action, clock
+
+    def on_mount(self) -> None:
+        self.update(self.build())
+
+    def _stages(self) -> list[tuple[str, Any]]:
+        if self.record is not None:
+            return [(s.action, s.stage) for s in self.record.stages]
+        if self.verdict is not None:
+            return [(self.action or self.verdict.action, s) for s in self.verdict.stages]
+        return []
+
+    def build(self) -> Group:
+        parts: list[Any] = []
+        r = self.record
+        now = self.clock() if self.clock else None
+        if r is not None:
+            o = str(getattr(r.outcome, "value", r.outcome))
+            lay = getattr(r.layer, "value", r.layer)
+            parts.append(Text(f" {outcome_text(o, lay)} ", style=self.outcome_style(o) + self.cs("txt--title")))
+            info = Table.grid(padding=(0, 2))
+            info.add_column(style=self.cs("txt--dim"), no_wrap=True)
+            info.add_column()
+            info.add_row("attempt", f"#{r.attempt}  started {fmt_clock(r.started_at, now)}" + (f"  took {r.duration_s:.1f}s" if r.duration_s else ""))
+            info.add_row("hypothesis", r.note or "—")
+            info.add_row("code", code_version_text(r.code_version))
+            info.add_row("log", r.log_path or "—")
+            if r.job:
+                info.add_row("job", ", ".join(f"{k} {v}" for k, v in r.job.items() if k in ("pid", "pgid", "unit", "start_time") and v))
+            if r.caches is not None:
+                info.add_row("caches", ", ".join(str(c.get("path", c)) if isinstance(c, dict) else str(c) for c in r.caches) or "none cleared")
+            if r.summary:
+                info.add_row("summary", r.summary)
+            if r.interrupted_reason:
+                info.add_row("interrupted", r.interrupted_reason)
+            parts.append(info)
+        elif self.verdict is not None:
+            v = self.verdict
+            ok = v.failed_stage is None
+            head = f"✔ {v.action} OK" if ok and not v.pending else (f"✘ {v.action} FAILED ({v.layer.value})" if v.layer else f"… {v.action} pending")
+            parts.append(Text(f" {head} ", style=self.cs("txt--title")))
+            parts.append(Text(v.summary()))
+        parts.append(Text(""))
+        stages = Table(box=None, show_header=True, header_style=self.cs("txt--dim"), padding=(0, 1), expand=True)
+        stages.add_column("", no_wrap=True)
+        stages.add_column("layer", no_wrap=True)
+        stages.add_column("stage", no_wrap=True)
+        stages.add_column("detail", ratio=1)
+        failing: Any = None
+        for action, s in self._stages():
+            group, name = stage_group(action, s.name)
+            detail = Text(one_line(s.detail))
+            if s.advice and s.status.value == "fail":
+                detail.append(f"\n→ {s.advice}", style=self.cs("txt--dim"))
+            stages.add_row(Text(status_glyph(s.status), style=self.status_style(s.status)), layer_tag(self, s.layer),
+                           f"{group} › {name}" if group != name else name, detail)
+            if s.status.value == "fail" and failing is None:
+                failing = s
+        parts.append(stages)
+        if failing is not None and failing.evidence is not None:
+            ev = failing.evidence
+            parts.append(Text(""))
+            parts.append(Text("evidence of the failing stage", style=self.cs("txt--title")))
+            if ev.command:
+                parts.append(Text(f"$ {ev.command}", style=self.cs("txt--key")))
+            if ev.exit_code is not None:
+                parts.append(Text(f"exit code {ev.exit_code}"))
+            if ev.output:
+                parts.append(Text(ev.output.rstrip()[-3000:], style=self.cs("txt--dim")))
+        fe = getattr(r, "first_error", None) if r is not None else None
+        if fe:
+            parts.append(Text(""))
+            t = Text("first error ", style=self.cs("txt--title"))
+            if isinstance(fe, dict) and fe.get("layer"):
+                t.append_text(layer_tag(self, fe["layer"]))
+            t.append(f" {first_error_text(fe)}")
+            parts.append(t)
+            if isinstance(fe, dict):
+                if fe.get("advice"):
+                    parts.append(Text(f"→ {fe['advice']}", style=self.cs("txt--dim")))
+                tb = fe.get("traceback") or []
+                if tb:
+                    parts.append(Text("\n".join(str(x) for x in tb[-40:]), style=self.layer_style(fe.get("layer"))))
+        return Group(*parts)
+
+
+class VerdictScreen(ModalScreen[None]):
+    BINDINGS = [Binding("escape,q,v", "close", "Close", id="verdict-close")]
+
+    def __init__(self, record: Any = None, *, verdict: Any = None, action: str = "", clock: Callable[[], float] | None = None) -> None:
+        super().__init__()
+        self.body = VerdictBody(record, verdict=verdict, action=action, clock=clock)
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="verdict-box", classes="modal-box"):
+            title = "verdict" if getattr(self.body, "record", None) is None else f"attempt #{self.body.record.attempt}"
+            yield Static(title, classes="modal-title")
+            with VerticalScroll(id="verdict-scroll"):
+                yield self.body
+            yield Static("esc: close", classes="modal-dim")
+
+    def action_close(self) -> None:
+        self.dismiss(None)

@@ -1,0 +1,59 @@
+"""The command that opens an interactive shell inside the target (built from config, never typed).
+
+``ssh -t [-p PORT] [-i KEY]… [-o UserKnownHostsFile=…] [user@]HOST pct enter CTID`` for a Proxmox
+container; ``ssh -t … HOST 'cd WORKDIR; exec "${SHELL:-/bin/sh}" -l'`` for a plain SSH host;
+``$SHELL`` in the workdir for the local transport (the demo), or ``pct enter CTID`` locally when a
+local pct (the lab's emulator) is configured.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["ShellCommand", "shell_command"]
+
+
+@dataclass(frozen=True)
+class ShellCommand:
+    argv: list[str]
+    cwd: str | None = None
+
+    @property
+    def display(self) -> str:
+        return shlex.join(self.argv)
+
+
+def _local(cfg: Any, p: str) -> str:
+    """A local path from the config, relative to the config file's directory."""
+    path = os.path.expanduser(p)
+    return path if os.path.isabs(path) else os.path.join(str(cfg.base_dir), path)
+
+
+def shell_command(cfg: Any, *, environ: dict[str, str] | None = None) -> ShellCommand:
+    env = os.environ if environ is None else environ
+    t = cfg.target
+    if t.transport == "local":
+        if t.runtime == "pct":
+            return ShellCommand([t.pct, "enter", str(int(t.container))])
+        wd = cfg.job.workdir
+        return ShellCommand([env.get("SHELL") or "/bin/sh"], cwd=wd if wd and os.path.isdir(wd) else None)
+    argv = ["ssh", "-t"]
+    if t.port:
+        argv += ["-p", str(int(t.port))]
+    s = cfg.ssh
+    ids = s.identity_file if isinstance(s.identity_file, list) else ([s.identity_file] if s.identity_file else [])
+    for key in ids:
+        argv += ["-i", _local(cfg, key)]
+    if s.known_hosts:
+        argv += ["-o", f"UserKnownHostsFile={_local(cfg, s.known_hosts)}"]
+    if s.config_file:
+        argv += ["-F", _local(cfg, s.config_file)]
+    argv.append(f"{t.user}@{t.host}" if t.user else t.host)
+    if t.runtime == "pct":
+        argv.append(f"{shlex.quote(t.pct)} enter {int(t.container)}")
+    else:
+        argv.append(f"cd {shlex.quote(cfg.job.workdir)} 2>/dev/null; exec \"${{SHELL:-/bin/sh}}\" -l")
+    return ShellCommand(argv)
