@@ -40,7 +40,10 @@ VERIFY_PLAN = [
     ("progress", Layer.APP),
 ]
 
-TICK_S = 0.25
+#: first poll interval; it grows by half each tick up to TICK_MAX_S (a fast job is seen fast,
+#: a job that loads a model for minutes costs a probe every half second)
+TICK_S = 0.05
+TICK_MAX_S = 0.5
 READ_MAX = 1 << 20
 
 
@@ -184,6 +187,7 @@ async def verify(ctx: ActionContext, job: JobRecord, verdict: Verdict | None = N
     log_seen_at: float | None = None
     last = Tick()
     final_stat = None
+    tick = TICK_S
 
     while True:
         res = await ctx.run(_tick_command(job, offset), timeout=10)
@@ -217,7 +221,8 @@ async def verify(ctx: ActionContext, job: JobRecord, verdict: Verdict | None = N
             break
         if now >= startup_deadline or not wait:
             break
-        await asyncio.sleep(TICK_S)
+        await asyncio.sleep(tick)
+        tick = min(TICK_MAX_S, tick * 1.5)
 
     if not cfg.job.capture_output and (last.exit_code is not None or not last.stat_text):
         # the job writes its own log; a crash's traceback went to its console file
