@@ -45,11 +45,9 @@ def lines(path: Path) -> list[str]:
 
 def wait_for(pred, what: str, deadline_s: float = 20.0) -> None:
     """Poll ``pred`` until true; fail after a deadline (no fixed sleeps)."""
-    end = time.monotonic() + deadline_s
-    while not pred():
-        if time.monotonic() > end:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.005)
+    from tests.lab.util import wait_for as _wait
+
+    _wait(pred, timeout=deadline_s, message=f"timed out waiting for {what}")
 
 
 def file_has(path: Path, needle: str):

@@ -9,6 +9,7 @@ import pytest
 from cockpit.core.layers import Layer
 from cockpit.core.remote.base import RemoteError
 from cockpit.core.remote.local import LocalTransport
+from tests.lab.util import await_for
 
 
 @pytest.fixture
@@ -47,14 +48,14 @@ async def test_timeout_kills_command_and_session_survives(t, tmp_path):
     assert r.timed_out and r.exit_code in (124, 137)
     pid = int(marker.read_text())
     # the whole process group was killed: the backgrounded sleep is gone too
-    for _ in range(200):
+    def gone() -> bool:
         try:
             os.kill(pid, 0)
         except ProcessLookupError:
-            break
-        await asyncio.sleep(0.01)
-    else:
-        pytest.fail("the timed-out command's child survived")
+            return True
+        return False
+
+    await await_for(gone, timeout=2, message="the timed-out command's child survived")
     assert (await t.run("echo alive")).stdout == b"alive\n"
 
 
