@@ -222,6 +222,16 @@ APP_FIELDS: tuple[GpuField, ...] = (
 _MARK = "@@cockpit-gpu"
 
 
+def _poll_schedule(timeout: float) -> str:
+    """Sleeps that add up to ``timeout``: 5 ms doubling to 0.1 s, then 0.1 s steps."""
+    out, total, step = [], 0.0, 0.005
+    while total < timeout:
+        out.append(f"{step:g}")
+        total += step
+        step = min(0.1, step * 2)
+    return " ".join(out)
+
+
 def gpu_query_command(nvidia_smi: str = "nvidia-smi", timeout: float = 5) -> str:
     """One ``sh`` command running both queries under a deadline, framed (see module doc).
 
@@ -229,24 +239,25 @@ def gpu_query_command(nvidia_smi: str = "nvidia-smi", timeout: float = 5) -> str
     ``timeout`` is the deadline of each query, seconds.
     """
     timeout = max(0.1, float(timeout))
-    fast_n = max(1, int(round(timeout / 0.05)))
-    slow_n = max(1, int(math.ceil(timeout)))
+    fast = _poll_schedule(timeout)
+    slow = " ".join(["1"] * max(1, int(math.ceil(timeout))))
     smi = shlex.quote(nvidia_smi)
     gpu_q = ",".join(f.query for f in GPU_FIELDS)
     app_q = ",".join(f.query for f in APP_FIELDS)
     fmt = "--format=csv,noheader,nounits"
     return (
-        f"_cg_s=0.05; _cg_n={fast_n}; sleep 0.01 2>/dev/null || {{ _cg_s=1; _cg_n={slow_n}; }}; "
+        # poll the query often at first (a healthy nvidia-smi answers in tens of ms), then every
+        # 0.1 s until the deadline; where sleep takes whole seconds only, once a second
+        f"_cg_w='{fast}'; sleep 0.001 2>/dev/null || _cg_w='{slow}'; "
         "_cg_alive() { _cg_st=; read -r _cg_st 2>/dev/null </proc/$1/stat || return 1; "
         "case $_cg_st in *') Z '*|*') X '*) return 1;; esac; return 0; }; "
         "_cg_q() { _cg_f=$(mktemp 2>/dev/null) || _cg_f=${TMPDIR:-/tmp}/.cockpit-gpu.$$; "
         f"if ! : >\"$_cg_f\" 2>/dev/null; then echo '{_MARK} rc 200 notmp'; return 200; fi; "
-        "\"$@\" >\"$_cg_f\" 2>&1 & _cg_p=$!; _cg_i=0; "
-        "while _cg_alive $_cg_p; do "
-        "if [ $_cg_i -ge $_cg_n ]; then kill -9 $_cg_p 2>/dev/null; sleep $_cg_s; "
+        "\"$@\" >\"$_cg_f\" 2>&1 & _cg_p=$!; "
+        "for _cg_s in $_cg_w; do _cg_alive $_cg_p || break; sleep $_cg_s; done; "
+        "if _cg_alive $_cg_p; then kill -9 $_cg_p 2>/dev/null; sleep 0.1 2>/dev/null || sleep 1; "
         f"if _cg_alive $_cg_p; then cat \"$_cg_f\"; rm -f \"$_cg_f\"; echo '{_MARK} rc 124 stuck'; return 124; fi; "
         f"wait $_cg_p; cat \"$_cg_f\"; rm -f \"$_cg_f\"; echo '{_MARK} rc 124 timeout'; return 124; fi; "
-        "sleep $_cg_s; _cg_i=$((_cg_i+1)); done; "
         f"wait $_cg_p; _cg_r=$?; cat \"$_cg_f\"; rm -f \"$_cg_f\"; echo \"{_MARK} rc $_cg_r\"; return $_cg_r; }}; "
         f"echo '{_MARK} query-gpu'; "
         f"if _cg_q {smi} --query-gpu={gpu_q} {fmt}; then "
