@@ -229,7 +229,8 @@ def _bytes_changed(a: bytes, b: bytes) -> int:
     n = min(len(a), len(b))
     diff = 0
     for i in range(0, n, 1 << 16):
-        x, y = a[i : i + (1 << 16)], b[i : i + (1 << 16)]
+        end = min(i + (1 << 16), n)
+        x, y = a[i:end], b[i:end]
         if x != y:
             z = (int.from_bytes(x, "big") ^ int.from_bytes(y, "big")).to_bytes(len(x), "big")
             diff += len(x) - z.count(0)

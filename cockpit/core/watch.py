@@ -54,6 +54,7 @@ __all__ = [
     "is_editor_noise",
     "strip_counter",
     "deployed_ok",
+    "watcher_for",
 ]
 
 log = logging.getLogger(__name__)
@@ -212,8 +213,11 @@ class SourceWatcher:
         hash_limit: int = 64 << 20,
         force_polling: bool | None = None,
         on_activity: Callable[[list[str]], Any] | None = None,
+        ignore_paths: Iterable[str | os.PathLike[str]] = (),
     ) -> None:
         src = Path(os.path.abspath(os.path.expanduser(os.fspath(source))))
+        self.ignore_paths = [Path(os.path.abspath(os.path.expanduser(os.fspath(p)))) for p in ignore_paths]
+        self._ignore_rels: tuple[str, ...] = ()
         self.source = src
         self.exclude = list(exclude)
         self.debounce = float(debounce)
@@ -250,6 +254,8 @@ class SourceWatcher:
         if self.source.is_file():
             self._single, self.root = self.source.name, self.source.parent
         self._roots = tuple(dict.fromkeys([str(self.root), os.path.realpath(self.root)]))
+        # only paths strictly inside the source: ignoring an ancestor would ignore everything
+        self._ignore_rels = tuple(r for r in (self._rel(str(p)) for p in self.ignore_paths) if r)
         self._wake, self._stop = asyncio.Event(), asyncio.Event()
         await asyncio.to_thread(self._scan)
         started = asyncio.Event()
@@ -307,8 +313,11 @@ class SourceWatcher:
         if manifest is None:
             self.set_baseline({r: s for r, s in self._seen.items() if s is not None})
         else:
-            # the manifest also lists files this watcher ignores (.gitignore): keep the ones it tracks
-            self.set_baseline({r: s for r, s in manifest.items() if r in self._seen})
+            # the manifest also lists files this watcher ignores (.gitignore): keep the ones it
+            # tracks; a file too big to hash here has a stat signature that cannot be compared
+            # with the manifest's sha256: what was seen counts as deployed
+            self.set_baseline({r: (self._seen[r] if str(self._seen.get(r) or "").startswith("stat:") else s)  # type: ignore[misc]
+                               for r, s in manifest.items() if r in self._seen})
         return prev
 
     def set_baseline(self, baseline: Mapping[str, str]) -> None:
@@ -391,6 +400,8 @@ class SourceWatcher:
         if self._single:
             return rel == self._single
         if ".git" in rel.split("/"):
+            return False
+        if any(rel == r or rel.startswith(r + "/") for r in self._ignore_rels):
             return False
         if self.ignore_editor_files and (is_editor_noise(rel) or (is_dir and rel.split("/")[-1] in NOISE_DIRS)):
             return False
@@ -670,7 +681,8 @@ class AttemptLoop:
         self._wake.set()
 
     def trigger(self) -> None:
-        """Attempt now with whatever is pending (e.g. the TUI's "attempt" key while the loop runs)."""
+        """Attempt with whatever is pending as if a save had just settled (e.g. right after the
+        TUI re-enabled attempt-on-save); queued if an attempt is in flight."""
         if self.state == "idle":
             self._wake.set()
         else:
@@ -732,15 +744,18 @@ class AttemptLoop:
             if fn is not self.on_error:
                 await self._hook(self.on_error, e)
 
-    async def _one(self) -> Any:
+    async def _one(self, given: str | None = None) -> Any:
         from .engine import Busy  # late: keeps this module importable from config.py
 
-        cs = self.last_change
+        cs = self.last_change if given is None else None
         self.state = "asking"
         try:
             files = self.watcher.pending
-            default = self.notes.next(sorted(files), _next_id(self.engine))
-            note = await _call(self.note, files, default) if self.note is not None else default
+            if given is not None:
+                note: str | None = given
+            else:
+                default = self.notes.next(sorted(files), _next_id(self.engine))
+                note = await _call(self.note, files, default) if self.note is not None else default
             if note is None:
                 return None
             self.notes.used(note)
@@ -787,6 +802,15 @@ class AttemptLoop:
         finally:
             self.state = "idle"
 
+    async def attempt_now(self, note: str) -> Any:
+        """A manual attempt (the TUI's attempt key) through the loop, so the watcher's idea of
+        what is deployed stays right.  Raises ``Busy`` while an on-save attempt is in flight."""
+        from .engine import Busy
+
+        if self.state != "idle":
+            raise Busy(f"an on-save attempt is {self.state}")
+        return await self._one(note)
+
     def _default_manifest(self, res: Any) -> Mapping[str, str] | None:
         journal = getattr(self.engine, "journal", None)
         aid = getattr(res, "attempt", None)
@@ -795,6 +819,22 @@ class AttemptLoop:
         from .changes import deployed_manifest
 
         return deployed_manifest(Path(journal.path).parent, aid)
+
+
+def watcher_for(cfg: Any, **kw: Any) -> SourceWatcher:
+    """A :class:`SourceWatcher` for ``[deploy] source`` with everything the config says:
+    ``[deploy] exclude``, ``[loop] debounce`` and ``gitignore``, and, so that cockpit's own writes
+    never trigger an attempt, the journal directory (and for a local target the deploy dest, the
+    job's workdir and log directory) when they lie inside the source.  ``kw`` overrides."""
+    lc = loop_config(cfg)
+    ignore: list[Path] = [Path(cfg.journal_path).parent]
+    if getattr(getattr(cfg, "target", None), "transport", None) == "local":
+        for p in (cfg.deploy.dest, cfg.job.workdir, os.path.dirname(cfg.job.log)):
+            if p:
+                ignore.append(Path(p))
+    args: dict[str, Any] = {"debounce": lc.debounce, "gitignore": lc.gitignore, "ignore_paths": ignore}
+    args.update(kw)
+    return SourceWatcher(cfg.deploy_source, cfg.deploy.exclude, **args)
 
 
 def _next_id(engine: Any) -> int | None:

@@ -132,8 +132,7 @@ async def deploy(ctx: ActionContext, verdict: Verdict | None = None) -> Verdict:
     async with vb.stage("upload") as st:
         blob = _pack(files)
         t0 = time.monotonic()
-        run_channel = getattr(ctx.transport, "run_channel")
-        res = await run_channel(f"mkdir -p {shlex.quote(dest)} && tar -xzf - -C {shlex.quote(dest)} --no-same-owner", input=blob, timeout=300)
+        res = await ctx.transport.run_channel(f"mkdir -p {shlex.quote(dest)} && tar -xzf - -C {shlex.quote(dest)} --no-same-owner", input=blob, timeout=300)
         check(res, Layer.CONTAINER, f"unpacking into {dest}", advice="is there space left, and is tar installed in the target?")
         st.ok(f"{len(blob) / 1024:.1f} KiB packed to {dest} in {time.monotonic() - t0:.2f}s")
     if vb.failed:

@@ -19,6 +19,7 @@ comes back in the result.
 from __future__ import annotations
 
 import abc
+import shlex
 import time
 from dataclasses import dataclass, field
 from typing import AsyncIterator
@@ -101,8 +102,15 @@ class Transport(abc.ABC):
         """Run a long command inside the target on its own channel, yielding stdout chunks."""
 
     @abc.abstractmethod
+    async def run_channel(self, command: str, *, timeout: float = 60.0, input: bytes | None = None) -> CommandResult:
+        """Run a shell command inside the target on its own channel, ``input`` on its stdin (uploads)."""
+
     async def put_bytes(self, path: str, data: bytes, *, mode: int = 0o644, timeout: float = 60.0) -> None:
-        """Write ``data`` to ``path`` inside the target (used by deploy)."""
+        """Write ``data`` to ``path`` inside the target atomically (a temp file, then ``mv``)."""
+        q = shlex.quote(path)
+        res = await self.run_channel(f"cat > {q}.cockpit-tmp && chmod {mode:o} {q}.cockpit-tmp && mv -f {q}.cockpit-tmp {q}", timeout=timeout, input=data)
+        if not res.ok:
+            raise RemoteError(Layer.CONTAINER, f"could not write {path}: {res.err_text.strip()}", command=res.command, output=res.err_text)
 
     async def connect(self, *, force: bool = False) -> object:
         """Open the connection (also done lazily by ``run``); ``force`` ignores any reconnect backoff."""

@@ -13,8 +13,7 @@ import sys
 import time
 from typing import AsyncIterator
 
-from ..layers import Layer
-from .base import CommandResult, RemoteError, Transport
+from .base import CommandResult, Transport
 from .procs import LocalShell
 from .runtime import Runtime
 from .session import FramedSession
@@ -87,14 +86,6 @@ class LocalTransport(Transport):
                 with contextlib.suppress(ProcessLookupError):
                     os.killpg(proc.pid, 9)
                 await proc.wait()
-
-    async def put_bytes(self, path: str, data: bytes, *, mode: int = 0o644, timeout: float = 60.0) -> None:
-        import shlex
-
-        q = shlex.quote(path)
-        res = await self.run_channel(f"cat > {q}.cockpit-tmp && chmod {mode:o} {q}.cockpit-tmp && mv -f {q}.cockpit-tmp {q}", timeout=timeout, input=data)
-        if not res.ok:
-            raise RemoteError(Layer.CONTAINER, f"could not write {path}: {res.err_text.strip()}", command=res.command, output=res.err_text)
 
     async def reset_session(self) -> None:
         await self.session.close()

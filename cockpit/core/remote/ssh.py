@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import shlex
 import time
 from dataclasses import dataclass
 from typing import Any, AsyncIterator
@@ -151,7 +150,7 @@ class SSHTransport(Transport):
             return
         self._conn = None
         if exc is not None:
-            self.lost_error = explain_connect_error(exc if isinstance(exc, asyncssh.Error) or isinstance(exc, OSError) else asyncssh.ConnectionLost(str(exc)), self.params)
+            self.lost_error = explain_connect_error(exc, self.params)
 
     def _lost_layer(self) -> Layer | None:
         return Layer.SSH if self._conn is None else None
@@ -240,12 +239,6 @@ class SSHTransport(Transport):
                     yield chunk
             finally:
                 proc.close()
-
-    async def put_bytes(self, path: str, data: bytes, *, mode: int = 0o644, timeout: float = 60.0) -> None:
-        q = shlex.quote(path)
-        res = await self.run_channel(f"cat > {q}.cockpit-tmp && chmod {mode:o} {q}.cockpit-tmp && mv -f {q}.cockpit-tmp {q}", timeout=timeout, input=data)
-        if not res.ok:
-            raise RemoteError(Layer.CONTAINER, f"could not write {path}: {res.err_text.strip()}", command=res.command, output=res.err_text)
 
     async def reset_session(self) -> None:
         await self.session.close()
