@@ -233,3 +233,23 @@ def test_journal_survives_kill_9_mid_attempt(lab, make_cfg, tmp_path):
             await eng.close()
 
     asyncio.run(next_start())
+
+
+async def test_relaunch_replaces_the_running_job(lab, make_cfg, engines):
+    eng = engines(make_cfg())
+    first = await eng.attempt("first")
+    assert first.outcome is Outcome.PASSED
+    old_pid = first.job.pid
+    v = await eng.run_action("relaunch")
+    assert v.ok, v.summary()
+    assert [s.name for s in v.stages if s.name in ("terminate", "spawn", "progress")] == ["terminate", "spawn", "progress"]
+    assert eng.job.pid != old_pid
+    assert lab.exec_in(200, f"test -e /proc/{old_pid}").returncode != 0  # the old job is gone
+
+
+async def test_reboot_that_cannot_stop_the_container_is_a_host_failure(lab, make_cfg, engines):
+    lab.set_container_option(200, stop_error="container did not stop")
+    eng = engines(make_cfg())
+    v = await eng.run_action("reboot")
+    assert v.layer is Layer.HOST and "container did not stop" in v.failed_stage.detail
+    assert [s.status for s in v.stages if s.name in ("running again", "session rebuilt")] == [Status.NOT_REACHED] * 2
