@@ -146,7 +146,12 @@ def _confirm(prompt: str) -> bool:
         return False
 
 
-def cmd_action(args: argparse.Namespace, cfg: Config) -> int:
+class _Busy(Exception):
+    pass
+
+
+def with_engine(args: argparse.Namespace, cfg: Config, work: Callable[[Any], Any]) -> Any:
+    """Run ``work(engine)`` in a fresh event loop with live stage output; Busy → exit 75."""
     from .core.engine import Busy, Engine
 
     async def go() -> Any:
@@ -155,18 +160,28 @@ def cmd_action(args: argparse.Namespace, cfg: Config) -> int:
         if show:
             eng.add_listener(show)
         try:
-            if args.action == "reboot" and not args.yes:
-                cmd = eng.transport.runtime.pct_command("reboot")  # type: ignore[attr-defined]
-                if not _confirm(f"reboot container with `{cmd}` on {cfg.display_name}? every process in it dies"):
-                    return None
-            return await eng.run_action(args.action, wait=args.wait)
+            return await work(eng)
         finally:
             await eng.close()
 
     try:
-        v = asyncio.run(go())
+        return asyncio.run(go())
     except Busy as e:
         print(f"cockpit: {e}", file=sys.stderr)
+        raise _Busy() from None
+
+
+def cmd_action(args: argparse.Namespace, cfg: Config) -> int:
+    async def work(eng: Any) -> Any:
+        if args.action == "reboot" and not args.yes:
+            cmd = eng.transport.runtime.pct_command("reboot")
+            if not _confirm(f"reboot container with `{cmd}` on {cfg.display_name}? every process in it dies"):
+                return None
+        return await eng.run_action(args.action, wait=args.wait)
+
+    try:
+        v = with_engine(args, cfg, work)
+    except _Busy:
         return EXIT_BUSY
     if v is None:
         print("cockpit: reboot not confirmed (pass --yes to confirm non-interactively)", file=sys.stderr)
@@ -176,22 +191,9 @@ def cmd_action(args: argparse.Namespace, cfg: Config) -> int:
 
 
 def cmd_attempt(args: argparse.Namespace, cfg: Config) -> int:
-    from .core.engine import Busy, Engine
-
-    async def go() -> Any:
-        eng = Engine(cfg)
-        show = _live_stage_printer(args)
-        if show:
-            eng.add_listener(show)
-        try:
-            return await eng.attempt(args.note, wait=args.wait)
-        finally:
-            await eng.close()
-
     try:
-        res = asyncio.run(go())
-    except Busy as e:
-        print(f"cockpit: {e}", file=sys.stderr)
+        res = with_engine(args, cfg, lambda eng: eng.attempt(args.note, wait=args.wait))
+    except _Busy:
         return EXIT_BUSY
     emit(args, res.to_dict(), render_attempt)
     return EXIT_OK if res.outcome.value == "passed" else EXIT_FAILED
