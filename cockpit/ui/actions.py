@@ -52,11 +52,11 @@ ACTIONS: list[UIAction] = [
     UIAction("deploy", "D", "deploy", "Deploy", "Copy [deploy] source into the target and verify every file's checksum", acts=True, engine="deploy"),
     UIAction("clear-cache", "C", "clear_cache", "Clear cache", "Remove the [cache] paths (compile caches) and verify they are gone", acts=True, engine="clear-cache"),
     UIAction("verify", "V", "verify", "Verify", "Check the running job: spawned, alive, log created, log growing, progress", acts=True, engine="verify"),
-    UIAction("relaunch", "L", "relaunch", "Relaunch", "Stop the job, launch it again with a new log, verify it (asks first)",
+    UIAction("relaunch", "L", "relaunch", "Relaunch", "Stop the job, launch it again with a new log, verify it",
              acts=True, destructive=True, engine="relaunch"),
-    UIAction("stop", "S", "stop", "Stop job", "Stop the job cockpit launched: TERM, then KILL, then check nothing is left (asks first)",
+    UIAction("stop", "S", "stop", "Stop", "Stop the job cockpit launched: TERM, then KILL, then check nothing is left",
              acts=True, destructive=True, footer=True, engine="stop"),
-    UIAction("reboot", "R", "reboot", "Reboot", "Reboot the container (pct reboot): the cure for zombies PID 1 never reaps (asks first)",
+    UIAction("reboot", "R", "reboot", "Reboot", "Reboot the container (pct reboot): the cure for zombies PID 1 never reaps",
              acts=True, destructive=True, footer=True, engine="reboot"),
     UIAction("shell", "exclamation_mark", "shell", "Shell", "Open a shell inside the container (ssh -t HOST pct enter CTID); cockpit resumes when it exits",
              acts=True, key_display="!"),
@@ -64,9 +64,9 @@ ACTIONS: list[UIAction] = [
              acts=True, demo_only=True),
     # -- looking ------------------------------------------------------------------------------
     UIAction("zoom", "z", "zoom", "Zoom", "Zoom the focused pane to the full screen, or back", footer=True),
-    UIAction("follow", "f", "follow", "Follow/pause", "Log: follow new lines, or pause to read", footer=True),
+    UIAction("follow", "f", "follow", "Follow/pause", "Log: follow new lines, or pause to read"),
     UIAction("filter", "slash", "filter", "Filter", "Log: show only lines containing a text (empty: all lines)", footer=True, key_display="/"),
-    UIAction("next-error", "e", "next_error", "Next error", "Log: jump to the next classified error (pauses following)", footer=True),
+    UIAction("next-error", "e", "next_error", "Next err", "Log: jump to the next classified error (pauses following)", footer=True),
     UIAction("first-error", "E", "first_error", "First error", "Log: jump to the first classified error, usually the root cause"),
     UIAction("job-only", "j", "job_only", "Job only", "Processes: show only the job's processes, zombies, D states and PID 1, or everything"),
     UIAction("verdict", "v", "verdict", "Verdict", "Show the full verdict of the selected attempt (or the last action)"),
@@ -89,8 +89,9 @@ def action_spec(action_name: str) -> UIAction | None:
     return _BY_ACTION.get(action_name) or next((a for a in ACTIONS if a.action.split("(")[0] == action_name), None)
 
 
-def bindings(actions: Iterable[UIAction] = ACTIONS, *, demo: bool = False) -> list[Binding]:
-    return [a.binding() for a in actions if demo or not a.demo_only]
+def bindings(actions: Iterable[UIAction] = ACTIONS) -> list[Binding]:
+    """Every action's binding (demo-only ones too: the app's ``check_action`` disables them)."""
+    return [a.binding() for a in actions]
 
 
 def acting_action_names() -> frozenset[str]:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import difflib
 import time
-from pathlib import Path
 from typing import Any, Callable, ClassVar
 
 from textual import on, work
@@ -23,9 +22,10 @@ from textual.widgets import Footer
 from textual.worker import Worker, WorkerState
 
 from ..config import Config
-from .actions import ACTIONS, BY_ID, UIAction, action_spec, bindings
+from .actions import ACTIONS, BY_ID, HOME_ROW, UIAction, action_spec, bindings
 from .commands import CockpitCommands
 from .driver import Driver
+from .keys import TargetKeys, ViewKeys, demo_fix
 from .messages import (
     ActionFinished,
     ActionRefused,
@@ -43,25 +43,19 @@ from .panes.log import LogPane
 from .panes.procs import ProcsPane
 from .panes.status import StatusLine, StatusState
 from .panes.verdict import VerdictStrip
-from .screens.confirm import ConfirmScreen
-from .screens.help import HelpScreen
-from .screens.prompt import HypothesisScreen
 from .screens.verdict import VerdictScreen
-from .shell import shell_command
 from .themes import DEFAULT_THEME, ThemeSet, default_variables, load_themes
 
 __all__ = ["CockpitApp", "create_app"]
 
-PANES = ("procs", "log", "gpu", "history")
-
-
-class CockpitApp(App[int]):
+class CockpitApp(TargetKeys, ViewKeys, App[int]):
     CSS_PATH = "styles.tcss"
     TITLE = "cockpit"
     BINDINGS: ClassVar[list[Any]] = bindings(ACTIONS)
     COMMANDS = App.COMMANDS | {CockpitCommands}
     ALLOW_IN_MAXIMIZED_VIEW = "Footer, StatusLine, VerdictStrip"
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (110, "-wide")]
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (32, "-tall")]
 
     def __init__(self, engine: Any, *, read_only: bool = False, refresh: bool = True, demo: bool = False,
                  clock: Callable[[], float] | None = None, themes: ThemeSet | None = None, notice: str = "",
@@ -113,11 +107,11 @@ class CockpitApp(App[int]):
         self.theme_changed_signal.subscribe(self, self._on_theme_changed)
         self.set_interval(1.0, self._tick)
         if self.notice:
-            self.notify(self.notice, title="cockpit", timeout=8)
+            self.notify(self.notice, title="cockpit", timeout=8, markup=False)
         recovered = getattr(self.engine, "recovered", None) or []
         if recovered:
             ids = ", ".join(f"#{r.attempt}" for r in recovered)
-            self.notify(f"attempt {ids} was left open by a cockpit that is gone: marked interrupted", severity="warning", timeout=8)
+            self.notify(f"attempt {ids} was left open by a cockpit that is gone: marked interrupted", severity="warning", timeout=8, markup=False)
         self.query_one("#log-view").focus()
         self.show_current()
         if self.poll_enabled:
@@ -140,14 +134,14 @@ class CockpitApp(App[int]):
         for theme in self.themes.themes.values():
             self.register_theme(theme)
         for err in self.themes.errors:
-            self.notify(f"{err} — theme skipped", title="theme file", severity="error", timeout=10)
+            self.notify(f"{err} — theme skipped", title="theme file", severity="error", timeout=10, markup=False)
         want = self.cfg.ui.theme or DEFAULT_THEME
         if want in self.themes.themes or want in self.available_themes:
             self.theme = want
         else:
             close = difflib.get_close_matches(want, self.themes.names, n=1)
             hint = f" (did you mean {close[0]!r}?)" if close else f" (known: {', '.join(self.themes.names)})"
-            self.notify(f"[ui] theme = {want!r} not found{hint}: using {DEFAULT_THEME}", severity="error", timeout=10)
+            self.notify(f"[ui] theme = {want!r} not found{hint}: using {DEFAULT_THEME}", severity="error", timeout=10, markup=False)
             self.theme = DEFAULT_THEME
 
     def _apply_keymap(self) -> None:
@@ -155,14 +149,14 @@ class CockpitApp(App[int]):
         unknown = [k for k in km if k not in BY_ID]
         for k in unknown:
             close = difflib.get_close_matches(k, list(BY_ID), n=1)
-            self.notify(f"[keymap] {k!r} is not an action id" + (f": did you mean {close[0]!r}?" if close else ""), severity="warning", timeout=10)
+            self.notify(f"[keymap] {k!r} is not an action id" + (f": did you mean {close[0]!r}?" if close else ""), severity="warning", timeout=10, markup=False)
             km.pop(k)
-        for k, keys in km.items():
+        for k, keys in list(km.items()):
             spec = BY_ID[k]
-            bare = [x.strip() for x in keys.split(",") if x.strip() in "asdfghjkl;" and x.strip()]
+            bare = [x.strip() for x in keys.split(",") if x.strip() in HOME_ROW]
             if spec.destructive and bare:
                 self.notify(f"[keymap] {k} = {keys!r}: a destructive action may not sit on a bare home-row key; kept {spec.key!r}",
-                            severity="warning", timeout=10)
+                            severity="warning", timeout=10, markup=False)
                 km.pop(k)
         self.keymap = km
         if km:
@@ -170,12 +164,12 @@ class CockpitApp(App[int]):
 
     def handle_bindings_clash(self, clashed_bindings: set[Binding], node: Any) -> None:
         names = ", ".join(sorted(b.id or b.action for b in clashed_bindings))
-        self.notify(f"[keymap] key clash: {names} — the first one wins", severity="warning", timeout=8)
+        self.notify(f"[keymap] key clash: {names} — the first one wins", severity="warning", timeout=8, markup=False)
 
     def action_cycle_theme(self) -> None:
         nxt = self.themes.next_after(self.theme)
         self.theme = nxt
-        self.notify(f"theme: {nxt}", timeout=2)
+        self.notify(f"theme: {nxt}", timeout=2, markup=False)
 
     def _on_theme_changed(self, theme: Any) -> None:
         self.query_one(HistoryPane).retheme()
@@ -189,7 +183,7 @@ class CockpitApp(App[int]):
     def action_allowed(self, spec: UIAction) -> bool:
         if spec.acts and self.read_only:
             return False
-        if spec.demo_only and not (self.demo and _demo_fix() is not None):
+        if spec.demo_only and not (self.demo and demo_fix() is not None):
             return False
         return True
 
@@ -197,6 +191,8 @@ class CockpitApp(App[int]):
         spec = action_spec(action)
         if spec is None:
             return True
+        if len(self.screen_stack) > 1:
+            return False  # a modal is open: its keys only (a stray S or R must not stack another modal)
         return self.action_allowed(spec)
 
     # -- polling ---------------------------------------------------------------------------------
@@ -219,7 +215,7 @@ class CockpitApp(App[int]):
                 except Exception as e:  # a bug in a probe must not end the polling
                     failures += 1
                     if failures == 1:
-                        self.notify(f"{part} refresh crashed: {e!r}", severity="error", timeout=8)
+                        self.notify(f"{part} refresh crashed: {e!r}", severity="error", timeout=8, markup=False)
                     msg = None
                 if msg is not None:
                     self.post_message(msg)
@@ -231,15 +227,11 @@ class CockpitApp(App[int]):
     @work(group="poll", exit_on_error=False, name="poll-history")
     async def _poll_history(self) -> None:
         while True:
-            msg = self.driver.history()
-            if msg is not None:
-                self.post_message(msg)
+            self.post_message(self.driver.history())
             await asyncio.sleep(self.cfg.ui.refresh_interval)
 
     def load_history(self) -> None:
-        msg = self.driver.history(force=True)
-        if msg is not None:
-            self.post_message(msg)
+        self.post_message(self.driver.history(force=True))
 
     @work(group="refresh", exclusive=True, exit_on_error=False, name="refresh-now")
     async def refresh_now(self) -> None:
@@ -248,9 +240,7 @@ class CockpitApp(App[int]):
             msg = await fetch()
             if msg is not None:
                 self.post_message(msg)
-        msg = self.driver.history(force=True)
-        if msg is not None:
-            self.post_message(msg)
+        self.post_message(self.driver.history(force=True))
 
     def show_current(self) -> None:
         """Render whatever the observer already holds (before the first refresh)."""
@@ -290,7 +280,11 @@ class CockpitApp(App[int]):
             self.query_one(StatusLine).update_part("log", v.collected_at, v.error, v.error_layer)
 
     def on_history_refreshed(self, msg: HistoryRefreshed) -> None:
-        self.query_one(HistoryPane).show(msg.records, msg.collected_at)
+        pane = self.query_one(HistoryPane)
+        if msg.changed:
+            pane.show(msg.records, msg.collected_at)
+        else:
+            pane.collected_at = msg.collected_at
         self.query_one(StatusLine).update_part("history", msg.collected_at)
         strip = self.query_one(VerdictStrip)
         if msg.records and strip.state == "idle":
@@ -318,12 +312,12 @@ class CockpitApp(App[int]):
             from .format import outcome_text
 
             self.notify(outcome_text(msg.outcome, msg.verdict.layer.value if msg.verdict is not None and msg.verdict.layer else None),
-                        title=f"attempt #{msg.attempt}", severity=sev, timeout=6)  # type: ignore[arg-type]
+                        title=f"attempt #{msg.attempt}", severity=sev, timeout=6, markup=False)  # type: ignore[arg-type]
 
     def on_action_refused(self, msg: ActionRefused) -> None:
         self.query_one(VerdictStrip).refused(msg.action, msg.reason)
         self.query_one(StatusLine).set_action(getattr(self.engine, "current_action", None))
-        self.notify(msg.reason, title=f"{msg.action} refused", severity="warning", timeout=6)
+        self.notify(msg.reason, title=f"{msg.action} refused", severity="warning", timeout=6, markup=False)
 
     @on(HistoryPane.AttemptChosen)
     def _attempt_chosen(self, msg: HistoryPane.AttemptChosen) -> None:
@@ -335,7 +329,7 @@ class CockpitApp(App[int]):
         w = event.worker
         if event.state is WorkerState.ERROR:
             err = w.error
-            self.notify(f"{w.name or w.group}: {err!r}", title="cockpit error", severity="error", timeout=10)
+            self.notify(f"{w.name or w.group}: {err!r}", title="cockpit error", severity="error", timeout=10, markup=False)
             if w.group == "action":
                 self.post_message(ActionFinished(w.name or "action", None, error=repr(err)))
 
@@ -344,202 +338,6 @@ class CockpitApp(App[int]):
             pane = self.query_one(cls)
             pane.tick()
 
-    # -- engine actions ------------------------------------------------------------------------------
-    def _busy(self) -> bool:
-        cur = getattr(self.engine, "current_action", None)
-        if cur:
-            self.notify(f"the target is busy: {cur} is running", severity="warning", timeout=4)
-            return True
-        return False
-
-    def _run_engine(self, name: str) -> None:
-        self.run_worker(self.driver.action(name, self.post_message), name=name, group="action", exit_on_error=False)
-
-    def action_attempt(self) -> None:
-        if self._busy():
-            return
-        try:
-            recs = self.engine.journal.attempts()
-        except OSError:
-            recs = []
-        last = next((r.note for r in reversed(recs) if r.note), "")
-        self.push_screen(HypothesisScreen(last, self._attempt_plan()), self._start_attempt)
-
-    def _attempt_plan(self) -> str:
-        cfg, job = self.cfg, getattr(self.engine, "job", None)
-        stop = f"stop job pid {job.pid} (TERM → KILL)" if job is not None and job.pid else "stop (no job recorded)"
-        src = cfg.deploy.source or "(no [deploy] source)"
-        caches = ", ".join(cfg.cache.paths) or "(none)"
-        return f"deploy {src} → clear {caches} → {stop} → launch → verify"
-
-    def _start_attempt(self, note: str | None) -> None:
-        if note is None:
-            return
-        self.run_worker(self.driver.attempt(note, self.post_message), name="attempt", group="action", exit_on_error=False)
-
-    def action_deploy(self) -> None:
-        if not self._busy():
-            self._run_engine("deploy")
-
-    def action_clear_cache(self) -> None:
-        if not self._busy():
-            self._run_engine("clear-cache")
-
-    def action_verify(self) -> None:
-        if not self._busy():
-            self._run_engine("verify")
-
-    def action_stop(self) -> None:
-        if self._busy():
-            return
-        from .confirmtext import stop_commands, target_where
-
-        text = stop_commands(self.engine)
-        if text is None:
-            self.notify("no job recorded by cockpit: nothing to stop", timeout=4)
-            return
-        body, command = text
-        self.push_screen(ConfirmScreen("Stop the job?", body, command, where=target_where(self.cfg), yes="Stop"),
-                         lambda ok: self._run_engine("stop") if ok else None)
-
-    def action_relaunch(self) -> None:
-        if self._busy():
-            return
-        from .confirmtext import stop_commands, target_where
-
-        text = stop_commands(self.engine)
-        body, command = text if text is not None else ("No job recorded by cockpit: nothing to stop.", "")
-        command = (command + "\n" if command else "") + f"then launch: {self.cfg.job.command}"
-        self.push_screen(ConfirmScreen("Relaunch the job?", body + " Then a new job is launched and verified.", command,
-                                       where=target_where(self.cfg), yes="Relaunch"),
-                         lambda ok: self._run_engine("relaunch") if ok else None)
-
-    def action_reboot(self) -> None:
-        if self._busy():
-            return
-        from .confirmtext import reboot_command, target_where
-
-        cmd = reboot_command(self.engine)
-        if cmd is None:
-            self.notify('reboot needs [target] runtime = "pct": cockpit does not reboot hosts', severity="warning", timeout=6)
-            return
-        self.push_screen(ConfirmScreen("Reboot the container?",
-                                       "Every process in the container dies, the job included. Zombies that PID 1 never "
-                                       "reaps are cleared. cockpit waits until the container runs again and checks its "
-                                       "process table.", cmd, where=target_where(self.cfg, host=True), yes="Reboot"),
-                         lambda ok: self._run_engine("reboot") if ok else None)
-
-    async def action_shell(self) -> None:
-        sc = shell_command(self.cfg)
-        try:
-            with self.suspend():
-                print(f"cockpit: {sc.display}   (exit the shell to return to cockpit)", flush=True)
-                proc = await asyncio.create_subprocess_exec(*sc.argv, cwd=sc.cwd)
-                await proc.wait()
-        except Exception as e:  # SuspendNotSupported (headless, web), or the command is missing
-            self.notify(f"cannot open a shell here ({type(e).__name__}): run it yourself: {sc.display}", severity="warning", timeout=10)
-            return
-        self.refresh_now()
-
-    def action_demo_fix(self) -> None:
-        fix = _demo_fix()
-        if fix is None:
-            self.notify("the demo fix is not available", severity="warning")
-            return
-        changed = fix()
-        if changed:
-            names = ", ".join(Path(str(p)).name for p in changed)
-            self.notify(f"applied the demo fix to the working copy: {names}. Now attempt it (t).", timeout=8)
-        else:
-            self.notify("the demo fix is already applied", timeout=4)
-
-    # -- looking -------------------------------------------------------------------------------------
-    def _focused_pane(self) -> Any:
-        w = self.focused
-        while w is not None:
-            if getattr(w, "pane_id", None) in PANES:
-                return w
-            w = w.parent  # type: ignore[assignment]
-        return self.query_one(LogPane)
-
-    def action_zoom(self) -> None:
-        if self.screen.maximized is not None:
-            self.screen.minimize()
-            for cls in (ProcsPane, GpuPane):
-                pane = self.query_one(cls)
-                if pane._dirty:
-                    pane.redraw()
-        else:
-            self.screen.maximize(self._focused_pane(), container=False)
-
-    def action_focus_pane(self, name: str) -> None:
-        target = {"procs": "#procs-table", "log": "#log-view", "gpu": "#gpu-scroll", "history": "#history-table"}.get(name)
-        if target:
-            if self.screen.maximized is not None:
-                self.screen.minimize()
-            self.query_one(target).focus()
-
-    def action_follow(self) -> None:
-        self.query_one(LogPane).toggle_follow()
-
-    def action_filter(self) -> None:
-        if self.screen.maximized is not None and self.screen.maximized is not self.query_one(LogPane):
-            self.screen.minimize()
-        self.query_one(LogPane).open_filter()
-
-    def action_next_error(self) -> None:
-        self.query_one(LogPane).jump_error()
-
-    def action_first_error(self) -> None:
-        self.query_one(LogPane).jump_error(first=True)
-
-    def action_job_only(self) -> None:
-        pane = self.query_one(ProcsPane)
-        pane.set_job_only(not pane.job_only)
-
-    def action_refresh(self) -> None:
-        self.refresh_now()
-
-    def action_verdict(self) -> None:
-        pane = self.query_one(HistoryPane)
-        sel = pane.selected() if (self.focused is pane.table) else None
-        if sel is not None:
-            rec = pane.record(sel)
-            if rec is not None:
-                self.push_screen(VerdictScreen(rec, clock=self.clock))
-                return
-        if self.last_verdict is not None and (not pane.records or self.focused is not pane.table):
-            action, verdict = self.last_verdict
-            if action != "attempt":
-                self.push_screen(VerdictScreen(None, verdict=verdict, action=action, clock=self.clock))
-                return
-        if pane.records:
-            self.push_screen(VerdictScreen(pane.records[-1], clock=self.clock))
-        else:
-            self.notify("no verdict yet", timeout=3)
-
-    def action_help(self) -> None:
-        self.push_screen(HelpScreen(self.keymap, read_only=self.read_only, demo=self.demo, allowed=self.action_allowed))
-
-    async def action_quit(self) -> None:
-        cur = getattr(self.engine, "current_action", None)
-        if cur:
-            def done(ok: bool | None) -> None:
-                if ok:
-                    self.exit(0)
-
-            self.push_screen(ConfirmScreen(f"Quit while {cur} runs?", "cockpit stops waiting; the attempt is recorded as "
-                                           "interrupted. A job already launched keeps running.", "", yes="Quit"), done)
-            return
-        self.exit(0)
-
-
-def _demo_fix() -> Callable[[], Any] | None:
-    try:
-        from .. import demo
-    except ImportError:  # pragma: no cover
-        return None
-    return getattr(demo, "apply_fix", None)
 
 
 def create_app(cfg: Config, *, engine: Any = None, read_only: bool = False, refresh: bool = True, demo: bool | None = None,

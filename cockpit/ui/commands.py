@@ -8,6 +8,7 @@ from __future__ import annotations
 from functools import partial
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
+from textual.markup import escape
 
 from .actions import ACTIONS, UIAction
 from .screens.help import key_label
@@ -25,7 +26,7 @@ class CockpitCommands(Provider):
 
     def _help(self, a: UIAction) -> str:
         keymap = getattr(self.app, "keymap", {}) or {}
-        return f"{a.help}  [{key_label(keymap.get(a.id, a.key))}]"
+        return escape(f"{a.help}  (key: {key_label(keymap.get(a.id, a.key))})")
 
     async def discover(self) -> Hits:
         for a in self._available():

@@ -130,14 +130,13 @@ class Driver:
         first_no = f.ring.total - len(lines) + 1
         return LogBatch(view.path, first_no, lines, matches, events, view=obs.log)
 
-    def history(self, *, force: bool = False) -> HistoryRefreshed | None:
-        """The journal's attempts, or None when nothing changed since the last call."""
+    def history(self, *, force: bool = False) -> HistoryRefreshed:
+        """The journal's attempts (``changed`` is False when nothing changed since the last call)."""
         records = self.engine.journal.attempts()
         sig = tuple((r.attempt, r.last_event_at, r.open) for r in records)
-        if not force and sig == self._history_sig:
-            return None
+        changed = force or sig != self._history_sig
         self._history_sig = sig
-        return HistoryRefreshed(records, collected_at=time.time())
+        return HistoryRefreshed(records, collected_at=time.time(), changed=changed)
 
     def log_history(self) -> tuple[int, list[str]]:
         """Every line the observer still holds for the current log: (number of the first, lines)."""

@@ -40,7 +40,9 @@ _BARS = "▁▂▃▄▅▆▇█"
 def spark(values: Iterable[float], width: int, *, top: float = 100.0) -> str:
     """A sparkline of the last ``width`` values on a *fixed* 0…``top`` scale (a flat 0 % stays a
     low line, never a full bar); missing history is blank, not invented."""
-    vals = list(values)[-max(0, width):]
+    if width <= 0:
+        return ""
+    vals = list(values)[-width:]
     out = []
     for v in vals:
         frac = 0.0 if top <= 0 else min(1.0, max(0.0, v / top))

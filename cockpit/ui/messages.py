@@ -104,3 +104,10 @@ class LogBatch(Message):
 class HistoryRefreshed(_Snapshot):
     records: list[Any]  # cockpit.core.journal.AttemptRecord
     collected_at: float = 0.0
+    changed: bool = True  # False: the journal was read again and nothing changed (freshness only)
+
+    def can_replace(self, message: Message) -> bool:
+        if type(message) is not type(self):
+            return False
+        self.changed = self.changed or message.changed  # type: ignore[attr-defined]
+        return True

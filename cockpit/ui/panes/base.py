@@ -47,7 +47,12 @@ class Styled:
         widget: Widget = self  # type: ignore[assignment]
         if not widget.is_attached:  # not mounted yet: plain text (it is redrawn once mounted)
             return Style()
-        return widget.get_component_rich_style(*names, partial=True)
+        # The full style resolves "auto" and translucent colours against this widget's background
+        # (a partial one cannot); then the background is dropped so the text sits on whatever is
+        # under it (a table's cursor row, a zebra stripe).
+        full = widget.get_component_rich_style(*names)
+        return Style(color=full.color, bold=full.bold, italic=full.italic, underline=full.underline,
+                     reverse=full.reverse, strike=full.strike)
 
     def layer_style(self, layer: Any) -> Style:
         return self.cs(f"layer--{_cls(layer)}") if layer else Style()
@@ -81,6 +86,9 @@ class Pane(Styled, Vertical):
         super().__init__(id=kw.pop("id", self.pane_id), **kw)
         self.border_title = self.pane_title
         self._dirty = False
+
+    def tick(self) -> None:
+        """Re-say the data's age (called every second, and after each update)."""
 
     def set_freshness(self, age: float | None, stale: bool, *, note: str = "") -> None:
         """Mark the pane stale (dashed warning border, dimmed) or fresh, and say the age."""

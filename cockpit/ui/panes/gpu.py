@@ -13,12 +13,13 @@ from typing import Any, Callable
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.widget import Widget
 from textual.widgets import Static
 
 from ..format import fmt_mib, fmt_na, is_stale, one_line, spark
 from .base import Pane, Styled, layer_tag
 
-__all__ = ["GpuPane", "GpuCard", "HISTORY", "gpu_key"]
+__all__ = ["GpuPane", "GpuCard", "Spark", "HISTORY", "gpu_key"]
 
 #: samples of history per GPU (one per refresh)
 HISTORY = 60
@@ -39,6 +40,21 @@ def gpu_key(g: Any) -> str:
     return str(g.uuid) if type(g.uuid).__name__ != "NaType" else f"index-{g.index}"
 
 
+class Spark(Styled, Widget):
+    """A one-line history on a fixed 0–100 % scale, as wide as the widget is."""
+
+    def __init__(self, **kw: Any) -> None:
+        super().__init__(**kw)
+        self.values: list[float] = []
+
+    def set_values(self, values: Any) -> None:
+        self.values = list(values)
+        self.refresh()
+
+    def render(self) -> Text:
+        return Text(spark(self.values, self.size.width), style=self.cs("txt--spark"), no_wrap=True)
+
+
 class GpuCard(Styled, Vertical):
     """One GPU: a heading line, then utilisation and memory, each with its sparkline."""
 
@@ -53,10 +69,10 @@ class GpuCard(Styled, Vertical):
         yield Static("", classes="gpu-head", markup=False)
         with Horizontal(classes="gpu-row"):
             yield Static("", classes="gpu-label gpu-util", markup=False)
-            yield Static("", classes="gpu-spark gpu-util-spark", markup=False)
+            yield Spark(classes="gpu-spark gpu-util-spark")
         with Horizontal(classes="gpu-row"):
             yield Static("", classes="gpu-label gpu-mem", markup=False)
-            yield Static("", classes="gpu-spark gpu-mem-spark", markup=False)
+            yield Spark(classes="gpu-spark gpu-mem-spark")
 
     def sample(self, gpu: Any) -> None:
         """Record one snapshot of this GPU (also while hidden)."""
@@ -72,11 +88,13 @@ class GpuCard(Styled, Vertical):
         t = Text(no_wrap=True, overflow="ellipsis")
         if g is None:
             return t
+        name = fmt_na(g.name)
         t.append(f"GPU{fmt_na(g.index)} ", style=self.cs("txt--title"))
-        t.append(f"{fmt_na(g.name)}  ")
-        t.append(f"{fmt_na(g.temperature_c, '.0f', '°C')}  ")
-        power = f"{fmt_na(g.power_draw_w, '.0f')}/{fmt_na(g.power_limit_w, '.0f')} W"
-        t.append(power + "  ")
+        t.append(f"{name[7:] if name.startswith('NVIDIA ') else name} ")
+        temp = fmt_na(g.temperature_c, ".0f", "°C")
+        t.append(f"{'temp N/A' if temp == 'N/A' else temp} ")
+        draw, limit = fmt_na(g.power_draw_w, ".0f"), fmt_na(g.power_limit_w, ".0f")
+        t.append("power N/A " if draw == "N/A" else f"{draw}/{limit} W ".replace("/N/A W", " W (limit N/A)"))
         t.append(f"{fmt_na(g.pstate)}", style=self.cs("txt--dim"))
         return t
 
@@ -86,11 +104,11 @@ class GpuCard(Styled, Vertical):
         g = self.gpu
         self.query_one(".gpu-head", Static).update(self.head_text())
         self.query_one(".gpu-util", Static).update(f"util {fmt_na(g.utilization_pct, '>3.0f', '%')}")
-        self.query_one(".gpu-mem", Static).update(
-            f"mem  {fmt_na(g.memory_pct, '>3.0f', '%')} {fmt_mib(g.memory_used_mib)}/{fmt_mib(g.memory_total_mib)}")
-        for sel, data in ((".gpu-util-spark", self.util), (".gpu-mem-spark", self.mem)):
-            w = self.query_one(sel, Static)
-            w.update(Text(spark(data, max(1, w.size.width or HISTORY)), style=self.cs("txt--spark")))
+        used, total = fmt_mib(g.memory_used_mib), fmt_mib(g.memory_total_mib)
+        amount = "" if used == total == "N/A" else f" {used}/{total}"
+        self.query_one(".gpu-mem", Static).update(f"mem  {fmt_na(g.memory_pct, '>3.0f', '%')}{amount}")
+        self.query_one(".gpu-util-spark", Spark).set_values(self.util)
+        self.query_one(".gpu-mem-spark", Spark).set_values(self.mem)
 
 
 class GpuPane(Pane):
@@ -106,9 +124,9 @@ class GpuPane(Pane):
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="gpu-scroll"):
             yield Static("", id="gpu-error", markup=False)
+            yield Static("", id="gpu-findings", markup=False)
             yield Vertical(id="gpu-cards")
             yield Static("", id="gpu-procs", markup=False)
-            yield Static("", id="gpu-findings", markup=False)
 
     def show(self, view: Any) -> None:
         self.view = view
@@ -152,11 +170,11 @@ class GpuPane(Pane):
                 self.call_after_refresh(card.refresh_view)
             else:
                 card.refresh_view()
-        err = self.error_text()
-        self.query_one("#gpu-error", Static).update(err)
-        self.query_one("#gpu-error", Static).display = bool(err.plain)
-        self.query_one("#gpu-procs", Static).update(self.procs_text())
-        self.query_one("#gpu-findings", Static).update(self.findings_text())
+        for wid, text in (("#gpu-error", self.error_text()), ("#gpu-procs", self.procs_text()),
+                          ("#gpu-findings", self.findings_text())):
+            w = self.query_one(wid, Static)
+            w.update(text)
+            w.display = bool(text.plain)  # an empty Static would still take a line
         self.tick()
 
     def error_text(self) -> Text:
@@ -191,7 +209,8 @@ class GpuPane(Pane):
             return t
         t.append("GPU  PID      MEM     PROCESS", style=self.cs("txt--dim"))
         for p in snap.processes:
-            t.append(f"\n{fmt_na(p.gpu_index):<4} {fmt_na(p.pid):<8} {fmt_mib(p.used_memory_mib):>7}  {fmt_na(p.process_name)}")
+            name = fmt_na(p.process_name)
+            t.append(f"\n{fmt_na(p.gpu_index):<4} {fmt_na(p.pid):<8} {fmt_mib(p.used_memory_mib):>7}  {name.rsplit('/', 1)[-1] or name}")
         return t
 
     def findings_text(self) -> Text:

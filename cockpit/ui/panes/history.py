@@ -20,8 +20,9 @@ from .table import sync_rows
 
 __all__ = ["HistoryPane"]
 
-COLUMNS = (("id", "#"), ("time", "TIME"), ("note", "HYPOTHESIS"), ("code", "CODE"), ("outcome", "OUTCOME"),
-           ("layer", "LAYER"), ("error", "FIRST ERROR"))
+#: outcome and layer come first: they are what a glance at the history is for
+COLUMNS = (("id", "#"), ("outcome", "OUTCOME"), ("layer", "LAYER"), ("time", "TIME"), ("note", "HYPOTHESIS"),
+           ("code", "CODE"), ("error", "FIRST ERROR"))
 
 
 class HistoryPane(Pane):
@@ -68,15 +69,15 @@ class HistoryPane(Pane):
             lay = getattr(r.layer, "value", r.layer) or ""
             rows.append((str(r.attempt), [
                 Text(str(r.attempt), style=self.cs("txt--title")),
-                fmt_clock(r.started_at, now),
-                one_line(r.note, 60) or "—",
-                code_version_text(r.code_version),
                 Text(outcome_text(o, None, short=True), style=self.outcome_style(o)),
                 Text(lay or "—", style=self.layer_style(lay) if lay else self.cs("txt--dim")),
+                fmt_clock(r.started_at, now),
+                one_line(r.note, 40) or "—",
+                code_version_text(r.code_version),
                 one_line(first_error_text(r.first_error), 80) or "—",
             ]))
         with self.app.batch_update():
-            sync_rows(self.table, rows, key_column=0)
+            sync_rows(self.table, rows, key_column=0, stick_to_top=True)
         self.tick()
 
     def selected(self) -> int | None:

@@ -94,7 +94,7 @@ class MarkedLog(Styled, Log):
         if self.current == no:
             style = style + Style(reverse=True)
         body = Strip(list(Segment.apply_style(list(strip), None, style)), strip.cell_length)
-        head = Strip([Segment(gutter, style + Style(bold=True))], len(gutter))
+        head = Strip([Segment(gutter, self.rich_style + style + Style(bold=True))], len(gutter))
         return Strip.join([head, body]).crop(0, self.size.width)
 
 
@@ -126,6 +126,7 @@ class LogPane(Pane):
     def on_mount(self) -> None:
         self.query_one("#log-filter", Input).display = False
         self._title()
+        self.tick()
 
     @property
     def log_view(self) -> MarkedLog:
@@ -149,6 +150,7 @@ class LogPane(Pane):
         if matches:
             self.add_matches(matches)
         self._title()
+        self.tick()
 
     def add_matches(self, matches: list[Any]) -> None:
         log = self.log_view
@@ -222,6 +224,11 @@ class LogPane(Pane):
         self.set_filter(event.value)
         self.log_view.focus()
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "cancel_filter":  # escape is only ours while the filter is open (else: un-zoom)
+            return bool(self.query_one("#log-filter", Input).display)
+        return True
+
     def action_cancel_filter(self) -> None:
         inp = self.query_one("#log-filter", Input)
         if inp.display:
@@ -231,7 +238,7 @@ class LogPane(Pane):
     def jump_error(self, *, first: bool = False) -> int | None:
         """Scroll to the first error, or the next one after the last jump (wrapping); pauses."""
         if not self.errors:
-            self.app.notify("no classified error in this log (yet)", severity="information", timeout=3)
+            self.app.notify("no classified error in this log (yet)", severity="information", timeout=3, markup=False)
             return None
         log = self.log_view
         if first or log.current is None:
@@ -243,7 +250,7 @@ class LogPane(Pane):
         if row is None:  # filtered out, or already dropped from the ring
             row = bisect.bisect_left(log.numbers, target)
             if row >= len(log.numbers):
-                self.app.notify(f"line {target} is not shown (filter: {self.filter!r})", severity="warning", timeout=3)
+                self.app.notify(f"line {target} is not shown (filter: {self.filter!r})", severity="warning", timeout=3, markup=False)
                 return None
         self.set_following(False)
         log.current = target

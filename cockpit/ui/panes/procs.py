@@ -138,7 +138,10 @@ class ProcsPane(Pane):
             return
         with self.app.batch_update():
             sync_rows(self.table, self.rows(), key_column=1)
-        self.query_one("#procs-findings", Static).update(self.findings_text())
+        findings = self.findings_text()
+        box = self.query_one("#procs-findings", Static)
+        box.update(findings)
+        box.display = bool(findings.plain)
         self.tick()
 
     def findings_text(self) -> Text:

@@ -14,17 +14,20 @@ def _plain(cell: Any) -> str:
     return cell.plain if hasattr(cell, "plain") else str(cell)
 
 
-def sync_rows(table: DataTable, rows: Sequence[tuple[str, Sequence[Any]]], *, key_column: int = 0) -> bool:
+def sync_rows(table: DataTable, rows: Sequence[tuple[str, Sequence[Any]]], *, key_column: int = 0,
+              stick_to_top: bool = False) -> bool:
     """Make ``table`` show ``rows`` (``(key, cells)`` in display order); returns True if it changed.
 
     Cells are compared by equality (Rich ``Text`` compares text and styles), so an unchanged row
     costs a comparison, not a redraw.  ``key_column`` is a column whose text is the row key (the
-    order is restored by sorting on it).
+    order is restored by sorting on it).  The cursor stays on its row; with ``stick_to_top`` a
+    cursor on the first row stays on the first row (a newest-first list follows new entries).
     """
     wanted = {k: cells for k, cells in rows}
     order = {k: i for i, (k, _) in enumerate(rows)}
     cursor_key: str | None = None
-    if table.row_count and table.cursor_row >= 0:
+    at_top = table.cursor_row <= 0
+    if table.row_count and table.cursor_row >= 0 and not (stick_to_top and at_top):
         try:
             cursor_key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
         except Exception:  # an empty or just-emptied table
@@ -57,4 +60,6 @@ def sync_rows(table: DataTable, rows: Sequence[tuple[str, Sequence[Any]]], *, ke
         idx = table.get_row_index(cursor_key)
         if idx != table.cursor_row:
             table.move_cursor(row=idx, animate=False, scroll=False)
+    elif stick_to_top and at_top and table.row_count and table.cursor_row != 0:
+        table.move_cursor(row=0, animate=False, scroll=False)
     return changed

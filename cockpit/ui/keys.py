@@ -1,0 +1,233 @@
+"""What each key does: the ``action_*`` methods of the app, as two mixins.
+
+``TargetKeys`` act on the target through the engine (and are disabled by ``--read-only``);
+destructive ones push a confirmation that shows the exact command first.  ``ViewKeys`` only
+change what is shown.  Both run in the app (``self`` is the :class:`~cockpit.ui.app.CockpitApp`);
+engine calls go to async workers in group ``action``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any, Callable
+
+from .confirmtext import reboot_command, stop_commands, target_where
+from .panes.history import HistoryPane
+from .panes.log import LogPane
+from .panes.procs import ProcsPane
+from .panes.gpu import GpuPane
+from .screens.confirm import ConfirmScreen
+from .screens.help import HelpScreen
+from .screens.prompt import HypothesisScreen
+from .screens.verdict import VerdictScreen
+from .shell import shell_command
+
+__all__ = ["TargetKeys", "ViewKeys", "demo_fix", "PANES"]
+
+PANES = ("procs", "log", "gpu", "history")
+
+
+def demo_fix() -> Callable[[], Any] | None:
+    """The demo's ``apply_fix`` when the demo package provides it."""
+    try:
+        from .. import demo
+    except ImportError:  # pragma: no cover
+        return None
+    return getattr(demo, "apply_fix", None)
+
+
+class TargetKeys:
+    """Keys that act on the target (attempt, deploy, clear cache, verify, relaunch, stop, reboot,
+    shell, demo fix)."""
+
+    engine: Any
+    cfg: Any
+    driver: Any
+    def _busy(self) -> bool:
+        cur = getattr(self.engine, "current_action", None)
+        if cur:
+            self.notify(f"the target is busy: {cur} is running", severity="warning", timeout=4, markup=False)
+            return True
+        return False
+
+    def _run_engine(self, name: str) -> None:
+        self.run_worker(self.driver.action(name, self.post_message), name=name, group="action", exit_on_error=False)
+
+    def action_attempt(self) -> None:
+        if self._busy():
+            return
+        try:
+            recs = self.engine.journal.attempts()
+        except OSError:
+            recs = []
+        last = next((r.note for r in reversed(recs) if r.note), "")
+        self.push_screen(HypothesisScreen(last, self._attempt_plan()), self._start_attempt)
+
+    def _attempt_plan(self) -> str:
+        cfg, job = self.cfg, getattr(self.engine, "job", None)
+        stop = f"stop job pid {job.pid} (TERM → KILL)" if job is not None and job.pid else "stop (no job recorded)"
+        src = cfg.deploy.source or "(no [deploy] source)"
+        caches = ", ".join(cfg.cache.paths) or "(none)"
+        return f"deploy {src} → clear {caches} → {stop} → launch → verify"
+
+    def _start_attempt(self, note: str | None) -> None:
+        if note is None:
+            return
+        self.run_worker(self.driver.attempt(note, self.post_message), name="attempt", group="action", exit_on_error=False)
+
+    def action_deploy(self) -> None:
+        if not self._busy():
+            self._run_engine("deploy")
+
+    def action_clear_cache(self) -> None:
+        if not self._busy():
+            self._run_engine("clear-cache")
+
+    def action_verify(self) -> None:
+        if not self._busy():
+            self._run_engine("verify")
+
+    def action_stop(self) -> None:
+        if self._busy():
+            return
+        text = stop_commands(self.engine)
+        if text is None:
+            self.notify("no job recorded by cockpit: nothing to stop", timeout=4, markup=False)
+            return
+        body, command = text
+        self.push_screen(ConfirmScreen("Stop the job?", body, command, where=target_where(self.cfg), yes="Stop"),
+                         lambda ok: self._run_engine("stop") if ok else None)
+
+    def action_relaunch(self) -> None:
+        if self._busy():
+            return
+        text = stop_commands(self.engine)
+        body, command = text if text is not None else ("No job recorded by cockpit: nothing to stop.", "")
+        command = (command + "\n" if command else "") + f"then launch: {self.cfg.job.command}"
+        self.push_screen(ConfirmScreen("Relaunch the job?", body + " Then a new job is launched and verified.", command,
+                                       where=target_where(self.cfg), yes="Relaunch"),
+                         lambda ok: self._run_engine("relaunch") if ok else None)
+
+    def action_reboot(self) -> None:
+        if self._busy():
+            return
+        cmd = reboot_command(self.engine)
+        if cmd is None:
+            self.notify('reboot needs [target] runtime = "pct": cockpit does not reboot hosts', severity="warning", timeout=6, markup=False)
+            return
+        self.push_screen(ConfirmScreen("Reboot the container?",
+                                       "Every process in the container dies, the job included. Zombies that PID 1 never "
+                                       "reaps are cleared. cockpit waits until the container runs again and checks its "
+                                       "process table.", cmd, where=target_where(self.cfg, host=True), yes="Reboot"),
+                         lambda ok: self._run_engine("reboot") if ok else None)
+
+    async def action_shell(self) -> None:
+        sc = shell_command(self.cfg)
+        try:
+            with self.suspend():
+                print(f"cockpit: {sc.display}   (exit the shell to return to cockpit)", flush=True)
+                proc = await asyncio.create_subprocess_exec(*sc.argv, cwd=sc.cwd)
+                await proc.wait()
+        except Exception as e:  # SuspendNotSupported (headless, web), or the command is missing
+            self.notify(f"cannot open a shell here ({type(e).__name__}): run it yourself: {sc.display}", severity="warning", timeout=10, markup=False)
+            return
+        self.refresh_now()
+
+    def action_demo_fix(self) -> None:
+        fix = demo_fix()
+        if fix is None:
+            self.notify("the demo fix is not available", severity="warning", markup=False)
+            return
+        changed = fix()
+        if changed:
+            names = ", ".join(Path(str(p)).name for p in changed)
+            self.notify(f"applied the demo fix to the working copy: {names}. Now attempt it (t).", timeout=8, markup=False)
+        else:
+            self.notify("the demo fix is already applied", timeout=4, markup=False)
+
+
+class ViewKeys:
+    """Keys that change what is shown (zoom, focus, follow, filter, errors, job-only, refresh,
+    verdict, help, quit)."""
+
+    engine: Any
+    clock: Callable[[], float]
+    def _focused_pane(self) -> Any:
+        w = self.focused
+        while w is not None:
+            if getattr(w, "pane_id", None) in PANES:
+                return w
+            w = w.parent  # type: ignore[assignment]
+        return self.query_one(LogPane)
+
+    def action_zoom(self) -> None:
+        if self.screen.maximized is not None:
+            self.screen.minimize()
+            for cls in (ProcsPane, GpuPane):
+                pane = self.query_one(cls)
+                if pane._dirty:
+                    pane.redraw()
+        else:
+            self.screen.maximize(self._focused_pane(), container=False)
+
+    def action_focus_pane(self, name: str) -> None:
+        target = {"procs": "#procs-table", "log": "#log-view", "gpu": "#gpu-scroll", "history": "#history-table"}.get(name)
+        if target:
+            if self.screen.maximized is not None:
+                self.screen.minimize()
+            self.query_one(target).focus()
+
+    def action_follow(self) -> None:
+        self.query_one(LogPane).toggle_follow()
+
+    def action_filter(self) -> None:
+        if self.screen.maximized is not None and self.screen.maximized is not self.query_one(LogPane):
+            self.screen.minimize()
+        self.query_one(LogPane).open_filter()
+
+    def action_next_error(self) -> None:
+        self.query_one(LogPane).jump_error()
+
+    def action_first_error(self) -> None:
+        self.query_one(LogPane).jump_error(first=True)
+
+    def action_job_only(self) -> None:
+        pane = self.query_one(ProcsPane)
+        pane.set_job_only(not pane.job_only)
+
+    def action_refresh(self) -> None:
+        self.refresh_now()
+
+    def action_verdict(self) -> None:
+        pane = self.query_one(HistoryPane)
+        sel = pane.selected() if (self.focused is pane.table) else None
+        if sel is not None:
+            rec = pane.record(sel)
+            if rec is not None:
+                self.push_screen(VerdictScreen(rec, clock=self.clock))
+                return
+        if self.last_verdict is not None and (not pane.records or self.focused is not pane.table):
+            action, verdict = self.last_verdict
+            if action != "attempt":
+                self.push_screen(VerdictScreen(None, verdict=verdict, action=action, clock=self.clock))
+                return
+        if pane.records:
+            self.push_screen(VerdictScreen(pane.records[-1], clock=self.clock))
+        else:
+            self.notify("no verdict yet", timeout=3, markup=False)
+
+    def action_help(self) -> None:
+        self.push_screen(HelpScreen(self.keymap, read_only=self.read_only, demo=self.demo, allowed=self.action_allowed))
+
+    async def action_quit(self) -> None:
+        cur = getattr(self.engine, "current_action", None)
+        if cur:
+            def done(ok: bool | None) -> None:
+                if ok:
+                    self.exit(0)
+
+            self.push_screen(ConfirmScreen(f"Quit while {cur} runs?", "cockpit stops waiting; the attempt is recorded as "
+                                           "interrupted. A job already launched keeps running.", "", yes="Quit"), done)
+            return
+        self.exit(0)
