@@ -115,7 +115,7 @@ def cmd_watch(args: argparse.Namespace, cfg: Any) -> int:
 async def _watch(args: argparse.Namespace, cfg: Any) -> int:
     from .core.engine import Busy, Engine
     from .core.notify import notify_verdict_async
-    from .core.watch import AttemptLoop, NoteCounter, SourceWatcher, loop_config
+    from .core.watch import AttemptLoop, NoteCounter, loop_config, watcher_for
 
     lc = loop_config(cfg)
     loop = asyncio.get_running_loop()
@@ -136,7 +136,7 @@ async def _watch(args: argparse.Namespace, cfg: Any) -> int:
             pass
 
     engine = Engine(cfg)
-    watcher = SourceWatcher(cfg.deploy_source, cfg.deploy.exclude, debounce=args.debounce or lc.debounce, gitignore=lc.gitignore)
+    watcher = watcher_for(cfg, debounce=args.debounce or lc.debounce)
     notes = NoteCounter(args.note, template=lc.note_template, journal=engine.journal)
     state: dict[str, Any] = {"files": [], "note": "", "busy_said": False, "gave_up": False, "started": asyncio.Event()}
     rc = EXIT_OK
@@ -211,6 +211,10 @@ async def _watch(args: argparse.Namespace, cfg: Any) -> int:
         if not results:
             return EXIT_BUSY if state["gave_up"] else EXIT_FAILED
         return rc
+    except (OSError, RuntimeError) as e:  # the watcher could not start or died (permissions, inotify limits)
+        hint = " (too many directories for inotify? set WATCHFILES_FORCE_POLLING=1 to poll instead)" if isinstance(e, OSError) else ""
+        print(f"cockpit watch: {type(e).__name__}: {e}{hint}", file=sys.stderr)
+        return EXIT_FAILED
     except asyncio.CancelledError:
         if "sig" in caught:
             _progress(args, "stopped" + (" (the attempt in flight is journalled interrupted)" if loop_.state == "running" else ""))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import shlex
 import time
+from typing import Callable
 
 from ..config import Config
 from .layers import Layer, Stage, Status, Verdict
@@ -27,17 +28,26 @@ def _stage_from_error(name: str, err: RemoteError, t0: float) -> Stage:
     return Stage(name, Status.FAIL, err.layer, err.message, evidence=err.evidence(), advice=err.hint, duration_s=time.monotonic() - t0)
 
 
-async def check_connectivity(transport: Transport, cfg: Config, verdict: Verdict | None = None) -> Verdict:
-    v = verdict or Verdict("status")
+async def check_connectivity(transport: Transport, cfg: Config, verdict: Verdict | None = None, *,
+                             on_stage: Callable[[str, Stage], None] | None = None) -> Verdict:
+    """The four connectivity stages into ``verdict``; ``on_stage("connect", stage)`` sees each as decided."""
+    v = verdict if verdict is not None else Verdict("status")
     remaining = list(CONNECTIVITY_STAGES)
 
-    def done(stage: Stage) -> bool:
+    def emit(stage: Stage) -> None:
         v.add(stage)
+        if on_stage is not None:
+            on_stage("connect", stage)
+
+    def done(stage: Stage) -> bool:
+        emit(stage)
         remaining.pop(0)
-        if stage.failed:
-            v.not_reached(remaining)
-            return False
-        return True
+        if not stage.failed:
+            return True
+        for name, layer in remaining:
+            emit(Stage(name, Status.NOT_REACHED, layer, "not reached: an earlier stage failed"))
+        remaining.clear()
+        return False
 
     # 1. ssh
     t0 = time.monotonic()

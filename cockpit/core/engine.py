@@ -144,6 +144,10 @@ class Engine:
     def add_listener(self, fn: StageListener) -> None:
         self.listeners.append(fn)
 
+    def remove_listener(self, fn: StageListener) -> None:
+        if fn in self.listeners:
+            self.listeners.remove(fn)
+
     def _emit(self, action: str, stage: Stage) -> None:
         for fn in list(self.listeners):
             fn(action, stage)
@@ -180,7 +184,7 @@ class Engine:
         async with self.exclusive(name, wait=wait):
             ctx = self.context()
             v = Verdict(name)
-            await check_connectivity(self.transport, self.cfg, v)
+            await check_connectivity(self.transport, self.cfg, v, on_stage=ctx.on_stage)
             if v.failed_stage is not None:
                 return v.finish()
             if name == "deploy":
@@ -244,7 +248,7 @@ class Engine:
         finished = False
         try:
             t = time.monotonic()
-            await check_connectivity(self.transport, cfg, _Tee(verdict, "connect"))
+            await check_connectivity(self.transport, cfg, _Tee(verdict, "connect"), on_stage=ctx.on_stage)
             timings["connect"] = time.monotonic() - t
             steps: list[tuple[str, Any]] = [
                 ("deploy", lambda v: deploy(ctx, v)),

@@ -120,9 +120,7 @@ class CockpitApp(TargetKeys, ViewKeys, App[int]):
             self.load_history()
 
     async def on_unmount(self) -> None:
-        listeners = getattr(self.engine, "listeners", None)
-        if isinstance(listeners, list) and self._listener in listeners:
-            listeners.remove(self._listener)
+        self.engine.remove_listener(self._listener)
         if self.owns_engine:
             try:
                 await asyncio.wait_for(self.engine.close(), 5)

@@ -14,11 +14,7 @@ __all__ = ["stop_commands", "reboot_command", "target_where"]
 
 
 def _signal_group(sig: str, job: Any) -> str:
-    fn = getattr(job_actions, "signal_group", None) or getattr(job_actions, "_signal_group", None)
-    if fn is not None:
-        return fn(sig, job)
-    g, p = int(job.pgid or job.pid or 0), int(job.pid or 0)  # pragma: no cover - the core always has it
-    return f"kill -s {sig} -- -{g}; kill -s {sig} {p}"
+    return job_actions.signal_group(sig, job)
 
 
 def target_where(cfg: Any, *, host: bool = False) -> str:

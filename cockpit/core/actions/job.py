@@ -37,7 +37,7 @@ from typing import Any
 from ..layers import Evidence, Layer, Stage, Status, Verdict
 from .base import ActionContext, StageFailed, VerdictBuilder, check
 
-__all__ = ["JobRecord", "launch", "stop", "read_stat", "ProcStat", "signal_name", "KNOWN_REAPERS", "ps_table"]
+__all__ = ["signal_group", "JobRecord", "launch", "stop", "read_stat", "ProcStat", "signal_name", "KNOWN_REAPERS", "ps_table"]
 
 SUPERVISOR = 'echo $$ >"$1"; /bin/sh -c "$3"; echo $? >"$2"'
 
@@ -246,11 +246,11 @@ async def stop(ctx: ActionContext, job: JobRecord | None, verdict: Verdict | Non
             assert job is not None
             if job.unit:
                 await ctx.run(f"systemctl stop --no-block {shlex.quote(job.unit)}", timeout=10)
-            await ctx.run(_signal_group("TERM", job), timeout=5)
+            await ctx.run(signal_group("TERM", job), timeout=5)
             left = await _wait_gone(ctx, job, timeout)
             how = "TERM"
             if left:
-                await ctx.run(_signal_group("KILL", job), timeout=5)
+                await ctx.run(signal_group("KILL", job), timeout=5)
                 left = await _wait_gone(ctx, job, 5.0)
                 how = f"KILL after {timeout:g}s of TERM"
             if left:
@@ -289,7 +289,7 @@ async def stop(ctx: ActionContext, job: JobRecord | None, verdict: Verdict | Non
     return vb.finish()
 
 
-def _signal_group(sig: str, job: JobRecord) -> str:
+def signal_group(sig: str, job: JobRecord) -> str:
     """Signal the job's process group (and its pid, in case it left the group).
 
     ``kill -s SIG -- -PGID`` is the POSIX form; dash rejects ``kill -SIG -- -PGID``.  Never a
