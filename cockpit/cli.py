@@ -66,6 +66,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--last", type=int, default=0, metavar="N", help="only the last N attempts")
     s.set_defaults(func=cmd_history)
 
+    from .watch_cli import add_parser as add_watch
+
+    add_watch(sub)
+
     s = sub.add_parser("demo", help="the built-in demo: apply or undo the shipped fix, show it, reset the demo project")
     s.add_argument("what", choices=("fix", "unfix", "diff", "reset", "where"), help="fix: apply the shipped fix; unfix: undo it; "
                    "diff: show it; reset: recreate the demo project; where: print the demo's directories")

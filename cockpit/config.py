@@ -155,6 +155,30 @@ class JournalConfig:
     path: str | None = _f(None, "Attempt journal (JSON Lines); default .cockpit/journal.jsonl beside this file.")
 
 
+def _note_template(v: Any) -> str | None:
+    try:
+        v.format(last_note="x", n=2, attempt=3, files="a.py")
+    except (KeyError, IndexError) as e:
+        return f"uses an unknown placeholder {e}; known: {{last_note}}, {{n}}, {{attempt}}, {{files}}"
+    except ValueError as e:
+        return f"is not a valid format string ({e}); write literal braces as {{{{ and }}}}"
+    return None
+
+
+@dataclass
+class LoopConfig:
+    attempt_on_save: bool = _f(False, "Run an attempt automatically when a save in [deploy] source settles (the TUI can toggle it).")
+    debounce: float = _f(1.0, "Seconds a burst of saves must be quiet before it counts as one change.", check=_positive)
+    note_template: str = _f("{last_note} (#{n})", "Note of an on-save attempt that reuses the last hypothesis; {last_note}, {n} (its how-many-th try), {attempt}, {files}.", check=_note_template)
+    diff_max_bytes: int = _f(200_000, "Largest file (bytes) whose unified diff is written to the journal's diffs/; larger ones get line counts only.", check=_positive)
+    notify: bool = _f(True, "Tell you when a verdict lands (terminal bell, tmux message).")
+    bell: bool = _f(True, "Ring the terminal bell when a verdict lands.")
+    tmux: bool = _f(True, "Inside tmux: show the verdict with display-message and set the window option @cockpit_verdict.")
+    gitignore: bool = _f(True, "Also ignore what .gitignore ignores when the source is in a git work tree.")
+    busy_retry: float = _f(2.0, "Seconds between retries while another cockpit holds the target.", check=_positive)
+    busy_timeout: float = _f(600.0, "Give up waiting for a busy target after this many seconds (0: report at once).", check=_non_negative)
+
+
 @dataclass
 class SignatureConfig:
     pattern: str = _f("", "Regular expression matched against each log line.", check=_regex)
@@ -173,6 +197,7 @@ class Config:
     gpu: GPUConfig = field(default_factory=GPUConfig)
     ui: UIConfig = field(default_factory=UIConfig)
     journal: JournalConfig = field(default_factory=JournalConfig)
+    loop: LoopConfig = field(default_factory=LoopConfig)
     keymap: dict[str, str] = field(default_factory=dict)
     signatures: list[SignatureConfig] = field(default_factory=list)
     #: the file this came from (None for built-in configs such as the demo)

@@ -81,7 +81,7 @@ def _text_line(p: dict[str, Any]) -> str:
     from .core.changes import summarise
     from .core.notify import verdict_line
 
-    line = verdict_line(p, prefix="", limit=160)
+    line = verdict_line({**p, "first_error": {"line": p["error"]} if p.get("error") else None}, prefix="", limit=160)
     if p.get("diff"):
         line += f" | {summarise(p['diff'])}"
     elif p.get("changed"):

@@ -28,6 +28,7 @@ from .actions.deploy import code_version, deploy
 from .actions.job import JobRecord, launch, stop
 from .actions.reboot import reboot
 from .actions.verify import verify
+from .changes import record_attempt_changes
 from .connectivity import check_connectivity
 from .journal import Journal
 from .layers import Layer, Outcome, Stage, Status, Verdict, outcome_of
@@ -64,6 +65,8 @@ class AttemptResult:
     first_error: dict[str, Any] | None = None
     job: JobRecord | None = None
     timings: dict[str, float] = field(default_factory=dict)
+    #: what this attempt deployed that the previous one did not (files, +/- lines, diff path)
+    changes: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -74,6 +77,7 @@ class AttemptResult:
             "first_error": self.first_error,
             "job": self.job.to_dict() if self.job else None,
             "timings": {k: round(v, 4) for k, v in self.timings.items()},
+            "changes": self.changes,
             "verdict": self.verdict.to_dict(),
         }
 
@@ -264,6 +268,11 @@ class Engine:
                 res = await fn(sub)
                 timings[name] = time.monotonic() - t
                 self.journal.record_verdict(attempt_id, name, sub.finish())
+                if name == "deploy" and sub.failed_stage is None and ctx.state.get("manifest"):
+                    # what changed since the previous attempt's deploy: kept beside the journal
+                    ctx.state["changes"] = await asyncio.to_thread(
+                        record_attempt_changes, self.journal, attempt_id, cfg.deploy_source, cfg.deploy.exclude,
+                        max_bytes=cfg.loop.diff_max_bytes, deployed=ctx.state["manifest"])
                 if name == "launch":
                     job = res[1]
                     if job is not None:
@@ -288,7 +297,7 @@ class Engine:
                 first_error=first_error, caches=ctx.state.get("caches"),
             )
             finished = True
-            return AttemptResult(attempt_id, outcome, verdict, first_error, job, timings)
+            return AttemptResult(attempt_id, outcome, verdict, first_error, job, timings, ctx.state.get("changes"))
         finally:
             if not finished:
                 with contextlib.suppress(Exception):

@@ -23,15 +23,12 @@ Two pieces, both asyncio and UI-free:
     ``busy_timeout``.  Hooks (sync or async): ``on_change(changeset)``, ``on_attempt_start(note,
     files)``, ``on_verdict(result)``, ``on_busy(exc, waited_s)``, ``on_error(exc)``.
 
-:class:`LoopConfig` is the ``[loop]`` config section (see the ``_f`` fields below); it only uses
-the standard library so ``cockpit/config.py`` can import it without an import cycle.
+:class:`~cockpit.config.LoopConfig` is the ``[loop]`` config section.
 """
 
 from __future__ import annotations
 
 import asyncio
-import dataclasses
-import fnmatch
 import hashlib
 import inspect
 import logging
@@ -39,9 +36,12 @@ import os
 import re
 import subprocess
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, AsyncIterator, Awaitable, Callable, Iterable, Mapping
+
+from ..config import LoopConfig
+from .actions.deploy import _excluded as deploy_excluded
 
 __all__ = [
     "LoopConfig",
@@ -60,52 +60,6 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 
-# --------------------------------------------------------------------------------------------
-# [loop] config section
-# --------------------------------------------------------------------------------------------
-
-
-def _f(default: Any = dataclasses.MISSING, doc: str = "", *, choices: tuple[str, ...] | None = None,
-       check: Callable[[Any], str | None] | None = None, factory: Callable[[], Any] | None = None) -> Any:
-    """Same shape as ``cockpit.config._f`` (kept local: config.py may import this module)."""
-    md = {"doc": doc, "choices": choices, "check": check}
-    if factory is not None:
-        return field(default_factory=factory, metadata=md)
-    return field(default=default, metadata=md)
-
-
-def _positive(v: Any) -> str | None:
-    return None if v > 0 else "must be greater than 0"
-
-
-def _non_negative(v: Any) -> str | None:
-    return None if v >= 0 else "must be 0 or more"
-
-
-def _note_template(v: Any) -> str | None:
-    try:
-        v.format(last_note="x", n=2, attempt=3, files="a.py")
-    except (KeyError, IndexError) as e:
-        return f"uses an unknown placeholder {e}; known: {{last_note}}, {{n}}, {{attempt}}, {{files}}"
-    except ValueError as e:
-        return f"is not a valid format string ({e}); write literal braces as {{{{ and }}}}"
-    return None
-
-
-@dataclass
-class LoopConfig:
-    attempt_on_save: bool = _f(False, "Run an attempt automatically when a save in [deploy] source settles (the TUI can toggle it).")
-    debounce: float = _f(1.0, "Seconds a burst of saves must be quiet before it counts as one change.", check=_positive)
-    note_template: str = _f("{last_note} (#{n})", "Note of an on-save attempt that reuses the last hypothesis; {last_note}, {n} (its how-many-th try), {attempt}, {files}.", check=_note_template)
-    diff_max_bytes: int = _f(200_000, "Largest file (bytes) whose unified diff is written to the journal's diffs/; larger ones get line counts only.", check=_positive)
-    notify: bool = _f(True, "Tell you when a verdict lands (terminal bell, tmux message).")
-    bell: bool = _f(True, "Ring the terminal bell when a verdict lands.")
-    tmux: bool = _f(True, "Inside tmux: show the verdict with display-message and set the window option @cockpit_verdict.")
-    gitignore: bool = _f(True, "Also ignore what .gitignore ignores when the source is in a git work tree.")
-    busy_retry: float = _f(2.0, "Seconds between retries while another cockpit holds the target.", check=_positive)
-    busy_timeout: float = _f(600.0, "Give up waiting for a busy target after this many seconds (0: report at once).", check=_non_negative)
-
-
 def loop_config(cfg: Any) -> LoopConfig:
     """``cfg.loop`` when config.py has the ``[loop]`` section, else the defaults."""
     lc = getattr(cfg, "loop", None)
@@ -122,9 +76,7 @@ NOISE_DIRS = frozenset({"__pycache__", ".git", ".hg", ".svn", ".tox", ".venv", "
 _NOISE_NAME = re.compile(r"\.py[cod]$|\.___jb_...___$|\.sw.$|~$|^\.#|^\.DS_Store$|^flycheck_")
 
 
-def _excluded(rel: str, name: str, patterns: Iterable[str]) -> bool:
-    # identical to cockpit.core.actions.deploy._excluded (a test keeps them in step)
-    return any(fnmatch.fnmatch(name, p) or fnmatch.fnmatch(rel, p) or rel.startswith(p.rstrip("/") + "/") for p in patterns)
+_excluded = deploy_excluded  # one rule for what is deployed and what is watched
 
 
 def is_excluded(rel: str, patterns: Iterable[str]) -> bool:
