@@ -49,6 +49,9 @@ ACTIONS: list[UIAction] = [
     # -- acting on the target ---------------------------------------------------------------
     UIAction("attempt", "t", "attempt", "Attempt", "Try a fix: asks for the hypothesis, then deploy → clear caches → stop → launch → verify; recorded in the journal",
              acts=True, footer=True, engine="attempt"),
+    UIAction("attempt-on-save", "A", "attempt_on_save", "On save",
+             "Toggle attempt on save: when a save in [deploy] source settles, attempt with the last hypothesis (a try counter is added); "
+             "a save during an attempt queues one more", acts=True),
     UIAction("deploy", "D", "deploy", "Deploy", "Copy [deploy] source into the target and verify every file's checksum", acts=True, engine="deploy"),
     UIAction("clear-cache", "C", "clear_cache", "Clear cache", "Remove the [cache] paths (compile caches) and verify they are gone", acts=True, engine="clear-cache"),
     UIAction("verify", "V", "verify", "Verify", "Check the running job: spawned, alive, log created, log growing, progress", acts=True, engine="verify"),

@@ -10,6 +10,7 @@ before sleeping, so polls never overlap.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import difflib
 import time
 from typing import Any, Callable, ClassVar
@@ -26,16 +27,23 @@ from .actions import ACTIONS, BY_ID, HOME_ROW, UIAction, action_spec, bindings
 from .commands import CockpitCommands
 from .driver import Driver
 from .keys import TargetKeys, ViewKeys, demo_fix
+from .live import LoopRunner, Reloaders
 from .messages import (
     ActionFinished,
     ActionRefused,
     ActionStarted,
+    ConfigInvalid,
+    ConfigReloaded,
     GpuRefreshed,
     HistoryRefreshed,
     KmsgRefreshed,
     LogBatch,
+    LoopNotice,
     ProcsRefreshed,
+    SourceChanged,
     StageEvent,
+    ThemeFileInvalid,
+    ThemeFileReloaded,
 )
 from .panes.gpu import GpuPane
 from .panes.history import HistoryPane
@@ -43,7 +51,6 @@ from .panes.log import LogPane
 from .panes.procs import ProcsPane
 from .panes.status import StatusLine, StatusState
 from .panes.verdict import VerdictStrip
-from .screens.verdict import VerdictScreen
 from .themes import DEFAULT_THEME, ThemeSet, default_variables, load_themes
 
 __all__ = ["CockpitApp", "create_app"]
@@ -59,7 +66,7 @@ class CockpitApp(TargetKeys, ViewKeys, App[int]):
 
     def __init__(self, engine: Any, *, read_only: bool = False, refresh: bool = True, demo: bool = False,
                  clock: Callable[[], float] | None = None, themes: ThemeSet | None = None, notice: str = "",
-                 owns_engine: bool = False) -> None:
+                 owns_engine: bool = False, live: bool = True) -> None:
         super().__init__()
         self.engine = engine
         self.cfg: Config = engine.cfg
@@ -74,6 +81,16 @@ class CockpitApp(TargetKeys, ViewKeys, App[int]):
         self.keymap: dict[str, str] = {}
         self.last_verdict: tuple[str, Any] | None = None
         self._listener: Any = None
+        #: the edit → attempt loop (None when [deploy] source does not exist, or ``live`` is False)
+        self.loop_runner: LoopRunner | None = None
+        src = self.cfg.deploy_source
+        if live and src is not None and src.exists():
+            self.loop_runner = LoopRunner(engine, self.cfg, self.driver, self.post_message,
+                                          enabled=bool(self.cfg.loop.attempt_on_save) and not read_only)
+        #: live reload of the config file and the theme files (None when there is no config file)
+        self.reloaders: Reloaders | None = None
+        if live and self.cfg.path is not None:
+            self.reloaders = Reloaders(self.cfg, [v for v in self.themes.sources.values() if not v.startswith("<")], self.post_message)
         ui = self.cfg.ui
         t = self.cfg.target
         self.status_state = StatusState(
@@ -118,6 +135,11 @@ class CockpitApp(TargetKeys, ViewKeys, App[int]):
             self.start_polling()
         else:
             self.load_history()
+        if self.loop_runner is not None:
+            self.query_one(StatusLine).set_source([], self.loop_runner.enabled)
+            self.run_worker(self.loop_runner.run(), name="attempt-loop", group="loop", exit_on_error=False)
+        if self.reloaders is not None:
+            self.run_worker(self.reloaders.run(), name="live-reload", group="reload", exit_on_error=False)
 
     async def on_unmount(self) -> None:
         self.engine.remove_listener(self._listener)
@@ -142,7 +164,17 @@ class CockpitApp(TargetKeys, ViewKeys, App[int]):
             self.notify(f"[ui] theme = {want!r} not found{hint}: using {DEFAULT_THEME}", severity="error", timeout=10, markup=False)
             self.theme = DEFAULT_THEME
 
+    def _set_theme(self, want: str) -> None:
+        """Switch to theme ``want`` (a live config edit); an unknown name keeps the current theme."""
+        if want in self.available_themes:
+            self.theme = want
+            return
+        close = difflib.get_close_matches(want, self.themes.names, n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else f" (known: {', '.join(self.themes.names)})"
+        self.notify(f"[ui] theme = {want!r} not found{hint}: keeping {self.theme}", severity="error", timeout=10, markup=False)
+
     def _apply_keymap(self) -> None:
+        had = bool(self.keymap)
         km = dict(self.cfg.keymap or {})
         unknown = [k for k in km if k not in BY_ID]
         for k in unknown:
@@ -157,7 +189,7 @@ class CockpitApp(TargetKeys, ViewKeys, App[int]):
                             severity="warning", timeout=10, markup=False)
                 km.pop(k)
         self.keymap = km
-        if km:
+        if km or had:
             self.set_keymap(km)
 
     def handle_bindings_clash(self, clashed_bindings: set[Binding], node: Any) -> None:
@@ -305,12 +337,103 @@ class CockpitApp(TargetKeys, ViewKeys, App[int]):
         if msg.verdict is not None:
             self.last_verdict = (msg.action, msg.verdict)
         self.load_history()
-        if msg.outcome:
+        if msg.action == "deploy" and msg.verdict is not None and msg.verdict.failed_stage is None and self.loop_runner is not None:
+            self.loop_runner.mark_deployed()  # a manual deploy: what is on disk is what the target has
+            self.post_message(self.loop_runner.snapshot())
+        if msg.result is not None:
+            self._verdict_landed(msg)
+        elif msg.outcome:
             sev = {"passed": "information", "failed": "error", "untested": "warning"}.get(msg.outcome, "warning")
             from .format import outcome_text
 
             self.notify(outcome_text(msg.outcome, msg.verdict.layer.value if msg.verdict is not None and msg.verdict.layer else None),
                         title=f"attempt #{msg.attempt}", severity=sev, timeout=6, markup=False)  # type: ignore[arg-type]
+
+    def _verdict_landed(self, msg: ActionFinished) -> None:
+        """An attempt's verdict: a one-line toast, the bell and tmux (``[loop]``); nothing in --read-only."""
+        if self.read_only:
+            return
+        from ..core.notify import notify_verdict_async, verdict_line
+
+        res, lc = msg.result, self.cfg.loop
+        sev = {"passed": "information", "failed": "error", "untested": "warning"}.get(msg.outcome or "", "warning")
+        self.notify(verdict_line(res, prefix=""), title=f"attempt #{msg.attempt}", severity=sev, timeout=6, markup=False)  # type: ignore[arg-type]
+        if not lc.notify:
+            return
+        if lc.bell:
+            self.bell()
+        if lc.tmux:
+            self.run_worker(notify_verdict_async(res, bell=False, tmux=True, read_only=self.read_only),
+                            name="notify-verdict", group="notify", exit_on_error=False)
+
+    def on_source_changed(self, msg: SourceChanged) -> None:
+        self.query_one(StatusLine).set_source(sorted(msg.pending), msg.on_save, msg.state, msg.queued)
+
+    def on_loop_notice(self, msg: LoopNotice) -> None:
+        self.notify(msg.text, title=msg.title, severity=msg.severity, timeout=8, markup=False)  # type: ignore[arg-type]
+
+    # -- live reload ---------------------------------------------------------------------------
+    #: keys a saved config applies at once; the rest waits for a restart
+    LIVE_KEYS = ("ui.theme", "ui.refresh_interval", "keymap")
+
+    def on_config_reloaded(self, msg: ConfigReloaded) -> None:
+        from ..core.reload import changed_keys, needs_reconnect
+
+        new, cfg = msg.cfg, self.cfg
+        self.query_one(StatusLine).set_config_error(None)
+        keys = changed_keys(cfg, new)
+        if not keys:
+            return
+        live = [k for k in keys if k in self.LIVE_KEYS or (k.startswith("loop.") and k != "loop.gitignore")]
+        later = [k for k in keys if k not in live]
+        if "ui.refresh_interval" in live:
+            cfg.ui.refresh_interval = new.ui.refresh_interval
+            self.status_state.interval = new.ui.refresh_interval
+            for cls in (ProcsPane, GpuPane, LogPane, HistoryPane):
+                self.query_one(cls).interval = new.ui.refresh_interval
+        if "ui.theme" in live:
+            cfg.ui.theme = new.ui.theme
+            self._set_theme(new.ui.theme or DEFAULT_THEME)
+        if "keymap" in live:
+            cfg.keymap = dict(new.keymap)
+            self._apply_keymap()
+        if any(k.startswith("loop.") for k in live):
+            for f in dataclasses.fields(cfg.loop):
+                if f.name != "gitignore":
+                    setattr(cfg.loop, f.name, getattr(new.loop, f.name))
+            if self.loop_runner is not None:
+                self.loop_runner.apply(cfg.loop)
+                if "loop.attempt_on_save" in live and not self.read_only:
+                    self.loop_runner.set_enabled(bool(cfg.loop.attempt_on_save))
+                self.post_message(self.loop_runner.snapshot())
+        text = f"applied {', '.join(live)}" if live else "nothing that applies without a restart"
+        sev = "information"
+        if needs_reconnect(later):
+            text += "; restart cockpit to apply target/ssh changes"
+            sev = "warning"
+        rest = [k for k in later if needs_reconnect([k]) is False]
+        if rest:
+            text += f"; restart cockpit to apply {', '.join(rest[:6])}" + (" …" if len(rest) > 6 else "")
+            sev = "warning"
+        self.notify(text, title="config reloaded", severity=sev, timeout=8, markup=False)  # type: ignore[arg-type]
+
+    def on_config_invalid(self, msg: ConfigInvalid) -> None:
+        err = msg.error
+        text = getattr(err, "message", None) or str(err)
+        self.query_one(StatusLine).set_config_error(text)
+        self.notify(f"{text}\nthe running config stays", title="config not reloaded", severity="error", timeout=12, markup=False)
+
+    def on_theme_file_reloaded(self, msg: ThemeFileReloaded) -> None:
+        theme = msg.theme
+        self.themes.themes[theme.name] = theme
+        self.register_theme(theme)
+        if self.theme == theme.name:
+            self.mutate_reactive(App.theme)  # re-apply the edited theme
+            self.notify(f"theme {theme.name} reloaded from {msg.path}", timeout=3, markup=False)
+
+    def on_theme_file_invalid(self, msg: ThemeFileInvalid) -> None:
+        text = getattr(msg.error, "message", None) or str(msg.error)
+        self.notify(f"{text} — keeping the last good version of this theme", title="theme file", severity="error", timeout=10, markup=False)
 
     def on_action_refused(self, msg: ActionRefused) -> None:
         self.query_one(VerdictStrip).refused(msg.action, msg.reason)
@@ -321,7 +444,7 @@ class CockpitApp(TargetKeys, ViewKeys, App[int]):
     def _attempt_chosen(self, msg: HistoryPane.AttemptChosen) -> None:
         rec = self.query_one(HistoryPane).record(msg.attempt)
         if rec is not None:
-            self.push_screen(VerdictScreen(rec, clock=self.clock))
+            self.push_screen(self.verdict_screen(rec))
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         w = event.worker
@@ -339,7 +462,8 @@ class CockpitApp(TargetKeys, ViewKeys, App[int]):
 
 
 def create_app(cfg: Config, *, engine: Any = None, read_only: bool = False, refresh: bool = True, demo: bool | None = None,
-               clock: Callable[[], float] | None = None, themes: ThemeSet | None = None, notice: str = "") -> CockpitApp:
+               clock: Callable[[], float] | None = None, themes: ThemeSet | None = None, notice: str = "",
+               live: bool = True) -> CockpitApp:
     """The app for ``cfg`` (shared by ``cockpit`` and the tests, which inject an engine)."""
     owns = engine is None
     if engine is None:
@@ -349,4 +473,4 @@ def create_app(cfg: Config, *, engine: Any = None, read_only: bool = False, refr
     if demo is None:
         demo = cfg.path is None and cfg.display_name == "demo" and cfg.target.transport == "local"
     return CockpitApp(engine, read_only=read_only, refresh=refresh, demo=demo, clock=clock, themes=themes,
-                      notice=notice, owns_engine=owns)
+                      notice=notice, owns_engine=owns, live=live)

@@ -22,6 +22,7 @@ from .screens.help import HelpScreen
 from .screens.prompt import HypothesisScreen
 from .screens.verdict import VerdictScreen
 from .shell import shell_command
+from ..core.watch import strip_counter
 
 __all__ = ["TargetKeys", "ViewKeys", "demo_fix", "PANES"]
 
@@ -44,6 +45,8 @@ class TargetKeys:
     engine: Any
     cfg: Any
     driver: Any
+    loop_runner: Any
+
     def _busy(self) -> bool:
         cur = getattr(self.engine, "current_action", None)
         if cur:
@@ -61,8 +64,10 @@ class TargetKeys:
             recs = self.engine.journal.attempts()
         except OSError:
             recs = []
-        last = next((r.note for r in reversed(recs) if r.note), "")
-        self.push_screen(HypothesisScreen(last, self._attempt_plan()), self._start_attempt)
+        last = next((strip_counter(r.note) for r in reversed(recs) if strip_counter(r.note)), "")
+        runner = self.loop_runner
+        changed = sorted(runner.watcher.pending) if runner is not None and runner.running else None
+        self.push_screen(HypothesisScreen(last, self._attempt_plan(), changed), self._start_attempt)
 
     def _attempt_plan(self) -> str:
         cfg, job = self.cfg, getattr(self.engine, "job", None)
@@ -74,7 +79,21 @@ class TargetKeys:
     def _start_attempt(self, note: str | None) -> None:
         if note is None:
             return
-        self.run_worker(self.driver.attempt(note, self.post_message), name="attempt", group="action", exit_on_error=False)
+        runner = self.loop_runner
+        if runner is not None and runner.running:  # through the loop: the pending set stays right
+            self.run_worker(runner.attempt_now(note), name="attempt", group="action", exit_on_error=False)
+        else:
+            self.run_worker(self.driver.attempt(note, self.post_message), name="attempt", group="action", exit_on_error=False)
+
+    def action_attempt_on_save(self) -> None:
+        runner = self.loop_runner
+        if runner is None:
+            self.notify("attempt on save needs a [deploy] source that exists", severity="warning", timeout=4, markup=False)
+            return
+        runner.set_enabled(not runner.enabled)
+        self.post_message(runner.snapshot())
+        self.notify("attempt on save: " + ("on — a settled save runs an attempt with the last hypothesis" if runner.enabled else "off"),
+                    timeout=3, markup=False)
 
     def action_deploy(self) -> None:
         if not self._busy():
@@ -205,7 +224,7 @@ class ViewKeys:
         if sel is not None:
             rec = pane.record(sel)
             if rec is not None:
-                self.push_screen(VerdictScreen(rec, clock=self.clock))
+                self.push_screen(self.verdict_screen(rec))
                 return
         if self.last_verdict is not None and (not pane.records or self.focused is not pane.table):
             action, verdict = self.last_verdict
@@ -213,9 +232,21 @@ class ViewKeys:
                 self.push_screen(VerdictScreen(None, verdict=verdict, action=action, clock=self.clock))
                 return
         if pane.records:
-            self.push_screen(VerdictScreen(pane.records[-1], clock=self.clock))
+            self.push_screen(self.verdict_screen(pane.records[-1]))
         else:
             self.notify("no verdict yet", timeout=3, markup=False)
+
+    def verdict_screen(self, rec: Any) -> VerdictScreen:
+        """The verdict of one attempt, with the diff it deployed when the journal has one."""
+        from ..core.changes import read_diff
+
+        diff = None
+        if getattr(rec, "diff", None):
+            try:
+                diff = read_diff(Path(self.engine.journal.path).parent, rec.attempt)
+            except Exception:
+                diff = None
+        return VerdictScreen(rec, clock=self.clock, diff_text=diff)
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen(self.keymap, read_only=self.read_only, demo=self.demo, allowed=self.action_allowed))

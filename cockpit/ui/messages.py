@@ -26,6 +26,12 @@ __all__ = [
     "KmsgRefreshed",
     "LogBatch",
     "HistoryRefreshed",
+    "SourceChanged",
+    "LoopNotice",
+    "ConfigReloaded",
+    "ConfigInvalid",
+    "ThemeFileReloaded",
+    "ThemeFileInvalid",
 ]
 
 
@@ -59,6 +65,8 @@ class ActionFinished(Message):
     first_error: dict[str, Any] | None = None
     error: str | None = None
     duration_s: float = 0.0
+    #: the engine's AttemptResult when an attempt's verdict landed (bell, tmux, one-line toast)
+    result: Any = None
 
 
 @dataclass
@@ -111,3 +119,53 @@ class HistoryRefreshed(_Snapshot):
             return False
         self.changed = self.changed or message.changed  # type: ignore[attr-defined]
         return True
+
+
+# -- the edit → attempt loop and live reload ------------------------------------------------------
+
+@dataclass
+class SourceChanged(_Snapshot):
+    """The deploy source versus the last deploy, and the attempt loop's state.
+
+    ``pending`` is relpath → "added" | "modified" | "removed"; ``on_save`` whether attempt-on-save
+    is on; ``state`` the loop's state (``idle``, ``asking``, ``busy-wait``, ``running``)."""
+
+    pending: dict[str, str]
+    on_save: bool = False
+    state: str = "idle"
+    queued: bool = False
+
+
+@dataclass
+class LoopNotice(Message):
+    """Something the attempt loop or a reloader wants the user to know (a toast)."""
+
+    text: str
+    severity: str = "information"
+    title: str = "cockpit"
+
+
+@dataclass
+class ConfigReloaded(Message):
+    """The config file was saved and is valid: ``cfg`` is the new config."""
+
+    cfg: Any
+
+
+@dataclass
+class ConfigInvalid(Message):
+    """The config file was saved and is invalid (``error`` is the ConfigError); the running config stays."""
+
+    error: Any
+
+
+@dataclass
+class ThemeFileReloaded(Message):
+    path: str
+    theme: Any  # textual.theme.Theme
+
+
+@dataclass
+class ThemeFileInvalid(Message):
+    path: str
+    error: Any  # cockpit.ui.themes.ThemeError

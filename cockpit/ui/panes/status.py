@@ -33,6 +33,14 @@ class StatusState:
     parts: dict[str, tuple[float | None, str | None, str | None]] = field(default_factory=dict)
     container_ok: bool | None = None
     demo: bool = False
+    #: files changed in the deploy source since the last deploy (None: the source is not watched)
+    changed: list[str] | None = None
+    #: attempt on save is on (shown as "⟳ on save"), the loop's state and whether a save is queued
+    on_save: bool = False
+    loop_state: str = "idle"
+    queued: bool = False
+    #: the last config reload failed: the ConfigError's text (the running config stays)
+    config_error: str | None = None
 
 
 class StatusLine(Styled, Static):
@@ -58,6 +66,26 @@ class StatusLine(Styled, Static):
         self.state.action_since = self.clock() if action else None
         self.refresh()
 
+    def set_source(self, changed: list[str] | None, on_save: bool, loop_state: str = "idle", queued: bool = False) -> None:
+        st = self.state
+        st.changed, st.on_save, st.loop_state, st.queued = changed, on_save, loop_state, queued
+        self.refresh()
+
+    def set_config_error(self, error: str | None) -> None:
+        self.state.config_error = error
+        self.refresh()
+
+    def source_text(self) -> str:
+        """``"✎ 2 changed: train.py, drafter.py ⟳ on save"`` ('' when there is nothing to say)."""
+        st, bits = self.state, []
+        if st.changed:
+            names = [c.rsplit("/", 1)[-1] for c in st.changed]
+            shown = ", ".join(names[:3]) + (f", … {len(names) - 3} more" if len(names) > 3 else "")
+            bits.append(f"✎ {len(names)} changed: {shown}")
+        if st.on_save:
+            bits.append("⟳ on save" + (" (+1 queued)" if st.queued else ""))
+        return " ".join(bits)
+
     def link(self) -> dict[str, tuple[str, str]]:
         errors = [(lay, err) for (_, err, lay) in self.state.parts.values() if err]
         return link_states(transport=self.state.transport, errors=errors, container_ok=self.state.container_ok)
@@ -82,6 +110,10 @@ class StatusLine(Styled, Static):
             style = {"ok": self.cs("st--ok"), "fail": self.layer_style(layer), "unknown": self.cs("txt--dim"),
                      "n/a": self.cs("txt--dim")}[state]
             t.append(f"{layer} {_LINK_GLYPH[state]}", style=style)
+        src = self.source_text()
+        if src:
+            t.append_text(sep)
+            t.append(src, style=self.cs("txt--action"))
         t.append_text(sep)
         for i, part in enumerate(self.PARTS):
             if i:
@@ -104,4 +136,8 @@ class StatusLine(Styled, Static):
             t.append_text(sep)
             t.append(f"✘ [{lay or '?'}] ", style=self.layer_style(lay))
             t.append(f"{part}: {one_line(err, 120)}")
+        if st.config_error:
+            t.append_text(sep)
+            t.append("✘ [config] ", style=self.layer_style("config"))
+            t.append(f"not reloaded: {one_line(st.config_error, 160)}")
         return t

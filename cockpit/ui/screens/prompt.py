@@ -1,4 +1,5 @@
-"""Ask for the hypothesis an attempt tests (pre-filled with the last one)."""
+"""Ask for the hypothesis an attempt tests (pre-filled with the last one; shows what changed
+since the last deploy when the source is watched)."""
 
 from __future__ import annotations
 
@@ -17,15 +18,26 @@ class HypothesisScreen(ModalScreen["str | None"]):
 
     BINDINGS = [Binding("escape", "cancel", "Cancel", id="prompt-cancel")]
 
-    def __init__(self, last_note: str = "", plan: str = "") -> None:
+    def __init__(self, last_note: str = "", plan: str = "", changed: list[str] | None = None) -> None:
         super().__init__()
-        self.last_note, self.plan = last_note, plan
+        self.last_note, self.plan, self.changed = last_note, plan, changed
+
+    def changed_text(self) -> str:
+        """``"changed since the last deploy (2): train.py, drafter.py"`` ('' when not watched)."""
+        if self.changed is None:
+            return ""
+        if not self.changed:
+            return "no local changes since the last deploy"
+        shown = ", ".join(self.changed[:8]) + (f", … {len(self.changed) - 8} more" if len(self.changed) > 8 else "")
+        return f"changed since the last deploy ({len(self.changed)}): {shown}"
 
     def compose(self) -> ComposeResult:
         with Vertical(id="prompt-box", classes="modal-box"):
             yield Static("Attempt a fix", classes="modal-title")
             yield Static("What does this attempt test? (your hypothesis; it goes into the journal)")
             yield Input(value=self.last_note, placeholder="e.g. serialising the first compile fixes the FX race", id="prompt-input")
+            if self.changed is not None:
+                yield Static(Text(self.changed_text()), id="prompt-changed")
             if self.plan:
                 yield Static(Text(self.plan), id="prompt-plan", classes="modal-dim")
             yield Static("enter: run the attempt · esc: cancel", classes="modal-dim")

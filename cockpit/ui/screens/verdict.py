@@ -22,9 +22,20 @@ __all__ = ["VerdictScreen", "VerdictBody"]
 
 
 class VerdictBody(Styled, Static):
-    def __init__(self, record: Any = None, *, verdict: Any = None, action: str = "", clock: Callable[[], float] | None = None) -> None:
+    def __init__(self, record: Any = None, *, verdict: Any = None, action: str = "", clock: Callable[[], float] | None = None,
+                 diff_text: str | None = None) -> None:
         super().__init__("", markup=False)
         self.record, self.verdict, self.action, self.clock = record, verdict, action, clock
+        self.diff_text = diff_text
+
+    def changes_text(self) -> str | None:
+        """The record's change summary (``"2 files, +5 −1: train.py, drafter.py"``), None without a diff."""
+        d = getattr(self.record, "diff", None) if self.record is not None else None
+        if not d:
+            return None
+        from ...core.changes import summarise
+
+        return summarise(d)
 
     def on_mount(self) -> None:
         self.update(self.build())
@@ -50,6 +61,9 @@ class VerdictBody(Styled, Static):
             info.add_row("attempt", f"#{r.attempt}  started {fmt_clock(r.started_at, now)}" + (f"  took {r.duration_s:.1f}s" if r.duration_s else ""))
             info.add_row("hypothesis", r.note or "—")
             info.add_row("code", code_version_text(r.code_version))
+            changes = self.changes_text()
+            if changes:
+                info.add_row("changes", changes)
             info.add_row("log", r.log_path or "—")
             if r.job:
                 info.add_row("job", ", ".join(f"{k} {v}" for k, v in r.job.items() if k in ("pid", "pgid", "unit", "start_time") and v))
@@ -93,6 +107,18 @@ class VerdictBody(Styled, Static):
                 parts.append(Text(f"exit code {ev.exit_code}"))
             if ev.output:
                 parts.append(Text(ev.output.rstrip()[-3000:], style=self.cs("txt--dim")))
+        if self.diff_text:
+            lines = self.diff_text.rstrip("\n").splitlines()
+            parts.append(Text(""))
+            parts.append(Text("changes deployed by this attempt", style=self.cs("txt--title")))
+            body = Text()
+            for i, ln in enumerate(lines[:400]):
+                style = self.cs("st--ok") if ln.startswith("+") and not ln.startswith("+++") else (
+                    self.cs("st--fail") if ln.startswith("-") and not ln.startswith("---") else self.cs("txt--dim"))
+                body.append(ln + ("\n" if i < min(len(lines), 400) - 1 else ""), style=style)
+            if len(lines) > 400:
+                body.append(f"\n… {len(lines) - 400} more lines in the journal's diffs/", style=self.cs("txt--dim"))
+            parts.append(body)
         fe = getattr(r, "first_error", None) if r is not None else None
         if fe:
             parts.append(Text(""))
@@ -113,9 +139,10 @@ class VerdictBody(Styled, Static):
 class VerdictScreen(ModalScreen[None]):
     BINDINGS = [Binding("escape,q,v", "close", "Close", id="verdict-close")]
 
-    def __init__(self, record: Any = None, *, verdict: Any = None, action: str = "", clock: Callable[[], float] | None = None) -> None:
+    def __init__(self, record: Any = None, *, verdict: Any = None, action: str = "", clock: Callable[[], float] | None = None,
+                 diff_text: str | None = None) -> None:
         super().__init__()
-        self.body = VerdictBody(record, verdict=verdict, action=action, clock=clock)
+        self.body = VerdictBody(record, verdict=verdict, action=action, clock=clock, diff_text=diff_text)
 
     def compose(self) -> ComposeResult:
         with Vertical(id="verdict-box", classes="modal-box"):

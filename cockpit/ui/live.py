@@ -1,0 +1,199 @@
+"""The UI's side of the edit → attempt loop and of live reload: worker bodies, no widgets.
+
+:class:`LoopRunner` owns a :class:`~cockpit.core.watch.SourceWatcher` (``watcher_for(cfg)``)
+and an :class:`~cockpit.core.watch.AttemptLoop`; its hooks only *post* messages
+(:class:`SourceChanged`, :class:`ActionStarted`, :class:`ActionFinished`, :class:`LoopNotice`).
+Manual attempts go through :meth:`LoopRunner.attempt_now` so the watcher's idea of what is
+deployed stays right.  On-save attempts never ask: they reuse the last hypothesis with a try
+counter (:class:`~cockpit.core.watch.NoteCounter`).
+
+:class:`Reloaders` watches the config file (:class:`~cockpit.core.reload.ConfigReloader`) and the
+theme files (:class:`~cockpit.core.reload.FileReloader`) and posts what it found; the app's
+handlers decide what can be applied without a restart.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+from .messages import (
+    ActionFinished,
+    ActionRefused,
+    ActionStarted,
+    ConfigInvalid,
+    ConfigReloaded,
+    LoopNotice,
+    SourceChanged,
+    ThemeFileInvalid,
+    ThemeFileReloaded,
+)
+
+__all__ = ["LoopRunner", "Reloaders", "last_manifest"]
+
+Post = Callable[[Any], Any]
+
+
+def last_manifest(engine: Any) -> Mapping[str, str] | None:
+    """What the newest attempt with a snapshot really deployed (relpath → sha256), else None."""
+    from ..core.changes import deployed_manifest
+
+    journal = getattr(engine, "journal", None)
+    if journal is None:
+        return None
+    try:
+        recs = journal.attempts()
+        jdir = Path(journal.path).parent
+        for r in reversed(recs[-20:]):
+            man = deployed_manifest(jdir, r.attempt)
+            if man:
+                return man
+    except Exception:  # an unreadable journal only costs the baseline: the current source counts
+        return None
+    return None
+
+
+class LoopRunner:
+    """The attempt loop as the TUI runs it (see the module doc)."""
+
+    def __init__(self, engine: Any, cfg: Any, driver: Any, post: Post, *, enabled: bool) -> None:
+        from ..core.watch import AttemptLoop, NoteCounter, loop_config, watcher_for
+
+        lc = loop_config(cfg)
+        self.engine, self.cfg, self.driver, self.post = engine, cfg, driver, post
+        self.watcher = watcher_for(cfg, baseline=last_manifest(engine))
+        self.loop = AttemptLoop(
+            engine, self.watcher, notes=NoteCounter(template=lc.note_template, journal=getattr(engine, "journal", None)),
+            enabled=enabled, busy_retry=lc.busy_retry, busy_timeout=lc.busy_timeout,
+            on_change=self._on_change, on_attempt_start=self._on_start, on_verdict=self._on_verdict,
+            on_busy=self._on_busy, on_error=self._on_error,
+        )
+        #: True while the watcher runs (manual attempts then go through the loop)
+        self.running = False
+        self._t0: float | None = None
+        self._busy_said = False
+
+    # -- state ------------------------------------------------------------------------------
+    @property
+    def enabled(self) -> bool:
+        return self.loop.enabled
+
+    def set_enabled(self, on: bool) -> None:
+        self.loop.enabled = on
+
+    def snapshot(self) -> SourceChanged:
+        return SourceChanged(self.watcher.pending, on_save=self.loop.enabled, state=self.loop.state, queued=self.loop.queued)
+
+    def apply(self, lc: Any) -> None:
+        """New ``[loop]`` values that need no restart (debounce, busy waits, note template)."""
+        self.watcher.debounce = float(lc.debounce)
+        self.loop.busy_retry, self.loop.busy_timeout = lc.busy_retry, lc.busy_timeout
+        self.loop.notes.template = lc.note_template
+
+    def mark_deployed(self) -> None:
+        """A manual deploy succeeded: the current source is what the target has."""
+        self.watcher.mark_deployed()
+
+    # -- worker bodies ----------------------------------------------------------------------
+    async def run(self) -> None:
+        try:
+            await self.watcher.start()
+        except (OSError, RuntimeError) as e:
+            hint = " (set WATCHFILES_FORCE_POLLING=1 to poll instead)" if isinstance(e, OSError) else ""
+            self.post(LoopNotice(f"cannot watch {self.watcher.source}: {e}{hint}", "error", "attempt on save"))
+            return
+        self.running = True
+        try:
+            self.post(self.snapshot())
+            await self.loop.run()
+        finally:
+            self.running = False
+            await self.watcher.close()
+
+    async def attempt_now(self, note: str) -> None:
+        """A manual attempt (the attempt key) through the loop."""
+        from ..core.engine import Busy
+
+        try:
+            await self.loop.attempt_now(note)
+        except Busy as e:
+            self.post(ActionRefused("attempt", str(e)))
+        finally:
+            self.post(self.snapshot())
+        if self.loop.queued and self.loop.enabled:
+            self.loop.trigger()  # a save during the manual attempt: one more, as for on-save attempts
+
+    # -- loop hooks: post only --------------------------------------------------------------
+    def _on_change(self, cs: Any) -> None:
+        self.post(self.snapshot())
+
+    def _on_start(self, note: str, files: Mapping[str, str]) -> None:
+        self._t0, self._busy_said = time.monotonic(), False
+        self.post(ActionStarted("attempt", note))
+        self.post(self.snapshot())
+
+    def _on_verdict(self, res: Any) -> None:
+        t0, self._t0 = self._t0, None
+        self.driver.follow_job(getattr(res, "job", None))
+        outcome = getattr(res, "outcome", None)
+        self.post(ActionFinished("attempt", res.verdict, outcome=getattr(outcome, "value", outcome), attempt=res.attempt,
+                                 first_error=res.first_error, duration_s=time.monotonic() - (t0 or time.monotonic()),
+                                 result=res))
+        self.post(self.snapshot())
+
+    def _on_busy(self, e: BaseException, waited: float) -> None:
+        if not self._busy_said:
+            self._busy_said = True
+            self.post(LoopNotice(f"{e}: waiting, retrying every {self.loop.busy_retry:g}s for up to {self.loop.busy_timeout:g}s",
+                                 "warning", "attempt waits"))
+        self.post(self.snapshot())
+
+    def _on_error(self, e: BaseException) -> None:
+        if self._t0 is not None:  # the attempt in flight ended without a verdict
+            self._t0 = None
+            self.post(ActionFinished("attempt", None, error=f"{type(e).__name__}: {e}"))
+        else:
+            self.post(LoopNotice(f"attempt loop: {type(e).__name__}: {e}", "error", "attempt on save"))
+        self.post(self.snapshot())
+
+
+class Reloaders:
+    """Live reload of the config file and the theme files (posts messages only)."""
+
+    def __init__(self, cfg: Any, theme_files: list[str], post: Post) -> None:
+        from ..core.reload import ConfigReloader, FileReloader
+        from .themes import ThemeError, load_theme_file
+
+        self.post = post
+        #: True once every reloader watches its files (a save after that is seen)
+        self.ready = False
+        self.config: Any = None
+        if cfg.path is not None:
+            self.config = ConfigReloader(cfg.path, lambda c: post(ConfigReloaded(c)), lambda e: post(ConfigInvalid(e)),
+                                         current=cfg)
+        files = [f for f in theme_files if Path(f).is_file()]
+        self.themes: Any = None
+        if files:
+            self.themes = FileReloader(files, load_theme_file, lambda p, t: post(ThemeFileReloaded(str(p), t)),
+                                       lambda p, e: post(ThemeFileInvalid(str(p), e)), errors=(ThemeError,), parse_now=False)
+
+    async def run(self) -> None:
+        started: list[Any] = []
+        try:
+            for r in (self.config, self.themes):
+                if r is None:
+                    continue
+                try:
+                    await r.start()
+                    started.append(r)
+                except (OSError, RuntimeError) as e:
+                    self.post(LoopNotice(f"live reload is off for {', '.join(map(str, r.paths))}: {e}", "warning", "live reload"))
+            self.ready = True
+            if started:
+                await asyncio.Event().wait()  # until the worker is cancelled
+        finally:
+            self.ready = False
+            for r in started:
+                await r.close()
