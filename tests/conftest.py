@@ -21,5 +21,26 @@ def _isolate(tmp_path, monkeypatch):
     yield
 
 
+@pytest.fixture
+def lab_config(lab, tmp_path):
+    """``make(**overrides) -> Config``: a cockpit config for the lab, written to tmp_path/cockpit.toml.
+
+    The deploy source holds one file (an attempt with nothing to deploy is a config failure);
+    the lab is put back to its default state afterwards.
+    """
+    from cockpit.config import load_config
+
+    (lab.dir / "src").mkdir(exist_ok=True)
+    (lab.dir / "src" / "train.py").write_text("print('the code under test')\n")
+
+    def make(**overrides):
+        path = tmp_path / "cockpit.toml"
+        lab.write_config(path, **overrides)
+        return load_config(path)
+
+    yield make
+    lab.reset()
+
+
 def pytest_report_header(config):
     return f"cockpit tests: CI={os.environ.get('CI', '')}"

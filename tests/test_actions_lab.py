@@ -30,17 +30,8 @@ pytestmark = pytest.mark.lab
 
 
 @pytest.fixture
-def make_cfg(lab, tmp_path):
-    (lab.dir / "src").mkdir(exist_ok=True)
-    (lab.dir / "src" / "train.py").write_text("print('the code under test')\n")
-
-    def make(**overrides):
-        path = tmp_path / "cockpit.toml"
-        lab.write_config(path, **overrides)
-        return load_config(path)
-
-    yield make
-    lab.reset()
+def make_cfg(lab_config):
+    return lab_config
 
 
 @pytest.fixture

@@ -9,10 +9,11 @@ import shutil
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import pytest
+
+from tests.lab.util import wait_for as _wait_for
 
 from cockpit.core.engine import AttemptResult
 from cockpit.core.layers import Layer, Outcome, Stage, Status, Verdict
@@ -30,14 +31,7 @@ def failed_result(attempt: int = 4, line: str = FX) -> AttemptResult:
 
 
 def wait_for(cond, timeout: float, what: str):
-    deadline = time.monotonic() + timeout
-    while True:
-        v = cond()
-        if v:
-            return v
-        if time.monotonic() >= deadline:
-            raise AssertionError(f"timed out after {timeout:g}s waiting for {what}")
-        time.sleep(0.02)
+    return _wait_for(cond, timeout=timeout, message=what)
 
 
 def test_verdict_lines():

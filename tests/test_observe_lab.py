@@ -17,14 +17,9 @@ pytestmark = pytest.mark.lab
 
 
 @pytest.fixture
-def conf(lab, tmp_path):
-    def make(**overrides):
-        path = tmp_path / "cockpit.toml"
-        lab.write_config(path, **overrides)
-        return str(path)
-
-    yield make
-    lab.reset()
+def conf(lab_config):
+    """``make(**overrides) -> str``: the path of a lab config."""
+    return lambda **overrides: str(lab_config(**overrides).path)
 
 
 def status(conf_path: str) -> tuple[int, dict]:

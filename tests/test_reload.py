@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
 import os
-import time
 from pathlib import Path
 
 import pytest
+
+from tests.lab.util import await_for
 
 from cockpit.config import ConfigError, load_config
 from cockpit.core.reload import ConfigReloader, FileReloader, changed_keys, needs_reconnect
@@ -22,15 +22,8 @@ startup_timeout = {timeout}
 """
 
 
-async def until(cond, timeout: float, what: str):
-    deadline = time.monotonic() + timeout
-    while True:
-        v = cond()
-        if v:
-            return v
-        if time.monotonic() >= deadline:
-            raise AssertionError(f"timed out after {timeout:g}s waiting for {what}")
-        await asyncio.sleep(0.01)
+async def until(cond, timeout: float, what: str, every: float = 0.01):
+    return await await_for(cond, timeout=timeout, interval=every, message=what)
 
 
 def atomic_save(path: Path, text: str) -> None:

@@ -10,7 +10,6 @@ import time
 
 import pytest
 
-from cockpit.config import load_config
 from cockpit.core.connectivity import check_connectivity
 from cockpit.core.layers import Layer, Status, Verdict
 from cockpit.core.remote import make_transport
@@ -21,14 +20,8 @@ pytestmark = pytest.mark.lab
 
 
 @pytest.fixture
-def cfg_for(lab, tmp_path):
-    def make(**overrides):
-        path = tmp_path / "cockpit.toml"
-        lab.write_config(path, **overrides)
-        return load_config(path)
-
-    yield make
-    lab.reset()
+def cfg_for(lab_config):
+    return lab_config
 
 
 @pytest.fixture

@@ -20,6 +20,8 @@ from types import SimpleNamespace
 
 import pytest
 
+from tests.lab.util import await_for
+
 from cockpit.core.engine import Busy
 from cockpit.core.watch import (
     AttemptLoop,
@@ -36,14 +38,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 async def until(cond, timeout: float, what: str, every: float = 0.01):
-    deadline = time.monotonic() + timeout
-    while True:
-        v = cond()
-        if v:
-            return v
-        if time.monotonic() >= deadline:
-            raise AssertionError(f"timed out after {timeout:g}s waiting for {what}")
-        await asyncio.sleep(every)
+    return await await_for(cond, timeout=timeout, interval=every, message=what)
 
 
 def save(path: Path, text: str) -> float:
