@@ -244,3 +244,16 @@ async def test_reboot_that_cannot_stop_the_container_is_a_host_failure(lab, make
     v = await eng.run_action("reboot")
     assert v.layer is Layer.HOST and "container did not stop" in v.failed_stage.detail
     assert [s.status for s in v.stages if s.name in ("running again", "session rebuilt")] == [Status.NOT_REACHED] * 2
+
+
+async def test_sigkill_with_an_oom_kill_in_the_host_kernel_log_is_the_oom_killer(lab, make_cfg, engines):
+    lab.add_kernel_message("python3 invoked oom-killer: gfp_mask=0x140cca(GFP_HIGHUSER_MOVABLE|__GFP_COMP), order=0, oom_score_adj=0")
+    lab.add_kernel_message("oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=ns,mems_allowed=0,oom_memcg=/lxc/200,"
+                           "task_memcg=/lxc/200/ns,task=python3,pid=91452,uid=0")
+    lab.add_kernel_message("Memory cgroup out of memory: Killed process 91452 (python3) total-vm:187654321kB, anon-rss:131234567kB, "
+                           "file-rss:123456kB, shmem-rss:0kB, UID:0 pgtables:260000kB oom_score_adj:0")
+    res = await engines(make_cfg(job={"command": job(lab, "--steps", 0, "--interval", 0.05, "--crash", "sigkill", "--crash-at", 1),
+                                      "progress_pattern": "^never"})).attempt("bigger batch")
+    assert (res.outcome, res.verdict.layer) == (Outcome.UNTESTED, Layer.CONTAINER), res.verdict.summary()
+    detail = res.verdict.failed_stage.detail
+    assert "killed by the OOM killer" in detail and "python3" in detail

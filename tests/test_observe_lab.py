@@ -94,3 +94,22 @@ async def test_status_classifies_the_fx_crash_of_the_current_attempt(lab, conf):
     assert "FX to symbolically trace" in json.dumps(log["first_error"])
     assert log["first_error"]["layer"] == "app"
     assert any("Traceback" in ln for ln in log["first_error"]["subject"]["traceback"])
+
+
+def test_status_reads_host_kernel_messages_for_this_container(lab, conf):
+    lab.add_kernel_message("oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=ns,mems_allowed=0,oom_memcg=/lxc/200,"
+                           "task_memcg=/lxc/200/ns,task=python3,pid=4242,uid=0")
+    lab.add_kernel_message("Memory cgroup out of memory: Killed process 4242 (python3) total-vm:1000kB, anon-rss:900kB, "
+                           "file-rss:0kB, shmem-rss:0kB, UID:0 pgtables:10kB oom_score_adj:0")
+    lab.add_kernel_message("Memory cgroup out of memory: Killed process 777 (java) total-vm:1000kB, anon-rss:900kB, "
+                           "file-rss:0kB, shmem-rss:0kB, UID:0 pgtables:10kB oom_score_adj:0")  # no container: kept
+    lab.add_kernel_message("oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=ns,mems_allowed=0,oom_memcg=/lxc/999,"
+                           "task_memcg=/lxc/999/ns,task=node,pid=5151,uid=0")
+    lab.add_kernel_message("Memory cgroup out of memory: Killed process 5151 (node) total-vm:1000kB, anon-rss:900kB, "
+                           "file-rss:0kB, shmem-rss:0kB, UID:0 pgtables:10kB oom_score_adj:0")
+    lab.add_kernel_message("NVRM: Xid (PCI:0000:18:00): 79, pid=4242, name=python3, GPU has fallen off the bus.")
+    rc, d = status(conf())
+    kinds = {(f["kind"], f["layer"]) for f in d["kernel"]["findings"]}
+    assert ("oom-kill", "container") in kinds and ("xid", "gpu") in kinds
+    text = json.dumps(d["kernel"]["findings"])
+    assert "4242" in text and "5151" not in text  # another container's OOM kill is not ours

@@ -26,6 +26,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -332,6 +333,7 @@ class Lab:
             d.mkdir(exist_ok=True)
         py = _python_for_scripts()
         for src, dst in ((SRC / "bin" / "pct", self.pct_path), (SRC / "bin" / "nvidia-smi", self.nvidia_smi),
+                         (SRC / "bin" / "dmesg", self.bin_dir / "dmesg"),
                          (SRC / "libexec" / "init", self.libexec_dir / "init"),
                          (SRC / "libexec" / "sleepy-init", self.libexec_dir / "sleepy-init"),
                          (SRC / "jobsim.py", self.jobsim)):
@@ -605,6 +607,27 @@ class Lab:
         os.replace(tmp, self.gpu_state_file)
         return state
 
+    @property
+    def kmsg_file(self) -> Path:
+        """The host kernel log the lab's ``dmesg`` shows (absent: the real dmesg runs)."""
+        return self.state_dir / "kmsg.txt"
+
+    def add_kernel_message(self, message: str, when: float | None = None) -> str:
+        """Append one kernel message, timestamped like ``dmesg --time-format iso``; returns the line."""
+        import datetime
+
+        ts = datetime.datetime.fromtimestamp(time.time() if when is None else when, datetime.timezone.utc)
+        line = ts.strftime("%Y-%m-%dT%H:%M:%S,%f+00:00") + " " + message
+        with open(self.kmsg_file, "a", encoding="utf-8") as fh:
+            fh.write(line + "\n")
+        return line
+
+    def reset_kernel_messages(self) -> None:
+        try:
+            self.kmsg_file.unlink()
+        except FileNotFoundError:
+            pass
+
     def reset_gpu_state(self) -> None:
         try:
             self.gpu_state_file.unlink()
@@ -692,6 +715,7 @@ class Lab:
             self.start()
         self.write_known_hosts()
         self.reset_gpu_state()
+        self.reset_kernel_messages()
         if ctid in self.container_ids():
             self.set_container_option(ctid, start_error=None, stop_error=None)
             if not self.container_running(ctid):
