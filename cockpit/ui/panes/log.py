@@ -62,7 +62,13 @@ class MarkedLog(Styled, Log):
         if not numbered:
             return
         self.numbers.extend(n for n, _ in numbered)
+        full = self.max_lines is not None and len(self._lines) + len(numbered) > self.max_lines
         self.write_lines([_single_line(t) for _, t in numbered])
+        if full:
+            # Textual's Log refreshes the rows where the new lines *would* have gone before
+            # pruning; once the ring is full every row shifts, and at the bottom scroll_end is a
+            # no-op, so the screen froze on old lines at high rates: repaint the visible region
+            self.refresh()
 
     def reset(self) -> None:
         self.clear()

@@ -1,0 +1,703 @@
+"""The TUI's log pane under a 10,000 lines/second training log, driven as a person drives it.
+
+A local-transport target in a temp dir (XDG_CONFIG_HOME / XDG_CACHE_HOME pointed at temp dirs too)
+whose job writes ``--rate`` lines per second of training-log text (``step N | loss X | lr Y |
+tokens/s Z …``, a warning every ``--warn-every`` lines: torch-style, none of them classified)
+for ``--seconds``.  The real ``cockpit`` TUI runs in a detached tmux server at 160x45; the bench
+presses ``t``, types a hypothesis, presses Enter and lets the job stream.
+
+Measured in the same run, idle (before the attempt, and again after the job ended and the pane
+caught up) and loaded (while the job streams):
+
+* input responsiveness: ``?`` (help) until the help box shows in ``tmux capture-pane -p``, then
+  Escape until it is gone (Escape includes Textual's lone-ESC delay, ESCDELAY, 100 ms by default);
+* memory: VmRSS of the cockpit process, sampled every second (slopes over the streaming window, over a
+  part of it without key presses, and after the job; RSS gained per help press when idle);
+* CPU% of the cockpit process (utime+stime from /proc/PID/stat) over a window without key presses
+  and over each whole phase (presses included), and of its helper processes (the local shell
+  session), job excluded;
+* keeping up: the job's last step (read from the log file) against the last step the log pane
+  shows on screen, every second, at the job's end, and how long the pane took to catch up.  A
+  repaint probe (``f`` ``f``: pause, follow again, which scrolls to the end and repaints the log)
+  tells lines the pane never received from lines it holds but never drew.
+
+The loaded phase runs: help presses (the ring fills meanwhile), a window without presses, the
+repaint probe, the job's end.
+
+Usage: ``python bench/bench_log_pane.py [--seconds 20] [--rate 10000] [--presses 10] [--keep]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shlex
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+#: the job: paced writes of training-log lines to stdout (cockpit captures them into the log)
+GEN_SCRIPT = r'''
+import json, math, random, sys, time
+rate, seconds, warn_every, stats = int(sys.argv[1]), float(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+out = sys.stdout
+rnd = random.Random(1234)
+print("loading tokenizer from /workspace/tok.model", flush=True)
+print("model: 1.3B params, bf16, world_size 1, micro_batch 8, seq_len 2048", flush=True)
+t0 = time.monotonic()
+step = lines = warns = 0
+tick = 0.01
+while True:
+    el = time.monotonic() - t0
+    if el >= seconds:
+        break
+    due = int(el * rate) - lines
+    if due > 0:
+        buf = []
+        for _ in range(due):
+            lines += 1
+            if warn_every and lines % warn_every == 0:
+                warns += 1
+                if warns % 2:
+                    buf.append(f"/opt/venv/lib/python3.11/site-packages/torch/optim/lr_scheduler.py:143: UserWarning: "
+                               f"Detected call of `lr_scheduler.step()` before `optimizer.step()` (step {step})")
+                else:
+                    buf.append(f"W{time.strftime('%m%d %H:%M:%S')}.{rnd.randint(0, 999999):06d} 4242 torch/_dynamo/convert_frame.py:844] "
+                               f"[0/{warns % 8}] torch._dynamo hit config.cache_size_limit (8) at step {step}: grad norm {rnd.uniform(8, 40):.2f}")
+                continue
+            step += 1
+            loss = 2.2 + 1.8 * math.exp(-step / 40000) + rnd.uniform(-0.05, 0.05)
+            lr = 3e-4 * min(1.0, step / 2000)
+            buf.append(f"step {step} | loss {loss:.4f} | lr {lr:.3e} | grad_norm {rnd.uniform(0.4, 2.5):.3f} | "
+                       f"tokens/s {rnd.randint(118000, 131000)} | mem 61.{rnd.randint(0, 9)}GiB | elapsed {el:.2f}s")
+        out.write("\n".join(buf) + "\n")
+        out.flush()
+    nxt = t0 + (math.floor((time.monotonic() - t0) / tick) + 1) * tick
+    time.sleep(max(0.0, nxt - time.monotonic()))
+el = time.monotonic() - t0
+lines += 1
+out.write(f"training finished: {step} steps, {lines} lines in {el:.2f}s\n")
+out.flush()
+with open(stats, "w") as fh:
+    json.dump({"steps": step, "lines": lines + 2, "warnings": warns, "seconds": el}, fh)
+'''
+
+STEP_RE = re.compile(r"\bstep (\d+) \| loss\b")
+HELP_MARK = "cockpit help"
+PROMPT_MARK = "Attempt a fix"
+READY_MARK = "log [2]"
+
+
+# ------------------------------------------------------------------------------------------------
+# small helpers
+
+def toml_str(s: str) -> str:
+    return json.dumps(s)  # a JSON string of printable text is a TOML basic string
+
+
+class Deadline(Exception):
+    pass
+
+
+def wait_for(pred, timeout: float, what: str, interval: float = 0.05):
+    end = time.monotonic() + timeout
+    while True:
+        v = pred()
+        if v:
+            return v
+        if time.monotonic() > end:
+            raise Deadline(f"timed out after {timeout:.0f}s waiting for {what}")
+        time.sleep(interval)
+
+
+def proc_stat(pid: int) -> list[str] | None:
+    try:
+        raw = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    # the command may contain spaces and parentheses: fields start after the last ')'
+    return [raw[: raw.rindex(")") + 1]] + raw[raw.rindex(")") + 2:].split()
+
+
+def cpu_ticks(pid: int, children: bool = False) -> int | None:
+    st = proc_stat(pid)
+    if st is None:
+        return None
+    # after the name: [1]=state ... utime is field 14 overall → index 12 here; stime 13; cutime 14; cstime 15
+    t = int(st[12]) + int(st[13])
+    if children:
+        t += int(st[14]) + int(st[15])
+    return t
+
+
+def rss_kib(pid: int) -> int | None:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    except OSError:
+        return None
+    return None
+
+
+def all_procs() -> dict[int, tuple[int, int]]:
+    """pid → (ppid, session id)."""
+    out = {}
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        st = proc_stat(int(d))
+        if st is not None:
+            out[int(d)] = (int(st[2]), int(st[4]))
+    return out
+
+
+def descendants(root: int) -> list[int]:
+    procs = all_procs()
+    kids: dict[int, list[int]] = {}
+    for pid, (ppid, _) in procs.items():
+        kids.setdefault(ppid, []).append(pid)
+    out, todo = [], [root]
+    while todo:
+        p = todo.pop()
+        for c in kids.get(p, []):
+            out.append(c)
+            todo.append(c)
+    return out
+
+
+def cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""
+
+
+def slope(points: list[tuple[float, float]]) -> float:
+    """Least-squares slope (units per second)."""
+    if len(points) < 2:
+        return float("nan")
+    xs, ys = [p[0] for p in points], [p[1] for p in points]
+    mx, my = statistics.fmean(xs), statistics.fmean(ys)
+    den = sum((x - mx) ** 2 for x in xs)
+    return sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / den if den else float("nan")
+
+
+# ------------------------------------------------------------------------------------------------
+# the tmux session
+
+class Tmux:
+    def __init__(self, sock: str, env: dict[str, str]) -> None:
+        self.sock, self.env = sock, env
+        self.target = "bench"
+
+    def cmd(self, *args: str, check: bool = True) -> str:
+        r = subprocess.run(["tmux", "-L", self.sock, *args], capture_output=True, text=True, env=self.env, timeout=10)
+        if check and r.returncode != 0:
+            raise RuntimeError(f"tmux {' '.join(args)}: {r.stderr.strip()}")
+        return r.stdout
+
+    def capture(self) -> str:
+        return self.cmd("capture-pane", "-p", "-t", self.target, check=False)
+
+    def keys(self, *keys: str, literal: bool = False) -> None:
+        self.cmd("send-keys", "-t", self.target, *(["-l"] if literal else []), *keys)
+
+    def pane_pid(self) -> int:
+        return int(self.cmd("list-panes", "-t", self.target, "-F", "#{pane_pid}").split()[0])
+
+    def kill(self) -> None:
+        subprocess.run(["tmux", "-L", self.sock, "kill-server"], capture_output=True, env=self.env, timeout=10)
+
+
+def pane_step(screen: str) -> int | None:
+    steps = [int(m.group(1)) for m in STEP_RE.finditer(screen)]
+    return max(steps) if steps else None
+
+
+# ------------------------------------------------------------------------------------------------
+# measurements
+
+@dataclass
+class Sample:
+    t: float
+    phase: str
+    rss_kib: int | None
+    tui_ticks: int | None
+    helper_ticks: int
+    job_step: int | None
+    pane_step: int | None
+
+
+@dataclass
+class Press:
+    phase: str
+    open_s: float | None
+    close_s: float | None
+
+
+@dataclass
+class Run:
+    samples: list[Sample] = field(default_factory=list)
+    presses: list[Press] = field(default_factory=list)
+    windows: dict[str, tuple[float, float]] = field(default_factory=dict)
+    cpu: dict[str, tuple[float, float, float]] = field(default_factory=dict)  # window → (seconds, TUI CPU%, helpers CPU%)
+    repaint: dict[str, tuple[int | None, int | None, int | None]] = field(default_factory=dict)
+    rss_press: dict[str, float] = field(default_factory=dict)  # idle phase → MiB of RSS gained per help press
+    notes: list[str] = field(default_factory=list)
+
+
+class Sampler(threading.Thread):
+    """Every second: RSS and CPU of the TUI, CPU of its helpers (job excluded), job step, pane step."""
+
+    def __init__(self, tmux: Tmux, tui: int, log_path: Path, gen_marker: str, run: Run, t0: float) -> None:
+        super().__init__(daemon=True)
+        self.tmux, self.tui, self.log_path, self.gen_marker, self.run_, self.t0 = tmux, tui, log_path, gen_marker, run, t0
+        self.phase = "start"
+        self.stop_ev = threading.Event()
+        self.helper_seen: dict[int, int] = {}  # pid → last ticks (utime+stime+cutime+cstime)
+        self.helper_total = 0
+        self.job_sids: set[int] = set()
+        self.helper_pids: set[int] = set()
+        self.lock = threading.Lock()
+
+    def helpers_ticks(self) -> int:
+        """Cumulative CPU ticks of the TUI's descendants, not counting the job's session."""
+        procs = all_procs()
+        desc = descendants(self.tui)
+        for pid in desc:
+            if self.gen_marker in cmdline(pid):
+                self.job_sids.add(procs.get(pid, (0, 0))[1])
+        with self.lock:
+            for pid in desc:
+                if procs.get(pid, (0, -1))[1] in self.job_sids:
+                    continue
+                t = cpu_ticks(pid, children=True)
+                if t is None:
+                    continue
+                self.helper_pids.add(pid)
+                self.helper_total += t - self.helper_seen.get(pid, 0)
+                self.helper_seen[pid] = t
+            return self.helper_total
+
+    def job_step(self) -> int | None:
+        try:
+            with open(self.log_path, "rb") as fh:
+                fh.seek(0, 2)
+                size = fh.tell()
+                fh.seek(max(0, size - 65536))
+                tail = fh.read().decode(errors="replace")
+        except OSError:
+            return None
+        steps = STEP_RE.findall(tail)
+        return int(steps[-1]) if steps else None
+
+    def sample(self) -> Sample:
+        return Sample(time.monotonic() - self.t0, self.phase, rss_kib(self.tui), cpu_ticks(self.tui), self.helpers_ticks(),
+                      self.job_step(), pane_step(self.tmux.capture()))
+
+    def run(self) -> None:
+        nxt = time.monotonic()
+        while not self.stop_ev.is_set():
+            self.run_.samples.append(self.sample())
+            nxt += 1.0
+            self.stop_ev.wait(max(0.0, nxt - time.monotonic()))
+
+
+def press_help(tmux: Tmux, timeout: float = 10.0) -> Press:
+    """``?`` until the help box shows, Escape until it is gone (polling capture-pane)."""
+    t0 = time.perf_counter()
+    tmux.keys("?")
+    try:
+        wait_for(lambda: HELP_MARK in tmux.capture(), timeout, "the help screen", interval=0.002)
+        t_open = time.perf_counter() - t0
+    except Deadline:
+        return Press("", None, None)
+    t1 = time.perf_counter()
+    tmux.keys("Escape")
+    try:
+        wait_for(lambda: HELP_MARK not in tmux.capture(), timeout, "the help screen to close", interval=0.002)
+        t_close = time.perf_counter() - t1
+    except Deadline:
+        tmux.keys("Escape")
+        return Press("", t_open, None)
+    return Press("", t_open, t_close)
+
+
+def presses(tmux: Tmux, phase: str, n: int, spacing: float, run: Run, until=None) -> None:
+    for i in range(n):
+        if until is not None and until():
+            break
+        p = press_help(tmux)
+        p.phase = phase
+        run.presses.append(p)
+        if p.open_s is None or p.close_s is None:
+            run.notes.append(f"{phase}: press {i + 1} timed out (open={p.open_s}, close={p.close_s})")
+            wait_for(lambda: HELP_MARK not in tmux.capture(), 10, "the help screen to close")
+        time.sleep(spacing)
+
+
+class CpuWindow:
+    def __init__(self, sampler: Sampler, tui: int) -> None:
+        self.sampler, self.tui = sampler, tui
+
+    def __enter__(self) -> "CpuWindow":
+        self.t0 = time.monotonic()
+        self.c0 = cpu_ticks(self.tui) or 0
+        self.h0 = self.sampler.helpers_ticks()
+        return self
+
+    def close(self) -> tuple[float, float, float]:
+        wall = time.monotonic() - self.t0
+        c = (cpu_ticks(self.tui) or self.c0) - self.c0
+        h = self.sampler.helpers_ticks() - self.h0
+        return wall, 100.0 * c / CLK_TCK / wall, 100.0 * h / CLK_TCK / wall
+
+    def __exit__(self, *a) -> None:
+        pass
+
+
+def quiet_cpu(sampler: "Sampler", tui: int, seconds: float) -> tuple[float, float, float]:
+    """CPU of the TUI and its helpers over ``seconds`` without any key press."""
+    with CpuWindow(sampler, tui) as w:
+        time.sleep(seconds)  # the measuring window itself
+    return w.close()
+
+
+def repaint_probe(tmux: Tmux, sampler: "Sampler", want: int | None = None) -> tuple[int | None, int | None, int | None]:
+    """Pause and resume following (``f`` ``f``: ``set_following(True)`` scrolls to the end and repaints the
+    whole log) to tell "the pane has not received the lines" from "the screen was not repainted".
+
+    Returns (pane step before, pane step after the repaint, job step at that moment)."""
+    before = pane_step(tmux.capture())
+    tmux.keys("f")
+    wait_for(lambda: "PAUSED" in tmux.capture(), 10, "the log pane to pause", interval=0.01)
+    tmux.keys("f")
+    wait_for(lambda: "FOLLOW" in tmux.capture(), 10, "the log pane to follow again", interval=0.01)
+    job = sampler.job_step()
+    after = pane_step(tmux.capture())
+    if want is not None:  # after the job: give the repaint a moment to reach the screen
+        try:
+            wait_for(lambda: (pane_step(tmux.capture()) or 0) >= want, 3, "the repaint", interval=0.02)
+        except Deadline:
+            pass
+        after = pane_step(tmux.capture())
+    return before, after, job
+
+
+# ------------------------------------------------------------------------------------------------
+# setup
+
+def write_target(root: Path, args: argparse.Namespace) -> tuple[Path, Path, Path, str]:
+    src, ws, logs = root / "src", root / "workspace", root / "workspace" / "logs"
+    for d in (src, logs, root / "cache" / "compile", root / "xdg-config", root / "xdg-cache"):
+        d.mkdir(parents=True, exist_ok=True)
+    (src / "gen_train_log.py").write_text(GEN_SCRIPT.lstrip())
+    stats = root / "gen_stats.json"
+    command = " ".join(shlex.quote(x) for x in (sys.executable, "gen_train_log.py", str(args.rate), str(args.seconds),
+                                                 str(args.warn_every), str(stats)))
+    cfg = root / "cockpit.toml"
+    cfg.write_text(f"""\
+[target]
+name = "bench"
+transport = "local"
+runtime = "none"
+
+[job]
+workdir = {toml_str(str(ws))}
+command = {toml_str(command)}
+log = {toml_str(str(logs / "train-{attempt}.log"))}
+launcher = "setsid"
+progress_pattern = '^step'
+startup_timeout = 30
+healthy_after = 10
+stop_timeout = 3
+
+[job.env]
+PYTHONUNBUFFERED = "1"
+PYTHONDONTWRITEBYTECODE = "1"
+
+[deploy]
+source = {toml_str(str(src))}
+dest = {toml_str(str(ws))}
+
+[cache]
+paths = [{toml_str(str(root / "cache" / "compile"))}]
+
+[gpu]
+enabled = false
+
+[ui]
+refresh_interval = 2
+log_lines = {args.log_lines}
+
+[journal]
+path = {toml_str(str(root / "journal.jsonl"))}
+""")
+    return cfg, logs / "train-1.log", stats, "gen_train_log.py"
+
+
+def check_config(cfg_path: Path) -> None:
+    sys.path.insert(0, str(REPO))
+    from cockpit.config import parse_config
+
+    parse_config(cfg_path.read_text(), path=cfg_path)
+
+
+# ------------------------------------------------------------------------------------------------
+# the run
+
+def bench(args: argparse.Namespace) -> int:
+    root = Path(tempfile.mkdtemp(prefix="cockpit-bench-log-"))
+    cfg, log_path, stats_path, gen_marker = write_target(root, args)
+    try:
+        check_config(cfg)
+    except Exception:
+        shutil.rmtree(root, ignore_errors=True)
+        raise
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES", "TMUX", "TMUX_PANE")}
+    env.update(XDG_CONFIG_HOME=str(root / "xdg-config"), XDG_CACHE_HOME=str(root / "xdg-cache"),
+               PYTHONPATH=str(REPO) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else ""))
+    term = "tmux-256color" if subprocess.run(["infocmp", "tmux-256color"], capture_output=True).returncode == 0 else "screen-256color"
+    conf = root / "tmux.conf"
+    conf.write_text(f'set -g default-terminal "{term}"\nset -g status off\nset -g history-limit 100\n')
+    sock = f"bench-{os.getpid()}"
+    tmux = Tmux(sock, env)
+    run = Run()
+    tui_cmd = "exec env -u COLUMNS -u LINES " + " ".join(shlex.quote(x) for x in (sys.executable, "-m", "cockpit", "-c", str(cfg)))
+    sampler: Sampler | None = None
+    tui = 0
+    t_start = time.monotonic()
+    print(f"cockpit log-pane bench: {args.rate} lines/s for {args.seconds:g}s, ring {args.log_lines} lines, tmux 160x45 "
+          f"(TERM={term}), {os.cpu_count()} CPUs, dir {root}", flush=True)
+    try:
+        subprocess.run(["tmux", "-L", sock, "-f", str(conf), "new-session", "-d", "-s", "bench", "-x", "160", "-y", "45",
+                        "-c", str(REPO), tui_cmd], check=True, env=env, timeout=10)
+        tui = tmux.pane_pid()
+        wait_for(lambda: READY_MARK in tmux.capture(), 30, "the TUI to draw its log pane")
+        time.sleep(args.settle)  # first refreshes (processes, history) land; a sampling pause, not a correctness wait
+        sampler = Sampler(tmux, tui, log_path, gen_marker, run, t_start)
+        sampler.start()
+
+        # -- idle, before the attempt --------------------------------------------------------------
+        sampler.phase = "idle-before"
+        run.cpu["idle-before quiet"] = quiet_cpu(sampler, tui, args.quiet)
+        r0 = rss_kib(tui) or 0
+        with CpuWindow(sampler, tui) as w:
+            presses(tmux, "idle-before", args.presses, args.spacing, run)
+        run.rss_press["idle-before"] = ((rss_kib(tui) or 0) - r0) / 1024 / max(1, args.presses)
+        run.cpu["idle-before"] = w.close()
+
+        # -- the attempt, the way a person starts it -------------------------------------------------
+        sampler.phase = "attempt"
+        tmux.keys("t")
+        wait_for(lambda: PROMPT_MARK in tmux.capture(), 15, "the hypothesis prompt")
+        tmux.keys("C-u")
+        tmux.keys("bench: the log pane keeps up with 10k lines/s", literal=True)
+        t_enter = time.monotonic()
+        tmux.keys("Enter")
+        wait_for(lambda: sampler.job_step(), 60, "the job's first step line in its log")
+        t_first_log = time.monotonic()
+        wait_for(lambda: pane_step(tmux.capture()), 30, "the first step line in the log pane", interval=0.01)
+        t_first_pane = time.monotonic()
+        run.notes.append(f"Enter → first step in the log file {t_first_log - t_enter:.2f}s, → first step in the pane "
+                         f"{t_first_pane - t_enter:.2f}s")
+
+        # -- loaded: the job streams -----------------------------------------------------------------
+        job_done = lambda: stats_path.exists()  # noqa: E731  the job writes its stats as its last act
+        sampler.phase = "loaded"
+        quiet_loaded = max(args.quiet, 0.3 * args.seconds)
+        with CpuWindow(sampler, tui) as w:
+            # presses first (the ring fills meanwhile), then a window without presses, then the repaint probe
+            left = args.seconds - (time.monotonic() - t_first_log) - quiet_loaded - 3.0
+            spacing = max(0.2, left / max(1, args.presses) - 0.35)
+            presses(tmux, "loaded", args.presses, spacing, run, until=job_done)
+            if not job_done():
+                sampler.phase = "loaded-quiet"
+                run.cpu["loaded quiet"] = quiet_cpu(sampler, tui, min(quiet_loaded, max(1.0, args.seconds - (time.monotonic() - t_first_log) - 2.5)))
+                sampler.phase = "loaded"
+            if not job_done():
+                run.repaint["mid-stream"] = repaint_probe(tmux, sampler)
+            wait_for(job_done, args.seconds + 60, "the job to finish", interval=0.02)
+            t_job_end = time.monotonic()
+            screen_at_end = tmux.capture()
+        run.cpu["loaded"] = w.close()
+        stats = json.loads(stats_path.read_text())
+        pane_at_end = pane_step(screen_at_end)
+
+        # -- catch up (deadline), a forced repaint, then idle after ------------------------------------
+        sampler.phase = "catch-up"
+        caught = None
+        try:
+            wait_for(lambda: (pane_step(tmux.capture()) or 0) >= stats["steps"], args.catchup, "the pane to show the last step",
+                     interval=0.02)
+            caught = time.monotonic() - t_job_end
+        except Deadline:
+            pass
+        pane_before_repaint = pane_step(tmux.capture())
+        if caught is None:
+            run.repaint["after the job"] = repaint_probe(tmux, sampler, want=stats["steps"])
+        time.sleep(args.settle)
+        sampler.phase = "idle-after"
+        run.cpu["idle-after quiet"] = quiet_cpu(sampler, tui, args.quiet)
+        r0 = rss_kib(tui) or 0
+        with CpuWindow(sampler, tui) as w:
+            presses(tmux, "idle-after", args.presses, args.spacing, run)
+        run.rss_press["idle-after"] = ((rss_kib(tui) or 0) - r0) / 1024 / max(1, args.presses)
+        run.cpu["idle-after"] = w.close()
+        sampler.stop_ev.set()
+        sampler.join(5)
+        helpers = sorted(sampler.helper_pids)
+
+        log_bytes = log_path.read_bytes()
+        report(args, run, stats, log_bytes, pane_at_end, pane_before_repaint, caught, tmux.capture(), helpers)
+        return 0
+    except Deadline as e:
+        print(f"\nFAILED: {e}\n--- screen ---\n{tmux.capture()}", flush=True)
+        return 1
+    finally:
+        if sampler is not None:
+            sampler.stop_ev.set()
+        cleanup(tmux, cfg, env, root, tui, gen_marker, keep=args.keep)
+
+
+def cleanup(tmux: Tmux, cfg: Path, env: dict[str, str], root: Path, tui: int, gen_marker: str, keep: bool) -> None:
+    known = set(descendants(tui)) if tui else set()
+    tmux.kill()
+    r = subprocess.run([sys.executable, "-m", "cockpit", "stop", "-c", str(cfg)], capture_output=True, text=True, env=env,
+                       cwd=str(REPO), timeout=120)
+    print(f"\ncleanup: tmux server killed; `cockpit stop` exit {r.returncode}: "
+          f"{(r.stdout.strip().splitlines() or ['(no output)'])[0]}")
+    # anything the TUI started that outlived it (session shell, reaper, the job) is ours to end
+    deadline = time.monotonic() + 5
+    left = []
+    while time.monotonic() < deadline:
+        left = [p for p in known if Path(f"/proc/{p}").exists() and (gen_marker in cmdline(p) or "cockpit" in cmdline(p))]
+        if not left:
+            break
+        time.sleep(0.1)
+    for p in left:
+        print(f"cleanup: pid {p} outlived the TUI ({cmdline(p).strip()[:100]}): killing it")
+        try:
+            os.kill(p, 9)
+        except OSError:
+            pass
+    if keep:
+        print(f"cleanup: kept {root}")
+    else:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+# ------------------------------------------------------------------------------------------------
+# the report
+
+def report(args, run: Run, stats: dict, log_bytes: bytes, pane_at_end, pane_final, caught, last_screen: str, helpers) -> None:
+    phases = ("idle-before", "loaded", "idle-after")
+
+    def ms(phase: str, attr: str, fn) -> float | None:
+        xs = [getattr(p, attr) for p in run.presses if p.phase == phase and getattr(p, attr) is not None]
+        return fn(xs) * 1000 if xs else None
+
+    def rss_med(phase: str) -> float | None:
+        xs = [s.rss_kib for s in run.samples if s.phase == phase and s.rss_kib]
+        return statistics.median(xs) / 1024 if xs else None
+
+    rows = []
+    for label, attr, fn in (("help open  (?)   median ms", "open_s", statistics.median), ("help open  (?)   max ms", "open_s", max),
+                            ("help close (Esc) median ms", "close_s", statistics.median), ("help close (Esc) max ms", "close_s", max)):
+        rows.append((label, *(ms(ph, attr, fn) for ph in phases)))
+    rows.append(("CPU % cockpit, no key presses", *(run.cpu[f"{ph} quiet"][1] if f"{ph} quiet" in run.cpu else None for ph in phases)))
+    rows.append(("CPU % cockpit, whole phase", *(run.cpu[ph][1] for ph in phases)))
+    rows.append(("CPU % helpers, whole phase", *(run.cpu[ph][2] for ph in phases)))
+    rows.append(("RSS MiB (median of samples)", *(rss_med(ph) for ph in phases)))
+    n_press = {ph: sum(1 for p in run.presses if p.phase == ph and p.close_s is not None) for ph in phases}
+
+    f = lambda v: "—" if v is None else f"{v:.1f}"  # noqa: E731
+    print()
+    print(f"{'figure':<31}{'idle before':>12}{'loaded':>10}{'ratio':>8}{'idle after':>12}")
+    for label, idle, load, after in rows:
+        ratio = f"{load / idle:.2f}x" if idle and load is not None else "—"
+        print(f"{label:<31}{f(idle):>12}{f(load):>10}{ratio:>8}{f(after):>12}")
+    cnt = {ph: f"{n_press[ph]}; {run.cpu[ph][0]:.1f}s" for ph in phases}
+    print(f"{'  (presses; phase seconds)':<31}{cnt['idle-before']:>12}{cnt['loaded']:>10}{'':>8}{cnt['idle-after']:>12}")
+    quiet_s = {ph: f"{run.cpu[f'{ph} quiet'][0]:.1f}s" if f"{ph} quiet" in run.cpu else "—" for ph in phases}
+    print(f"{'  (no-press window seconds)':<31}{quiet_s['idle-before']:>12}{quiet_s['loaded']:>10}{'':>8}{quiet_s['idle-after']:>12}")
+    print("  ratio = loaded / idle before; helpers = the TUI's local shell session and its probes (job excluded)")
+
+    samples = [s for s in run.samples if s.rss_kib]
+    rss = [(s.t, s.rss_kib / 1024) for s in samples]
+    loaded = [(s.t, s.rss_kib / 1024) for s in samples if s.phase in ("loaded", "loaded-quiet")]
+    quiet = [(s.t, s.rss_kib / 1024) for s in samples if s.phase == "loaded-quiet"]
+    still = [(s.t, s.rss_kib / 1024) for s in samples if s.phase == "catch-up"]
+    print()
+    print(f"memory (VmRSS of the cockpit process, {len(rss)} samples at 1 s):")
+    if rss:
+        print(f"  first {rss[0][1]:.1f} MiB   max {max(v for _, v in rss):.1f} MiB   last {rss[-1][1]:.1f} MiB")
+        print(f"  slope: whole run {slope(rss):+.3f} MiB/s   while streaming {slope(loaded):+.3f} MiB/s   "
+              f"streaming, no key presses {slope(quiet):+.3f} MiB/s ({len(quiet)} samples)   "
+              f"job over, no key presses {slope(still):+.3f} MiB/s")
+        print("  per help press (? then Esc), idle: " + "   ".join(f"{ph} {v:+.2f} MiB" for ph, v in run.rss_press.items()))
+        marks = {"idle-before": "i", "attempt": "a", "loaded": "L", "loaded-quiet": "Q", "catch-up": "c", "idle-after": "i"}
+        print("  series (MiB, phase): " + " ".join(f"{v:.0f}{marks.get(s.phase, '')}" for s, (_, v) in zip(samples, rss)))
+
+    n_lines = log_bytes.count(b"\n")
+    print()
+    print("keeping up:")
+    print(f"  the job wrote {n_lines} lines ({stats['steps']} steps, {stats['warnings']} warnings) in {stats['seconds']:.2f}s "
+          f"= {n_lines / stats['seconds']:.0f} lines/s, {len(log_bytes) / 2**20 / stats['seconds']:.2f} MiB/s")
+    lag = [s.job_step - s.pane_step for s in run.samples if s.phase in ("loaded", "loaded-quiet") and s.job_step and s.pane_step]
+    if lag:
+        print(f"  on screen while streaming (job step - pane step, {len(lag)} samples): median {statistics.median(lag):.0f}  "
+              f"max {max(lag)} steps (~{max(lag) / max(1, args.rate) * 1000:.0f} ms of log)")
+        print("  lag series (steps): " + " ".join(str(x) for x in lag))
+    if pane_at_end is not None:
+        print(f"  at the job's end the screen showed step {pane_at_end} of {stats['steps']} (behind by {stats['steps'] - pane_at_end})")
+    else:
+        print("  at the job's end the screen showed no step line")
+    if caught is not None:
+        print(f"  the screen showed the last step {caught * 1000:.0f} ms after the job ended")
+    else:
+        print(f"  the screen did NOT show the last step within {args.catchup:.0f}s (still step {pane_final})")
+    for where, (before, after, job) in run.repaint.items():
+        print(f"  repaint probe {where} (f f: pause, follow): screen step {before} → {after}; job at step {job}"
+              + (f" (behind by {job - after})" if job and after else ""))
+    print(f"  helper pids counted: {helpers}")
+    for n in run.notes:
+        print(f"  note: {n}")
+    if args.show_screen:
+        print("\nlast screen:\n" + last_screen)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--seconds", type=float, default=20.0, help="how long the job streams (default 20)")
+    p.add_argument("--rate", type=int, default=10000, help="log lines per second (default 10000)")
+    p.add_argument("--warn-every", type=int, default=500, help="a warning line every N lines (0: none; default 500)")
+    p.add_argument("--log-lines", type=int, default=10000, help="[ui] log_lines, the ring size (default 10000)")
+    p.add_argument("--presses", type=int, default=10, help="help-screen presses per phase (default 10)")
+    p.add_argument("--spacing", type=float, default=0.3, help="seconds between idle presses (default 0.3)")
+    p.add_argument("--settle", type=float, default=2.0, help="seconds to let the TUI settle before an idle phase (default 2)")
+    p.add_argument("--quiet", type=float, default=4.0, help="seconds of CPU measurement without key presses per phase (default 4)")
+    p.add_argument("--catchup", type=float, default=10.0, help="deadline for the pane to show the last step (default 10)")
+    p.add_argument("--show-screen", action="store_true", help="print the last captured screen")
+    p.add_argument("--keep", action="store_true", help="keep the temp dir (config, journal, log)")
+    args = p.parse_args(argv)
+    if shutil.which("tmux") is None:
+        print("tmux not found", file=sys.stderr)
+        return 2
+    return bench(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
