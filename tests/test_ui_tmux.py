@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.lab.util import WaitTimeout, wait_for
+
 ROOT = Path(__file__).resolve().parents[1]
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
@@ -39,14 +41,17 @@ class Tmux:
         return self("has-session", "-t", "main", check=False).returncode == 0
 
     def wait(self, pred, timeout: float, what: str) -> str:
-        deadline = time.monotonic() + timeout
-        screen = ""
-        while time.monotonic() < deadline:
-            screen = self.screen()
-            if pred(screen):
-                return screen
-            time.sleep(0.05)
-        raise AssertionError(f"timed out waiting for {what}; screen:\n{screen}")
+        last = {"screen": ""}
+
+        def shown() -> bool:
+            last["screen"] = self.screen()
+            return pred(last["screen"])
+
+        try:
+            wait_for(shown, timeout=timeout, interval=0.05)
+        except WaitTimeout:
+            raise AssertionError(f"timed out waiting for {what}; screen:\n{last['screen']}") from None
+        return last["screen"]
 
 
 def test_demo_runs_in_tmux(tmp_path):
@@ -86,11 +91,14 @@ def test_demo_runs_in_tmux(tmp_path):
         tmux.wait(lambda s: "processes [1]" in s, 10, "the zoom to end")
 
         tmux("send-keys", "-t", "main", "q")
-        deadline = time.monotonic() + 15
-        while tmux.alive() and time.monotonic() < deadline:
+        def quit_cleanly() -> bool:
             if "Traceback" in tmux.screen():
                 raise AssertionError(tmux.screen())
-            time.sleep(0.05)
-        assert not tmux.alive(), "cockpit did not quit on q"
+            return not tmux.alive()
+
+        try:
+            wait_for(quit_cleanly, timeout=15, interval=0.05)
+        except WaitTimeout:
+            raise AssertionError("cockpit did not quit on q") from None
     finally:
         tmux("kill-server", check=False)
