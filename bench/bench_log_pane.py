@@ -479,10 +479,10 @@ def bench(args: argparse.Namespace) -> int:
     sampler: Sampler | None = None
     tui = 0
     t_start = time.monotonic()
-    print(f"cockpit log-pane bench: {args.rate} lines/s for {args.seconds:g}s, ring {args.log_lines} lines, tmux 160x45 "
+    print(f"cockpit log-pane bench: {args.rate} lines/s for {args.seconds:g}s, ring {args.log_lines} lines, tmux {args.width}x{args.height} "
           f"(TERM={term}), {os.cpu_count()} CPUs, dir {root}", flush=True)
     try:
-        subprocess.run(["tmux", "-L", sock, "-f", str(conf), "new-session", "-d", "-s", "bench", "-x", "160", "-y", "45",
+        subprocess.run(["tmux", "-L", sock, "-f", str(conf), "new-session", "-d", "-s", "bench", "-x", str(args.width), "-y", str(args.height),
                         "-c", str(REPO), tui_cmd], check=True, env=env, timeout=10)
         tui = tmux.pane_pid()
         wait_for(lambda: READY_MARK in tmux.capture(), 30, "the TUI to draw its log pane")
@@ -491,6 +491,9 @@ def bench(args: argparse.Namespace) -> int:
         sampler.start()
 
         # -- idle, before the attempt --------------------------------------------------------------
+        quiet_loaded = max(args.quiet, 0.3 * args.seconds)
+        if args.spacing is None:  # idle presses as far apart as the loaded ones, so whole-phase CPU compares
+            args.spacing = max(0.2, (args.seconds - 1.0 - quiet_loaded - 3.0) / max(1, args.presses) - 0.35)
         sampler.phase = "idle-before"
         run.cpu["idle-before quiet"] = quiet_cpu(sampler, tui, args.quiet)
         r0 = rss_kib(tui) or 0
@@ -517,7 +520,6 @@ def bench(args: argparse.Namespace) -> int:
         # -- loaded: the job streams -----------------------------------------------------------------
         job_done = lambda: stats_path.exists()  # noqa: E731  the job writes its stats as its last act
         sampler.phase = "loaded"
-        quiet_loaded = max(args.quiet, 0.3 * args.seconds)
         with CpuWindow(sampler, tui) as w:
             # presses first (the ring fills meanwhile), then a window without presses, then the repaint probe
             left = args.seconds - (time.monotonic() - t_first_log) - quiet_loaded - 3.0
@@ -686,10 +688,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--warn-every", type=int, default=500, help="a warning line every N lines (0: none; default 500)")
     p.add_argument("--log-lines", type=int, default=10000, help="[ui] log_lines, the ring size (default 10000)")
     p.add_argument("--presses", type=int, default=10, help="help-screen presses per phase (default 10)")
-    p.add_argument("--spacing", type=float, default=0.3, help="seconds between idle presses (default 0.3)")
+    p.add_argument("--spacing", type=float, default=None, help="seconds between idle presses (default: as far apart as the loaded ones)")
     p.add_argument("--settle", type=float, default=2.0, help="seconds to let the TUI settle before an idle phase (default 2)")
     p.add_argument("--quiet", type=float, default=4.0, help="seconds of CPU measurement without key presses per phase (default 4)")
     p.add_argument("--catchup", type=float, default=10.0, help="deadline for the pane to show the last step (default 10)")
+    p.add_argument("--width", type=int, default=160, help="terminal columns (default 160)")
+    p.add_argument("--height", type=int, default=45, help="terminal rows (default 45)")
     p.add_argument("--show-screen", action="store_true", help="print the last captured screen")
     p.add_argument("--keep", action="store_true", help="keep the temp dir (config, journal, log)")
     args = p.parse_args(argv)
