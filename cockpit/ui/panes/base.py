@@ -75,6 +75,24 @@ def layer_tag(styled: Styled, layer: Any) -> Text:
     return Text(f"[{name}]", style=styled.layer_style(layer) if layer else Style())
 
 
+_SEV_GLYPH = {"error": "✘", "warning": "!", "info": "i"}
+
+
+def findings_text(styled: Styled, findings: list[Any], limit: int, *, advice: bool = False) -> Text:
+    """One line per finding: severity glyph, ``[layer]``, summary (and advice); ``… N more`` after ``limit``."""
+    t = Text()
+    for i, f in enumerate(findings[:limit]):
+        if i:
+            t.append("\n")
+        sev = str(getattr(f.severity, "value", f.severity))
+        t.append(_SEV_GLYPH.get(sev, "!") + " ", style=styled.severity_style(sev))
+        t.append_text(layer_tag(styled, f.layer))
+        t.append(f" {f.summary}")
+        if advice and f.advice:
+            t.append(f" → {f.advice}", style=styled.cs("txt--dim"))
+    return t
+
+
 class Pane(Styled, Vertical):
     """A bordered, zoomable pane whose subtitle says how old its data is."""
 

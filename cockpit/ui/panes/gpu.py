@@ -17,13 +17,12 @@ from textual.widget import Widget
 from textual.widgets import Static
 
 from ..format import fmt_mib, fmt_na, is_stale, one_line, spark
-from .base import Pane, Styled, layer_tag
+from .base import Pane, Styled, findings_text, layer_tag
 
 __all__ = ["GpuPane", "GpuCard", "Spark", "HISTORY", "gpu_key"]
 
 #: samples of history per GPU (one per refresh)
 HISTORY = 60
-_SEV_GLYPH = {"error": "✘", "warning": "!", "info": "i"}
 
 
 def _num(v: Any) -> float | None:
@@ -214,15 +213,5 @@ class GpuPane(Pane):
         return t
 
     def findings_text(self) -> Text:
-        t = Text()
         snap = getattr(self.view, "snapshot", None)
-        if snap is None:
-            return t
-        for i, f in enumerate(snap.findings[:5]):
-            if i:
-                t.append("\n")
-            sev = str(getattr(f.severity, "value", f.severity))
-            t.append(_SEV_GLYPH.get(sev, "!") + " ", style=self.severity_style(sev))
-            t.append_text(layer_tag(self, f.layer))
-            t.append(f" {f.summary}")
-        return t
+        return Text() if snap is None else findings_text(self, snap.findings, 5)

@@ -15,7 +15,7 @@ from textual.widgets import DataTable, Static
 
 from ...core.probes.procs import ProcTree
 from ..format import fmt_elapsed, fmt_kib, is_stale, one_line
-from .base import Pane, layer_tag
+from .base import Pane, findings_text
 from .table import sync_rows
 
 __all__ = ["ProcsPane"]
@@ -24,7 +24,6 @@ COLUMNS = (("flag", ""), ("pid", "PID"), ("stat", "STAT"), ("age", "AGE"), ("cpu
 #: below this pane width only flag, PID, STAT and COMMAND are shown (zoom shows everything)
 WIDE_AT = 64
 _NARROW = ("flag", "pid", "stat", "cmd")
-_SEV_GLYPH = {"error": "✘", "warning": "!", "info": "i"}
 
 
 class ProcsPane(Pane):
@@ -145,19 +144,10 @@ class ProcsPane(Pane):
         self.tick()
 
     def findings_text(self) -> Text:
-        t = Text()
         v = self.view
         if v is None:
-            return t
-        for i, f in enumerate(v.findings[:6]):
-            if i:
-                t.append("\n")
-            sev = str(getattr(f.severity, "value", f.severity))
-            t.append(_SEV_GLYPH.get(sev, "!") + " ", style=self.severity_style(sev))
-            t.append_text(layer_tag(self, f.layer))
-            t.append(f" {f.summary}")
-            if f.advice:
-                t.append(f" → {f.advice}", style=self.cs("txt--dim"))
+            return Text()
+        t = findings_text(self, v.findings, 6, advice=True)
         if len(v.findings) > 6:
             t.append(f"\n… {len(v.findings) - 6} more", style=self.cs("txt--dim"))
         return t
