@@ -121,6 +121,14 @@ class JobConfig:
     capture_output: bool = _f(True, "true: cockpit writes the job's stdout and stderr to the log; false: the job writes [job] log itself (its console output goes to LOG.console).")
     stop_timeout: float = _f(10.0, "Seconds between SIGTERM and SIGKILL when stopping the job.", check=_positive)
     env: dict[str, str] = _f(doc="Environment variables for the job (values are strings).", factory=dict)
+    strays: str = _f("ask", "Copies of the job that cockpit did not start (same command line in the same workdir), found before each launch: \"ask\" (the TUI asks, the CLI reports and goes on), \"stop\" (stop them), \"leave\" (report only). Never matched by pattern.", choices=("ask", "stop", "leave"))
+
+
+@dataclass
+class VerifyConfig:
+    settle: float = _f(10.0, "Seconds after the first progress during which the job must stay alive, keep progressing and log no error before an attempt is passed.", check=_non_negative)
+    ignore_signatures: list[str] = _f(doc="Signature ids (the `id` of a [[signatures]] entry or a built-in kind, e.g. \"python-traceback\") that never fail a verdict.", factory=list)
+    fate_interval: float = _f(1.0, "Seconds between checks of a passed attempt's job after its verdict (its fate: running, finished, died, stopped, vanished).", check=_positive)
 
 
 @dataclass
@@ -185,6 +193,8 @@ class SignatureConfig:
     layer: str = _f("app", "Failure layer of a match.", choices=tuple(l.value for l in Layer))
     label: str = _f("", "Short name shown for a match.")
     advice: str = _f("", "One line of advice shown with a match.")
+    severity: str = _f("error", "\"error\": a match fails a verdict; \"warning\": it is shown, never fails anything.", choices=("error", "warning"))
+    id: str = _f("", "A short id for this signature (used by [verify] ignore_signatures); default \"user-N\".")
 
 
 @dataclass
@@ -198,6 +208,7 @@ class Config:
     ui: UIConfig = field(default_factory=UIConfig)
     journal: JournalConfig = field(default_factory=JournalConfig)
     loop: LoopConfig = field(default_factory=LoopConfig)
+    verify: VerifyConfig = field(default_factory=VerifyConfig)
     keymap: dict[str, str] = field(default_factory=dict)
     signatures: list[SignatureConfig] = field(default_factory=list)
     #: the file this came from (None for built-in configs such as the demo)
@@ -224,6 +235,11 @@ class Config:
     def _local(self, p: str) -> Path:
         path = Path(os.path.expanduser(p))
         return path if path.is_absolute() else (self.base_dir / path)
+
+    def user_signatures(self) -> list[dict[str, Any]]:
+        """``[[signatures]]`` as the dicts :func:`cockpit.core.probes.signatures.load_signatures` reads."""
+        return [{"pattern": s.pattern, "layer": s.layer, "label": s.label or s.pattern, "advice": s.advice,
+                 "severity": s.severity, "kind": s.id or f"user-{i + 1}"} for i, s in enumerate(self.signatures)]
 
     def log_path(self, attempt: int) -> str:
         return self.job.log.replace("{attempt}", str(attempt))

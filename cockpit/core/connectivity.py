@@ -115,9 +115,44 @@ async def check_connectivity(transport: Transport, cfg: Config, verdict: Verdict
         res = await transport.run(f"test -d {shlex.quote(wd)} && test -w {shlex.quote(wd)}", timeout=10)
         if res.ok:
             done(Stage("workdir exists", Status.OK, Layer.CONTAINER, f"{wd} exists and is writable", evidence=res.evidence(), duration_s=res.duration_s))
+        elif _deploy_creates(cfg, wd):
+            creatable = await transport.run(_creatable_command(wd), timeout=10)
+            if creatable.ok:
+                done(Stage("workdir exists", Status.SKIPPED, Layer.CONTAINER,
+                           f"{wd} does not exist yet: deploy creates it (under [deploy] dest {cfg.deploy.dest or wd})",
+                           evidence=res.evidence(), duration_s=time.monotonic() - t0))
+            else:
+                done(Stage("workdir exists", Status.FAIL, Layer.CONTAINER,
+                           f"{wd} does not exist and cannot be created: {creatable.text.strip() or 'no writable parent'}",
+                           evidence=creatable.evidence(), duration_s=time.monotonic() - t0,
+                           advice="fix [job] workdir and [deploy] dest, or create the parent directory with the right owner"))
         else:
             done(Stage("workdir exists", Status.FAIL, Layer.CONTAINER, f"{wd} does not exist or is not writable inside the target",
-                       evidence=res.evidence(), duration_s=res.duration_s, advice="create it, or fix [job] workdir"))
+                       evidence=res.evidence(), duration_s=res.duration_s,
+                       advice="create it, fix [job] workdir, or set [deploy] dest so that deploy creates it"))
     except RemoteError as e:
         done(_stage_from_error("workdir exists", e, t0))
     return v
+
+
+def _inside(path: str, root: str) -> bool:
+    p, r = path.rstrip("/") or "/", root.rstrip("/") or "/"
+    return p == r or p.startswith(r + "/")
+
+
+def _deploy_creates(cfg: Config, wd: str) -> bool:
+    """Deploy (``mkdir -p DEST``) will create ``wd``: it is DEST, inside it, or one of its parents."""
+    src = cfg.deploy_source
+    if src is None:
+        return False
+    dest = cfg.deploy.dest or wd
+    if _inside(dest, wd):  # mkdir -p DEST makes every parent
+        return True
+    rel = wd.rstrip("/")[len(dest.rstrip("/")):].lstrip("/")
+    return _inside(wd, dest) and src.is_dir() and (src / rel).is_dir()  # a directory the deploy unpacks
+
+
+def _creatable_command(path: str) -> str:
+    """Exit 0 when the nearest existing ancestor of ``path`` is a writable directory (prints it otherwise)."""
+    return (f"d={shlex.quote(path)}; while [ ! -e \"$d\" ]; do d=$(dirname \"$d\"); done; "
+            "if [ -d \"$d\" ] && [ -w \"$d\" ]; then exit 0; else echo \"$d is not a writable directory\"; exit 1; fi")

@@ -1,9 +1,10 @@
-"""One target's state and the only thing the UI and the headless CLI talk to.
+"""One target's state and the only door into the core for the TUI and the headless CLI.
 
-The engine owns the transport, the journal and the job record, runs actions one at a time, and
-turns every action into a :class:`~cockpit.core.layers.Verdict`.  Listeners (the TUI) get each
-stage as it is decided through ``on_stage``; the journal gets every stage, verdict and job record
-as it happens, flushed and fsynced, so a crash of cockpit itself loses nothing.
+The engine owns the transport, the journal, the job record and the job's **fate** after its verdict
+(one :class:`~cockpit.core.fate.FateFollower` at a time), runs actions one at a time, and turns
+every action into a :class:`~cockpit.core.layers.Verdict`.  Front ends subscribe to its typed
+events (:mod:`cockpit.core.events`); the journal gets every stage, verdict, job record and fate as it
+happens, flushed and fsynced, so a crash of cockpit itself loses nothing.
 
 One action at a time per target: inside one process an ``asyncio.Lock``; across processes (a TUI
 and a ``cockpit attempt`` in another terminal) an ``flock`` on ``<journal dir>/<target>.lock``.
@@ -17,24 +18,27 @@ import contextlib
 import fcntl
 import os
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, AsyncIterator, Callable
+from typing import Any, AsyncIterator, Awaitable, Callable
 
 from ..config import Config
 from .actions.base import ActionContext
 from .actions.cache import clear_cache
-from .actions.deploy import code_version, deploy
+from .actions.deploy import deploy
 from .actions.job import JobRecord, launch, stop
+from .actions.jobstate import JobReader
 from .actions.reboot import reboot
+from .actions.strays import strays_stage
 from .actions.verify import verify
-from .changes import record_attempt_changes
+from .attempt import AttemptResult, Tee, run_attempt
 from .connectivity import check_connectivity
+from .events import ActionFinished, ActionStarted, Event, FateChanged, StageProgress, Subscriber
+from .fate import FATE_EVENT, Fate, FateFollower, latest_fate, read_fate, stopped_fate
 from .journal import Journal
-from .layers import Layer, Outcome, Stage, Status, Verdict, outcome_of
+from .layers import Layer, Stage, Status, Verdict
 from .observe import Observer
 from .remote import make_transport
-from .remote.base import Transport
+from .remote.base import RemoteError, Transport
 
 __all__ = ["Engine", "Busy", "AttemptResult", "ACTIONS"]
 
@@ -55,31 +59,6 @@ StageListener = Callable[[str, Stage], None]
 
 class Busy(Exception):
     """The target is already running an action (here or in another cockpit)."""
-
-
-@dataclass
-class AttemptResult:
-    attempt: int
-    outcome: Outcome
-    verdict: Verdict
-    first_error: dict[str, Any] | None = None
-    job: JobRecord | None = None
-    timings: dict[str, float] = field(default_factory=dict)
-    #: what this attempt deployed that the previous one did not (files, +/- lines, diff path)
-    changes: dict[str, Any] | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "attempt": self.attempt,
-            "outcome": self.outcome.value,
-            "layer": self.verdict.layer.value if self.verdict.layer else None,
-            "summary": self.verdict.summary(),
-            "first_error": self.first_error,
-            "job": self.job.to_dict() if self.job else None,
-            "timings": {k: round(v, 4) for k, v in self.timings.items()},
-            "changes": self.changes,
-            "verdict": self.verdict.to_dict(),
-        }
 
 
 class _TargetLock:
@@ -120,8 +99,16 @@ class Engine:
         self.observer = Observer(cfg, self.transport)
         self._recover = recover
         self.listeners: list[StageListener] = []
+        self._subscribers: list[Subscriber] = []
         self.current_action: str | None = None
         self.job: JobRecord | None = None
+        #: the attempt whose job ``job`` is (None for a bare ``cockpit launch``)
+        self.job_attempt: int | None = None
+        self.follower: FateFollower | None = None
+        #: ``[job] strays`` unless a front end overrides it (``--stop-strays``)
+        self.strays_policy = cfg.job.strays
+        #: asks the person at the keyboard (the TUI's confirm dialog); None: nobody to ask
+        self.ask: Callable[[str, str], Awaitable[bool]] | None = None
         self._lock = asyncio.Lock()
         self._target_lock = _TargetLock(cfg.journal_path.parent / f"{_safe(cfg.display_name)}.lock")
         self.recovered: list[Any] = []
@@ -136,33 +123,44 @@ class Engine:
             self.recovered = []
         for rec in reversed(self.journal.attempts()):
             if rec.job and rec.job.get("pid"):
-                self.set_job(JobRecord.from_dict(rec.job))
+                self.set_job(JobRecord.from_dict(rec.job), rec.attempt)
                 break
 
-    def set_job(self, job: JobRecord | None) -> None:
+    def set_job(self, job: JobRecord | None, attempt: int | None = None) -> None:
         """The job cockpit launched last: what stop acts on and what the observer follows."""
         self.job = job
+        self.job_attempt = attempt if job is not None else None
         if job is not None:
             self.observer.set_job(job.pid, job.pgid, job.log_path)
 
+    # -- events ----------------------------------------------------------------------------
+    def subscribe(self, fn: Subscriber) -> Callable[[], None]:
+        """Receive every :mod:`~cockpit.core.events` event; returns the unsubscribe function."""
+        self._subscribers.append(fn)
+        return lambda: self._subscribers.remove(fn) if fn in self._subscribers else None
+
+    def publish(self, ev: Event) -> None:
+        for fn in list(self._subscribers):
+            fn(ev)
+        if isinstance(ev, StageProgress):
+            for listener in list(self.listeners):
+                listener(ev.action, ev.stage)
+
     def add_listener(self, fn: StageListener) -> None:
+        """Stage events only (the older, narrower subscription)."""
         self.listeners.append(fn)
 
     def remove_listener(self, fn: StageListener) -> None:
         if fn in self.listeners:
             self.listeners.remove(fn)
 
-    def _emit(self, action: str, stage: Stage) -> None:
-        for fn in list(self.listeners):
-            fn(action, stage)
-
     def context(self, extra: StageListener | None = None) -> ActionContext:
         def on_stage(action: str, stage: Stage) -> None:
             if extra is not None:
                 extra(action, stage)
-            self._emit(action, stage)
+            self.publish(StageProgress(action, stage))
 
-        return ActionContext(self.cfg, self.transport, on_stage=on_stage)
+        return ActionContext(self.cfg, self.transport, on_stage=on_stage, ask=self.ask)
 
     @contextlib.asynccontextmanager
     async def exclusive(self, what: str, *, wait: bool = False) -> AsyncIterator[None]:
@@ -178,144 +176,172 @@ class Engine:
                 self._target_lock.release()
 
     async def close(self) -> None:
+        if self.follower is not None:
+            await self.follower.cancel()
+            self.follower = None
         await self.transport.close()
+
+    # -- fate ------------------------------------------------------------------------------
+    def _outcome_of(self, attempt: int) -> str | None:
+        rec = self.journal.get(attempt)
+        outcome = getattr(rec, "outcome", None) if rec is not None else None
+        return getattr(outcome, "value", outcome) if outcome is not None else None
+
+    def record_fate(self, attempt: int, fate: Fate) -> None:
+        """Journal a fate change of ``attempt`` (never its outcome) and tell the subscribers."""
+        rec = self.journal.get(attempt)
+        last = latest_fate(rec) if rec is not None else None
+        if last is not None and last.state == fate.state:
+            return
+        if last is not None and last.final:
+            return  # the end of a story is written once
+        self.journal.record(attempt, FATE_EVENT, **fate.to_dict())
+        self.publish(FateChanged(attempt, fate, self._outcome_of(attempt)))
+
+    def follow(self, attempt: int, job: JobRecord, reader: JobReader | None = None) -> FateFollower | None:
+        """Follow ``job`` (of ``attempt``) to its end from now on; needs a running event loop."""
+        rec = self.journal.get(attempt)
+        last = latest_fate(rec) if rec is not None else None
+        if last is not None and last.final:
+            return None
+        old = self.follower
+        if old is not None and old.task is not None:
+            old.task.cancel()
+        self.follower = FateFollower(self.context(), attempt, job, reader, self.record_fate,
+                                     interval=self.cfg.verify.fate_interval, last=last)
+        self.follower.start()
+        return self.follower
+
+    def resume_following(self) -> FateFollower | None:
+        """At start-up (TUI, watch): follow the latest attempt's job if its story is not over."""
+        if self.job is None or self.job_attempt is None:
+            return None
+        return self.follow(self.job_attempt, self.job)
+
+    async def reconcile(self) -> Fate | None:
+        """Headless: read the latest attempt's job once and journal its fate if it changed."""
+        if self.job is None or self.job_attempt is None:
+            return None
+        rec = self.journal.get(self.job_attempt)
+        last = latest_fate(rec) if rec is not None else None
+        if last is not None and last.final:
+            return last
+        fate = await read_fate(self.context(), self.job)
+        self.record_fate(self.job_attempt, fate)
+        return fate
+
+    async def _stop_step(self, ctx: ActionContext, v: Verdict) -> None:
+        """Stop the recorded job (its fate: died before, or stopped now), then handle strays."""
+        job, attempt = self.job, self.job_attempt
+        follower, self.follower = self.follower, None
+        if follower is not None:
+            await follower.cancel()
+        if job is not None and attempt is not None:
+            try:
+                before = await read_fate(ctx, job, JobReader(ctx, job, tail_bytes=256 << 10))
+            except RemoteError:
+                before = None
+            if before is not None and before.final:
+                self.record_fate(attempt, before)
+        await stop(ctx, job, v)
+        term = next((s for s in reversed(v.stages) if s.name.endswith("terminate")), None)
+        if job is not None and attempt is not None and term is not None and term.status is Status.OK:
+            self.record_fate(attempt, stopped_fate(job, f"by cockpit ({term.detail})"))
+        if v.failed_stage is None:
+            await strays_stage(ctx, job, v, self.strays_policy)
+
+    async def _first_fate(self, res: AttemptResult) -> None:
+        """Right after the verdict: the job's state as its first fate (``passed → running``)."""
+        assert res.job is not None
+        ctx = self.context()
+        try:
+            fate = await read_fate(ctx, res.job, res.reader)
+        except RemoteError:
+            return
+        self.record_fate(res.attempt, fate)
 
     # -- single actions --------------------------------------------------------------------
     async def run_action(self, name: str, *, wait: bool = False) -> Verdict:
         """Run one headless action by name; its verdict starts with the connectivity stages."""
         if name == "attempt":
             raise ValueError("use Engine.attempt(note)")
+        if name not in ACTIONS:
+            raise ValueError(f"unknown action {name!r}")
         async with self.exclusive(name, wait=wait):
+            t0 = time.monotonic()
+            self.publish(ActionStarted(name))
             ctx = self.context()
             v = Verdict(name)
             await check_connectivity(self.transport, self.cfg, v, on_stage=ctx.on_stage)
-            if v.failed_stage is not None:
-                return v.finish()
-            if name == "deploy":
-                await deploy(ctx, v)
-            elif name == "clear-cache":
-                await clear_cache(ctx, v)
-            elif name == "stop":
-                await stop(ctx, self.job, v)
-            elif name == "launch":
-                await self._launch(ctx, v, self.journal.next_id())
-            elif name == "verify":
-                if self.job is None:
-                    v.add(Stage("job recorded", Status.FAIL, Layer.PROCESS, "no job launched by cockpit to verify", advice="launch or attempt first"))
-                else:
-                    await verify(ctx, self.job, v, wait=False)
-            elif name == "relaunch":
-                await stop(ctx, self.job, v)
-                if v.failed_stage is None:
-                    job = await self._launch(ctx, v, self.journal.next_id())
-                    if job is not None and v.failed_stage is None:
-                        await verify(ctx, job, v)
-            elif name == "reboot":
-                await reboot(ctx, v)
-                if v.failed_stage is None:
-                    self.job = None
-            else:
-                raise ValueError(f"unknown action {name!r}")
-            return v.finish()
+            if v.failed_stage is None:
+                await self._action(name, ctx, v)
+            v.finish()
+            self.publish(ActionFinished(name, v, duration_s=time.monotonic() - t0))
+            return v
+
+    async def _action(self, name: str, ctx: ActionContext, v: Verdict) -> None:
+        if name == "deploy":
+            await deploy(ctx, v)
+        elif name == "clear-cache":
+            await clear_cache(ctx, v)
+        elif name == "stop":
+            await self._stop_step(ctx, v)
+        elif name == "launch":
+            await self._launch(ctx, v, self.journal.next_id())
+        elif name == "verify":
+            await self._verify_now(ctx, v)
+        elif name == "relaunch":
+            await self._stop_step(ctx, v)
+            if v.failed_stage is None:
+                job = await self._launch(ctx, v, self.journal.next_id())
+                if job is not None and v.failed_stage is None:
+                    await verify(ctx, job, v)
+        elif name == "reboot":
+            job, attempt = self.job, self.job_attempt
+            if self.follower is not None:
+                await self.follower.cancel()
+                self.follower = None
+            await reboot(ctx, v)
+            if v.failed_stage is None:
+                if job is not None and attempt is not None:
+                    self.record_fate(attempt, stopped_fate(job, "the container was rebooted by cockpit"))
+                self.job = None
+
+    async def _verify_now(self, ctx: ActionContext, v: Verdict) -> None:
+        """``verify``: the job as it is now; a death found here is also its attempt's fate."""
+        if self.job is None:
+            v.add(Stage("job recorded", Status.FAIL, Layer.PROCESS, "nothing launched: no job recorded by cockpit to verify",
+                        advice="run an attempt (or launch) first"))
+            return
+        reader = JobReader(ctx, self.job)
+        await verify(ctx, self.job, v, wait=False, reader=reader)
+        if self.job_attempt is not None and not any(s.status is Status.PENDING for s in v.stages):
+            try:
+                fate = await read_fate(ctx, self.job, reader)
+            except RemoteError:
+                return
+            self.record_fate(self.job_attempt, fate)
 
     async def _launch(self, ctx: ActionContext, v: Verdict, attempt: int) -> JobRecord | None:
         _, job = await launch(ctx, attempt, v)
         if job is not None:
-            self.set_job(job)
+            self.set_job(job, None)
         return job
 
     # -- the attempt -------------------------------------------------------------------------
-    async def attempt(self, note: str, *, wait: bool = False) -> AttemptResult:
-        """note → deploy → clear caches → stop → launch → verify, stopping at the first failure."""
+    async def attempt(self, note: str, *, wait: bool = False, trigger: str = "manual", follow: bool = True) -> AttemptResult:
+        """note → deploy → clear caches → stop → launch → verify; then the job is followed (fate)."""
         async with self.exclusive("attempt", wait=wait):
-            return await self._attempt(note)
-
-    async def _attempt(self, note: str) -> AttemptResult:
-        cfg = self.cfg
-        t_start = time.monotonic()
-        version = code_version(cfg.deploy_source) if cfg.deploy_source and cfg.deploy_source.exists() else None
-        attempt_id = self.journal.next_id()
-        attempt_id = self.journal.start_attempt(note, cfg.display_name, code_version=version, log_path=cfg.log_path(attempt_id))
-        verdict = Verdict("attempt")
-        timings: dict[str, float] = {}
-        job: JobRecord | None = None
-
-        def record(action: str, stage: Stage) -> None:
-            if stage.status is Status.RUNNING:
-                return
-            if action == "launch" and stage.name == "spawn" and "job" in stage.data:
-                # the job record goes first: if cockpit dies right now, the next start can still stop it
-                self.journal.record_job(attempt_id, stage.data["job"])
-            self.journal.record_stage(attempt_id, action, stage)
-
-        ctx = self.context(record)
-        finished = False
-        try:
-            t = time.monotonic()
-            await check_connectivity(self.transport, cfg, _Tee(verdict, "connect"), on_stage=ctx.on_stage)
-            timings["connect"] = time.monotonic() - t
-            steps: list[tuple[str, Any]] = [
-                ("deploy", lambda v: deploy(ctx, v)),
-                ("clear-cache", lambda v: clear_cache(ctx, v)),
-                ("stop", lambda v: stop(ctx, self.job, v)),
-                ("launch", lambda v: launch(ctx, attempt_id, v)),
-            ]
-            for name, fn in steps:
-                if verdict.failed_stage is not None:
-                    break
-                t = time.monotonic()
-                sub = _Tee(verdict, name)
-                res = await fn(sub)
-                timings[name] = time.monotonic() - t
-                self.journal.record_verdict(attempt_id, name, sub.finish())
-                if name == "deploy" and sub.failed_stage is None and ctx.state.get("manifest"):
-                    # what changed since the previous attempt's deploy: kept beside the journal
-                    ctx.state["changes"] = await asyncio.to_thread(
-                        record_attempt_changes, self.journal, attempt_id, cfg.deploy_source, cfg.deploy.exclude,
-                        max_bytes=cfg.loop.diff_max_bytes, deployed=ctx.state["manifest"])
-                if name == "launch":
-                    job = res[1]
-                    if job is not None:
-                        self.set_job(job)
-            first_error = None
-            if verdict.failed_stage is None and job is not None:
-                t = time.monotonic()
-                sub = _Tee(verdict, "verify")
-                await verify(ctx, job, sub)
-                timings["verify"] = time.monotonic() - t
-                self.journal.record_verdict(attempt_id, "verify", sub.finish())
-                scan = ctx.state.get("log_scan")
-                first_error = scan.error() if scan is not None else None
-            verdict.finish()
-            outcome = outcome_of(verdict, job_started=job is not None and job.pid is not None)
-            fs = verdict.failed_stage
-            if first_error is None and fs is not None and fs.data.get("first_error"):
-                first_error = fs.data["first_error"]
-            timings["total"] = time.monotonic() - t_start
-            self.journal.finish_attempt(
-                attempt_id, outcome, layer=verdict.layer, summary=verdict.summary(),
-                first_error=first_error, caches=ctx.state.get("caches"),
-            )
-            finished = True
-            return AttemptResult(attempt_id, outcome, verdict, first_error, job, timings, ctx.state.get("changes"))
-        finally:
-            if not finished:
-                with contextlib.suppress(Exception):
-                    self.journal.finish_attempt(attempt_id, Outcome.INTERRUPTED, layer=verdict.layer, summary="cockpit stopped before a verdict")
-
-
-class _Tee(Verdict):
-    """A sub-verdict whose stages are also copied, prefixed with the action, into the attempt's."""
-
-    def __init__(self, parent: Verdict, prefix: str) -> None:
-        super().__init__(prefix)
-        self._parent, self._prefix = parent, prefix
-
-    def add(self, stage: Stage) -> Stage:
-        super().add(stage)
-        self._parent.add(Stage(f"{self._prefix}: {stage.name}", stage.status, stage.layer, stage.detail, stage.evidence,
-                               stage.started_at, stage.duration_s, stage.advice, stage.data))
-        return stage
+            t0 = time.monotonic()
+            self.publish(ActionStarted("attempt", note, trigger))
+            res = await run_attempt(self, note, self.context, self._stop_step)
+            if res.job is not None and res.job.pid is not None:
+                self.set_job(res.job, res.attempt)
+                await self._first_fate(res)
+                if follow:
+                    self.follow(res.attempt, res.job, res.reader)
+            self.publish(ActionFinished("attempt", res.verdict, res, time.monotonic() - t0, trigger))
+            return res
 
 
 def _safe(name: str) -> str:

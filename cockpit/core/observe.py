@@ -128,9 +128,7 @@ class Observer:
         self.gpu = GPUView()
         self.log = LogView()
         self.kmsg = KmsgView()
-        self.signatures = load_signatures(
-            [{"pattern": s.pattern, "layer": s.layer, "label": s.label or s.pattern, "advice": s.advice} for s in cfg.signatures]
-        )
+        self.signatures = load_signatures(cfg.user_signatures())
         self.job_pids: set[int] = set()
         self.job_pgid: int | None = None
 

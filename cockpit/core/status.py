@@ -15,9 +15,24 @@ from typing import Any
 from ..config import Config
 from .connectivity import check_connectivity
 from .engine import Engine
+from .fate import latest_fate
 from .layers import Status, Verdict
+from .remote.base import RemoteError
 
-__all__ = ["collect_status"]
+__all__ = ["collect_status", "latest_attempt"]
+
+
+def latest_attempt(eng: Engine) -> dict[str, Any] | None:
+    """The newest attempt as ``status --json`` shows it: its outcome (never rewritten) and its fate."""
+    attempts = eng.journal.attempts()
+    if not attempts:
+        return None
+    rec = attempts[-1]
+    fate = latest_fate(rec)
+    outcome = getattr(rec.outcome, "value", rec.outcome)
+    layer = getattr(rec.layer, "value", rec.layer)
+    return {"attempt": rec.attempt, "note": rec.note, "outcome": outcome, "layer": layer, "summary": rec.summary,
+            "first_error": rec.first_error, "fate": fate.to_dict() if fate else None}
 
 
 async def collect_status(cfg: Config, *, quick: bool = False) -> dict[str, Any]:
@@ -35,6 +50,12 @@ async def collect_status(cfg: Config, *, quick: bool = False) -> dict[str, Any]:
             "job": eng.job.to_dict() if eng.job else None,
         }
         shell_ok = any(s.name == "target shell answers" and s.status is Status.OK for s in verdict.stages)
+        if shell_ok:
+            try:
+                await eng.reconcile()  # a passed attempt whose job died since is recorded as such now
+            except RemoteError as e:
+                report["reconcile_error"] = e.message
+        report["latest_attempt"] = latest_attempt(eng)
         if shell_ok and not quick:
             obs = eng.observer
             await obs.refresh_all()

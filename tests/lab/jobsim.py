@@ -14,6 +14,13 @@ its log late, or crash the ways real training jobs do, with the same text and ex
   sigkill   killed with SIGKILL, no output at all (like the OOM killer)                 SIGKILL
   silent    exits with --exit-code (default 0) and no output                             code
   zl        the main thread exits while a worker thread lives on: ``ps`` shows ``Zl``    (runs)
+  exc       the main loop raises RuntimeError: loss is NaN (a late crash in the code)    exit 1
+
+``fx`` as the seed's pipeline did it: the drafter threads die at ``--crash-at`` (0: before the first
+step) while the main loop goes on printing steps for ``--keep-stepping`` seconds (-1: for ever)
+before it exits 1.  ``--interleave`` writes without a lock, each line's text and its newline apart
+(sometimes the text cut in two), so the threads' tracebacks and the step lines interleave
+*mid-line*, as CPython threads' unbuffered writes do.
 
 ``--fixed-file PATH``: when that file exists and contains "fixed", the crash does not happen (a
 deployed fix).  Tracebacks mimic CPython 3.11 with torch frames; they go to stderr, and with
@@ -37,10 +44,26 @@ THREADING = "/usr/lib/python3.11/threading.py"
 _print_lock = threading.Lock()
 
 
+INTERLEAVE = [False]
+
+
 def emit(text, stream=None):
     stream = stream or sys.stdout
+    text = text if text.endswith("\n") else text + "\n"
+    if INTERLEAVE[0]:
+        # as CPython's threads really write: print() sends the text and its "\n" in two writes, and a
+        # write may be cut once mid-line; without a lock, other threads' writes land in between
+        rnd = random.Random(hash((threading.current_thread().name, text)))
+        for line in text.splitlines():
+            cut = rnd.randint(1, len(line) - 1) if len(line) > 8 and rnd.random() < 0.3 else len(line)
+            for piece in (line[:cut], line[cut:], "\n"):
+                if piece:
+                    stream.write(piece)
+                    stream.flush()
+                    time.sleep(0.0003)
+        return
     with _print_lock:
-        stream.write(text if text.endswith("\n") else text + "\n")
+        stream.write(text)
         stream.flush()
 
 
@@ -221,6 +244,17 @@ def loss_at(step, seed):
     return 2.35 * math.exp(-step / 400.0) + 0.6 + rnd.uniform(-0.02, 0.02)
 
 
+MARK = [None]
+
+
+def mark_fatal():
+    """Record when the fatal line is about to be written (the first time only)."""
+    path, MARK[0] = MARK[0], None
+    if path:
+        with open(path, "w") as f:
+            f.write(f"{time.time():.6f}\n")
+
+
 def is_fixed(path):
     if not path:
         return False
@@ -238,7 +272,7 @@ def parse(argv):
     p.add_argument("--start-delay", type=float, default=0.0, help="silent seconds before the first line")
     p.add_argument("--log", help="write stdout and stderr to this file instead")
     p.add_argument("--log-delay", type=float, default=0.0, help="with --log: create the file only after S seconds")
-    p.add_argument("--crash", choices=["fx", "oom", "import", "syntax", "nccl", "segfault", "sigkill", "silent",
+    p.add_argument("--crash", choices=["fx", "oom", "import", "syntax", "nccl", "segfault", "sigkill", "silent", "exc",
                                        "illegal", "zl"])
     p.add_argument("--crash-at", type=int, default=1, help="step at which the crash happens")
     p.add_argument("--exit-code", type=int, default=0, help="exit status of --crash silent")
@@ -247,6 +281,10 @@ def parse(argv):
     p.add_argument("--lr", default="3e-4")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--ignore-term", action="store_true", help="ignore SIGTERM (needs SIGKILL to stop)")
+    p.add_argument("--keep-stepping", type=float, default=0.0,
+                   help="fx: seconds the main loop goes on printing steps after the drafters died (-1: for ever)")
+    p.add_argument("--interleave", action="store_true", help="write lines in unlocked chunks: threads' output mixes mid-line")
+    p.add_argument("--mark-file", help="write the wall-clock time of the fatal event here (benchmarks: event → verdict latency)")
     return p.parse_args(argv)
 
 
@@ -263,6 +301,8 @@ def main(argv=None):
     args = parse(argv if argv is not None else sys.argv[1:])
     if args.ignore_term:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    INTERLEAVE[0] = args.interleave
+    MARK[0] = args.mark_file
     if args.log:
         open_log(args)
     crash = None if is_fixed(args.fixed_file) else args.crash
@@ -288,6 +328,7 @@ def main(argv=None):
         while not done.is_set():
             if fx_step is not None and step_now[0] >= fx_step:
                 died.append(name)
+                mark_fatal()
                 emit(f"Exception in thread {name}:\n" + tb_fx(), sys.stderr)
                 return
             time.sleep(min(args.interval, 0.05) or 0.01)
@@ -298,10 +339,17 @@ def main(argv=None):
         t.start()
 
     step = 0
+    died_at = None
+    if fx_step == 0:  # the drafters die before the first step is printed
+        for t in threads:
+            t.join()
+        died_at = time.monotonic()
     while args.steps == 0 or step < args.steps:
         step += 1
-        if crash == "fx" and step >= fx_step:
+        if crash == "fx" and step >= fx_step and died_at is None:
             step_now[0] = step
+            died_at = time.monotonic()
+        if died_at is not None and args.keep_stepping >= 0 and time.monotonic() - died_at >= args.keep_stepping:
             for t in threads:
                 t.join()
             return 1  # every drafter died: the trainer gives up without a word
@@ -316,6 +364,7 @@ def main(argv=None):
 
 
 def do_crash(kind, step, args):
+    mark_fatal()
     if kind == "oom":
         emit(tb_oom(step), sys.stderr)
         return 1
@@ -332,6 +381,10 @@ def do_crash(kind, step, args):
         die_by(signal.SIGKILL)
     if kind == "silent":
         return args.exit_code
+    if kind == "exc":
+        emit(tb_main(step, frame(SCRIPT, 340, "train_step", "raise RuntimeError(f\"loss is NaN at step {step}\")", "all"),
+                     f"RuntimeError: loss is NaN at step {step}\n"), sys.stderr)
+        return 1
     if kind == "zl":
         import ctypes
 

@@ -676,6 +676,8 @@ class Lab:
             "cache": {"paths": ["/tmp/torchinductor_root"]},
             "gpu": {"nvidia_smi": str(self.nvidia_smi), "where": "container"},
             "ui": {"refresh_interval": 1.0},
+            # a settle window of 1 s keeps the suite fast; real jobs get the default 10 s
+            "verify": {"settle": 1.0, "fate_interval": 0.5},
         }
         (self.dir / "src").mkdir(exist_ok=True)
         for section, value in overrides.items():

@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import Any, AsyncIterator, Callable
+from typing import Any, AsyncIterator, Awaitable, Callable
 
 from ...config import Config
 from ..layers import Evidence, Layer, Stage, Status, Verdict
@@ -29,6 +29,8 @@ class ActionContext:
     on_stage: StageListener | None = None
     #: data shared between the stages of one attempt (job record, code version, …)
     state: dict[str, Any] = field(default_factory=dict)
+    #: asks the person at the keyboard a yes/no question (the TUI's confirm dialog); None: nobody to ask
+    ask: Callable[[str, str], Awaitable[bool]] | None = None
 
     async def run(self, command: str, *, timeout: float = 10.0) -> CommandResult:
         return await self.transport.run(command, timeout=timeout)

@@ -8,9 +8,13 @@ The job must outlive the remote call that starts it, and the call must return at
     cd WORKDIR && env K=V… setsid -f /bin/sh -c SUPERVISOR cockpit-job PIDFILE EXITFILE COMMAND \\
         </dev/null >>LOG 2>&1
 
-where ``SUPERVISOR`` is ``echo $$ >"$1"; /bin/sh -c "$3"; echo $? >"$2"``.  The supervisor shell
-writes its own pid before it starts the command (so the pid is the job's, never a guess from
-``ps | grep``), waits for it, and writes its exit status (``128+N`` for signal N).  It leads a new
+where ``SUPERVISOR`` is ``echo $$ >"$1"; /bin/sh -c "$3"; echo "$? $$" >"$2"``.  The supervisor
+shell writes its own pid before it starts the command (so the pid is the job's, never a guess
+from ``ps | grep``), waits for it, and writes its exit status (``128+N`` for signal N) followed by
+its own pid, so a status can always be told apart from another launch's.  The pid and exit files
+carry a **launch id** in their names (``train-3.log.<launch id>.pid``): a copy of the job left
+running by another journal, another cockpit or a manual launch can never write this attempt's
+result.  It leads a new
 session and process group, so stopping the group stops everything the job started.  All three
 standard streams are redirected: no background child can hold the channel open and hang the call.
 With ``systemd-run`` (PID 1 is systemd) the same supervisor runs as a transient unit.
@@ -28,6 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import secrets
 import shlex
 import signal
 import time
@@ -39,7 +44,7 @@ from .base import ActionContext, StageFailed, VerdictBuilder, check
 
 __all__ = ["signal_group", "JobRecord", "launch", "stop", "read_stat", "ProcStat", "signal_name", "KNOWN_REAPERS", "ps_table"]
 
-SUPERVISOR = 'echo $$ >"$1"; /bin/sh -c "$3"; echo $? >"$2"'
+SUPERVISOR = 'echo $$ >"$1"; /bin/sh -c "$3"; echo "$? $$" >"$2"'
 
 #: PID 1 names that reap orphans (a zombie under them is cleared as soon as its parent dies)
 KNOWN_REAPERS = ("systemd", "init", "tini", "dumb-init", "s6-svscan", "runit", "runit-init", "docker-init", "catatonit", "openrc-init", "busybox")
@@ -60,6 +65,8 @@ class JobRecord:
     launcher: str = "setsid"
     launched_at: float = 0.0
     command: str = ""
+    launch_id: str = ""
+    workdir: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -109,9 +116,14 @@ def describe_exit(code: int) -> str:
     return f"exited with code {code}"
 
 
-def _job_paths(ctx: ActionContext, attempt: int) -> tuple[str, str, str]:
+def new_launch_id() -> str:
+    """A short id unique to one launch: the time and a random part."""
+    return f"{int(time.time()):x}-{secrets.token_hex(3)}"
+
+
+def _job_paths(ctx: ActionContext, attempt: int, launch_id: str) -> tuple[str, str, str]:
     log = ctx.cfg.log_path(attempt)
-    return log, log + ".pid", log + ".exit"
+    return log, f"{log}.{launch_id}.pid", f"{log}.{launch_id}.exit"
 
 
 async def _pid1(ctx: ActionContext) -> str:
@@ -126,9 +138,11 @@ async def launch(ctx: ActionContext, attempt: int, verdict: Verdict | None = Non
     """Start ``[job] command``; returns at once with the job's record (or a failed verdict)."""
     cfg = ctx.cfg
     vb = VerdictBuilder(ctx, "launch", LAUNCH_PLAN, verdict)
-    log, pid_file, exit_file = _job_paths(ctx, attempt)
+    launch_id = new_launch_id()
+    log, pid_file, exit_file = _job_paths(ctx, attempt, launch_id)
     out = log if cfg.job.capture_output else log + ".console"
-    rec = JobRecord(attempt=attempt, log_path=log, pid_file=pid_file, exit_file=exit_file, command=cfg.job.command)
+    rec = JobRecord(attempt=attempt, log_path=log, pid_file=pid_file, exit_file=exit_file, command=cfg.job.command,
+                    launch_id=launch_id, workdir=cfg.job.workdir)
     q = shlex.quote
     async with vb.stage("prepare") as st:
         if not cfg.job.command.strip():

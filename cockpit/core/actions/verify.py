@@ -1,36 +1,39 @@
 """Verify a launched job in stages, with deadlines from config (DESIGN §5).
 
-spawned → alive (not a zombie) → log created → log growing → progress marker seen (or, without a
-``progress_pattern``, no crash for ``healthy_after`` seconds).
+spawned → alive → log created → log growing → progress → **settled**.
 
-A job that needs minutes to load a model is ``pending``, not failed, until ``startup_timeout``.
-Each tick is *one* command through the persistent session that returns the pid file, the exit
-file, ``/proc/PID/stat``, the log's size and the log bytes since the last tick.
+``passed`` needs the job *healthy*, not "seen once": alive (its own main process, not the
+supervisor shell), progressing (the ``progress_pattern`` seen, or ``healthy_after`` seconds without
+a crash when there is none), **no error-severity signature anywhere in this attempt's log** (a
+worker thread's traceback counts while the process lives on), and all of that still true at the end
+of ``[verify] settle`` seconds after the first progress.  A job that needs minutes to load a model
+is ``pending``, not failed, until ``startup_timeout``.
 
-When the job dies, the crash is classified, most specific evidence first:
+The verdict does not depend on how the job's lines interleave: an error that appears before,
+between or after progress lines fails the attempt the same way (``progress`` fails when no
+progress was seen yet, ``settled`` otherwise), naming every thread that died.  After the first
+error, reading goes on for :data:`ERROR_GRACE_S` so the other threads' tracebacks are named too.
 
-1. an error signature in its log (a Python traceback → ``app``; CUDA OOM → ``gpu``, …);
-2. exit 126/127: the command was not found inside the container → ``container``;
-3. killed by SIGKILL with no traceback, and the host kernel log has an OOM kill for it →
-   ``container`` ("killed by the OOM killer");
-4. otherwise the exit code or signal → ``process``.
+``wait=False`` (``cockpit verify``) judges the job **as it is now**, from one reading of its
+processes and of its whole log: alive and healthy → ok; dead → fail with the cause
+(:mod:`.cause`), when it died relative to the launch and to its last progress line.
+
+Each reading is *one* command through the persistent session (:mod:`.jobstate`).
 """
 
 from __future__ import annotations
 
 import asyncio
-import os
-import re
-import shlex
 import time
-from dataclasses import dataclass, field
-from typing import Any
 
 from ..layers import Evidence, Layer, Stage, Status, Verdict
+from ..remote.base import RemoteError
 from .base import ActionContext, StageFailed, VerdictBuilder
-from .job import JobRecord, describe_exit, read_stat
+from .cause import death_cause, error_cause, fmt_secs
+from .job import JobRecord, describe_exit
+from .jobstate import JobReader, JobState, LogScan, error_dict, make_scan
 
-__all__ = ["verify", "VERIFY_PLAN", "LogScan"]
+__all__ = ["verify", "VERIFY_PLAN", "LogScan", "error_dict", "ERROR_GRACE_S"]
 
 VERIFY_PLAN = [
     ("spawned", Layer.PROCESS),
@@ -38,293 +41,194 @@ VERIFY_PLAN = [
     ("log created", Layer.PROCESS),
     ("log growing", Layer.PROCESS),
     ("progress", Layer.APP),
+    ("settled", Layer.APP),
 ]
 
 #: first poll interval; it grows by half each tick up to TICK_MAX_S (a fast job is seen fast,
 #: a job that loads a model for minutes costs a probe every half second)
 TICK_S = 0.05
 TICK_MAX_S = 0.5
-READ_MAX = 1 << 20
+#: after the first error, keep reading this long so every dying thread is named
+ERROR_GRACE_S = 0.3
+#: a leader in ``D`` this long (over consecutive readings) is stuck, not doing I/O
+STUCK_D_S = 2.0
 
 
-@dataclass
-class Tick:
-    pid_text: str = ""
-    stat_text: str = ""
-    exit_code: int | None = None
-    log_size: int = -1
-    data: bytes = b""
+class _Watch:
+    """What the waiting loop learned: when progress and errors were first seen, how long D lasted."""
+
+    def __init__(self) -> None:
+        self.progress_at: float | None = None
+        self.error_at: float | None = None
+        self.d_since: float | None = None
+
+    def note(self, st: JobState, scan: LogScan, now: float, healthy_at: float, has_marker: bool, log_seen: bool) -> None:
+        lead = st.leader
+        if lead is not None and lead.state.startswith("D"):
+            self.d_since = self.d_since if self.d_since is not None else now
+        else:
+            self.d_since = None
+        if self.error_at is None and scan.errors():
+            self.error_at = now
+        if self.progress_at is None:
+            if scan.progress_line is not None or (not has_marker and st.alive and now >= healthy_at and log_seen):
+                self.progress_at = now
 
 
-def _tick_command(job: JobRecord, offset: int) -> str:
-    q = shlex.quote
-    return (
-        f"p=$(cat {q(job.pid_file)} 2>/dev/null); echo \"pid=$p\"; "
-        f"if [ -n \"$p\" ]; then echo \"stat=$(cat /proc/$p/stat 2>/dev/null)\"; else echo stat=; fi; "
-        f"echo \"exit=$(cat {q(job.exit_file)} 2>/dev/null)\"; "
-        f"if [ -e {q(job.log_path)} ]; then echo \"size=$(wc -c < {q(job.log_path)})\"; else echo size=-1; fi; "
-        f"echo --; tail -c +{offset + 1} {q(job.log_path)} 2>/dev/null | head -c {READ_MAX}"
-    )
-
-
-def _parse_tick(out: bytes) -> Tick:
-    t = Tick()
-    head, sep, data = out.partition(b"\n--\n")
-    if not sep:
-        return t
-    t.data = data
-    for line in head.decode("utf-8", "replace").splitlines():
-        k, _, v = line.partition("=")
-        v = v.strip()
-        if k == "pid":
-            t.pid_text = v
-        elif k == "stat":
-            t.stat_text = v
-        elif k == "exit" and v.lstrip("-").isdigit():
-            t.exit_code = int(v)
-        elif k == "size" and v.lstrip("-").isdigit():
-            t.log_size = int(v)
-    return t
-
-
-@dataclass
-class LogScan:
-    """The log as verify reads it: progress marker, classified errors, a tail for evidence."""
-
-    progress_re: re.Pattern[str] | None
-    classifier: Any = None
-    partial: bytes = b""
-    lines: int = 0
-    progress_line: str | None = None
-    tail_lines: list[str] = field(default_factory=list)
-
-    def feed(self, data: bytes) -> None:
-        buf = self.partial + data
-        *complete, self.partial = buf.split(b"\n")
-        for raw in complete:
-            self._line(raw.decode("utf-8", "replace").rstrip("\r"))
-
-    def flush(self) -> None:
-        if self.partial:
-            self._line(self.partial.decode("utf-8", "replace"))
-            self.partial = b""
-
-    def _line(self, line: str) -> None:
-        self.lines += 1
-        self.tail_lines.append(line)
-        if len(self.tail_lines) > 40:
-            del self.tail_lines[:-40]
-        if self.progress_line is None and self.progress_re is not None and self.progress_re.search(line):
-            self.progress_line = line
-        if self.classifier is not None:
-            self.classifier.feed(line)
-
-    def error(self) -> dict[str, Any] | None:
-        """The first classified error (the root cause is usually the first), as plain data."""
-        if self.classifier is None:
-            return None
-        return error_dict(self.classifier.first_error)
-
-    def final_error(self) -> dict[str, Any] | None:
-        return None if self.classifier is None else error_dict(self.classifier.final_error)
-
-    def tail(self, n: int = 15) -> str:
-        return "\n".join(self.tail_lines[-n:])
-
-
-def error_dict(err: Any) -> dict[str, Any] | None:
-    """A classifier match as the flat dict stored in verdicts and the journal."""
-    if err is None:
-        return None
-    return {
-        "layer": err.layer.value,
-        "kind": err.kind,
-        "label": err.label,
-        "summary": err.label if not err.thread else f"{err.label} (thread {err.thread})",
-        "advice": err.advice,
-        "line": err.line,
-        "line_no": err.line_no,
-        "thread": err.thread,
-        "traceback": list(err.traceback),
-    }
-
-
-def make_classifier(ctx: ActionContext) -> Any:
-    from ..probes.signatures import Classifier, load_signatures
-
-    user = [{"pattern": s.pattern, "layer": s.layer, "label": s.label or s.pattern, "advice": s.advice} for s in ctx.cfg.signatures]
-    return Classifier(user=load_signatures(user))
-
-
-async def _oom_evidence(ctx: ActionContext, job: JobRecord) -> str | None:
-    """An OOM kill of the job in the host kernel log (pct only: dmesg is not readable inside)."""
-    if not getattr(ctx.transport, "runtime", None) or not ctx.transport.runtime.in_container:  # type: ignore[attr-defined]
-        return None
-    try:
-        from ..probes import kmsg
-
-        res = await ctx.run_host(kmsg.kmsg_command(), timeout=10)
-        report = kmsg.parse_kmsg(res.stdout)
-        words = shlex.split(job.command or ctx.cfg.job.command)
-        name = os.path.basename(words[0]) if words else "python3"
-        hit = kmsg.oom_killed(report.findings, name, job.launched_at - 5, container=ctx.cfg.target.container)
-        return hit.summary if hit is not None else None
-    except Exception:  # evidence gathering must never hide the verdict itself
-        return None
-
-
-async def verify(ctx: ActionContext, job: JobRecord, verdict: Verdict | None = None, *, wait: bool = True) -> Verdict:
+async def verify(ctx: ActionContext, job: JobRecord, verdict: Verdict | None = None, *, wait: bool = True,
+                 reader: JobReader | None = None) -> Verdict:
     """Check the job; with ``wait`` keep checking until a definite answer or a deadline."""
     cfg = ctx.cfg
     vb = VerdictBuilder(ctx, "verify", VERIFY_PLAN, verdict)
-    progress_re = re.compile(cfg.job.progress_pattern) if cfg.job.progress_pattern else None
-    scan = LogScan(progress_re, make_classifier(ctx))
+    reader = reader if reader is not None else JobReader(ctx, job, make_scan(cfg))
+    scan = reader.scan
     ctx.state["log_scan"] = scan
+    ctx.state["job_reader"] = reader
     started = job.launched_at or time.time()
     startup_deadline = started + cfg.job.startup_timeout
     healthy_at = started + cfg.job.healthy_after
-    offset = 0
-    log_seen_at: float | None = None
-    last = Tick()
-    final_stat = None
+    settle = cfg.verify.settle
+    has_marker = scan.progress_re is not None
+    w = _Watch()
     tick = TICK_S
-
     while True:
-        res = await ctx.run(_tick_command(job, offset), timeout=10)
-        t = _parse_tick(res.stdout)
-        last = t
+        try:
+            st = await reader.read()
+        except RemoteError as e:  # the target went away while we watched: say where, judge nothing
+            vb.add(Stage("alive", Status.FAIL, e.layer, f"lost the target while verifying: {e.message}", evidence=e.evidence(), advice=e.hint))
+            return vb.finish()
         now = time.time()
-        if t.log_size >= 0 and t.log_size < offset:  # truncated or replaced under us
-            offset = 0
-            continue
-        if t.data:
-            if t.log_size >= 0:  # bytes written after the size was taken are read next tick
-                t.data = t.data[: max(0, t.log_size - offset)]
-            offset += len(t.data)
-            scan.feed(t.data)
-        stat = read_stat(t.stat_text) if t.stat_text else None
-        if stat is not None and job.start_time is not None and stat.start_time != job.start_time:
-            stat = None  # the pid was reused: not our job
-        alive = stat is not None and not stat.state.startswith("Z")
-        exited = t.exit_code is not None or bool(t.pid_text and not alive)
-        final_stat = stat
-
-        if t.log_size >= 0 and log_seen_at is None:
-            log_seen_at = now
-
-        if exited:
-            scan.flush()
+        w.note(st, scan, now, healthy_at, has_marker, reader.log_seen)
+        if st.exited or not wait:
             break
-        if scan.progress_line is not None:
+        if w.error_at is not None and now - w.error_at >= ERROR_GRACE_S:
             break
-        if progress_re is None and alive and now >= healthy_at and log_seen_at is not None:
+        if w.progress_at is not None and now >= w.progress_at + settle and (w.d_since is None or now - w.d_since >= STUCK_D_S):
             break
-        if now >= startup_deadline or not wait:
+        if w.progress_at is None and now >= startup_deadline:
             break
         await asyncio.sleep(tick)
         tick = min(TICK_MAX_S, tick * 1.5)
-
-    if not cfg.job.capture_output and (last.exit_code is not None or not last.stat_text):
+    if not cfg.job.capture_output and st.exited:
         # the job writes its own log; a crash's traceback went to its console file
-        con = await ctx.run(f"tail -c 65536 {shlex.quote(job.log_path + '.console')} 2>/dev/null", timeout=10)
+        con = await ctx.run(f"tail -c 65536 {_q(job.log_path + '.console')} 2>/dev/null", timeout=10)
         scan.feed(con.stdout)
         scan.flush()
-    evidence = Evidence(command=f"tail {job.log_path}", exit_code=last.exit_code, output=scan.tail())
-    base = {"log_path": job.log_path, "log_lines": scan.lines}
+    await _judge(ctx, vb, job, st, scan, w, wait=wait, started=started, startup_deadline=startup_deadline)
+    return vb.finish()
 
-    # spawned
-    if not last.pid_text:
-        async with vb.stage("spawned") as st:
-            if not wait and time.time() < startup_deadline:
-                st.pending("no pid file yet")
+
+def _q(s: str) -> str:
+    import shlex
+
+    return shlex.quote(s)
+
+
+async def _judge(ctx: ActionContext, vb: VerdictBuilder, job: JobRecord, st: JobState, scan: LogScan, w: _Watch, *,
+                 wait: bool, started: float, startup_deadline: float) -> None:
+    cfg = ctx.cfg
+    now = time.time()
+    evidence = Evidence(command=f"tail {job.log_path}", exit_code=st.exit_code, output=scan.tail())
+    base = {"log_path": job.log_path, "log_lines": scan.lines, "launch_id": job.launch_id}
+    if st.exit_foreign:
+        base["foreign_exit"] = st.exit_foreign
+
+    async with vb.stage("spawned") as sp:
+        if not st.spawned:
+            if not wait and now < startup_deadline:
+                sp.pending("no pid file yet")
             else:
                 raise StageFailed(Layer.PROCESS, f"the job never wrote {job.pid_file}: it never spawned", evidence=evidence)
-        return vb.finish()
-    async with vb.stage("spawned") as st:
-        st.ok(f"pid {last.pid_text} (group {job.pgid})", **base)
-
-    # alive
-    stat = final_stat  # as the loop judged it (a reused pid is not our job)
-    dead = last.exit_code is not None or stat is None or stat.state.startswith("Z")
-    async with vb.stage("alive") as st:
-        if dead and scan.progress_line is None:
-            await _crash(ctx, job, last, scan, evidence)
-        elif dead:
-            st.ok(f"reached progress, then {describe_exit(last.exit_code) if last.exit_code is not None else 'exited'}")
         else:
-            st.ok(f"running ({stat.state}), {stat.threads} threads" if stat else "running")
-    if vb.failed:
-        return vb.finish()
+            sp.ok(f"pid {st.pid_text} (group {job.pgid})", **base)
+    if vb.failed or not st.spawned:
+        if not vb.failed:
+            _rest(vb, "spawned")
+        return
 
-    async with vb.stage("log created") as st:
-        if log_seen_at is not None or last.log_size >= 0:
-            st.ok(f"{job.log_path} exists")
-        elif time.time() < startup_deadline:
-            st.pending(f"{job.log_path} not created yet ({time.time() - started:.0f}s of {cfg.job.startup_timeout:g}s)")
+    finished = st.exit_code == 0 and scan.progress_line is not None and not scan.errors()
+    async with vb.stage("alive") as al:
+        if finished:
+            al.ok(f"finished: {describe_exit(0)} after reaching progress (last: {(scan.last_progress or '')[:120]})")
+        elif not st.alive:
+            cause = await death_cause(ctx, job, st, scan)
+            raise StageFailed(cause.layer, cause.detail, evidence=evidence, advice=cause.advice, data=cause.data)
+        else:
+            stuck = w.d_since is not None and now - w.d_since >= STUCK_D_S
+            lead = st.leader
+            if stuck and lead is not None:
+                raise StageFailed(Layer.PROCESS, f"{lead.comm} pid {lead.pid} is stuck in D (uninterruptible) for {fmt_secs(now - w.d_since)}",
+                                  evidence=evidence, advice="stuck in the kernel: I/O on a dead file system or the GPU driver; see the process pane")
+            al.ok(f"running: {st.describe()}" + (f"; ignored a foreign exit status ({st.exit_foreign})" if st.exit_foreign else ""))
+    if vb.failed:
+        return
+
+    async with vb.stage("log created") as lc:
+        if reader_log_seen(st):
+            lc.ok(f"{job.log_path} exists")
+        elif now < startup_deadline:
+            lc.pending(f"{job.log_path} not created yet ({now - started:.0f}s of {cfg.job.startup_timeout:g}s)")
         else:
             raise StageFailed(Layer.PROCESS, f"{job.log_path} was never created within startup_timeout ({cfg.job.startup_timeout:g}s)",
                               evidence=evidence, advice="does the job write where [job] log says? is it stuck before logging?")
     if vb.failed or vb.verdict.stages[-1].status is Status.PENDING:
-        return _pending_rest(vb, "log created")
+        if not vb.failed:
+            _rest(vb, "log created")
+        return
 
-    async with vb.stage("log growing") as st:
-        if last.log_size > 0:
-            st.ok(f"{last.log_size} bytes, {scan.lines} lines")
-        elif time.time() < startup_deadline:
-            st.pending(f"log is empty ({time.time() - started:.0f}s of {cfg.job.startup_timeout:g}s)")
-        else:
+    err = error_cause(scan)
+    async with vb.stage("log growing") as lg:
+        if st.log_size > 0:
+            lg.ok(f"{st.log_size} bytes, {scan.lines} lines")
+        elif now < startup_deadline and err is None:
+            lg.pending(f"log is empty ({now - started:.0f}s of {cfg.job.startup_timeout:g}s)")
+        elif err is None:
             raise StageFailed(Layer.PROCESS, f"the log stayed empty for startup_timeout ({cfg.job.startup_timeout:g}s)", evidence=evidence)
     if vb.failed or vb.verdict.stages[-1].status is Status.PENDING:
-        return _pending_rest(vb, "log growing")
+        if not vb.failed:
+            _rest(vb, "log growing")
+        return
 
-    async with vb.stage("progress") as st:
-        err = scan.error()
+    has_marker = scan.progress_re is not None
+    async with vb.stage("progress") as pr:
+        if err is not None and w.progress_at is None and scan.progress_line is None:
+            raise StageFailed(err.layer, f"{err.detail}, before any progress", evidence=evidence, advice=err.advice, data=err.data)
         if scan.progress_line is not None:
-            st.ok(f"progress marker seen: {scan.progress_line[:200]}")
-        elif progress_re is None and time.time() >= healthy_at:
-            st.ok(f"no crash for {cfg.job.healthy_after:g}s (healthy_after)")
-        elif time.time() < startup_deadline:
-            st.pending("waiting for " + (f"/{cfg.job.progress_pattern}/" if progress_re else f"{cfg.job.healthy_after:g}s without a crash"))
+            pr.ok(f"progress marker seen: {scan.progress_line[:200]}")
+        elif not has_marker and w.progress_at is not None:
+            pr.ok(f"no crash for {cfg.job.healthy_after:g}s (healthy_after)")
+        elif now < startup_deadline:
+            pr.pending("waiting for " + (f"/{cfg.job.progress_pattern}/" if has_marker else f"{cfg.job.healthy_after:g}s without a crash"))
         else:
-            layer = Layer(err["layer"]) if err else Layer.APP
-            detail = (f"alive but no progress marker within startup_timeout ({cfg.job.startup_timeout:g}s)"
-                      + (f"; log shows {err.get('label')}" if err else ""))
-            raise StageFailed(layer, detail, evidence=evidence, data={"first_error": err} if err else None,
-                              advice="is the job hung (stuck compiling, deadlocked threads)? check the process pane and py-spy")
-    return vb.finish()
+            raise StageFailed(Layer.APP, f"alive but no progress marker within startup_timeout ({cfg.job.startup_timeout:g}s)",
+                              evidence=evidence, advice="is the job hung (stuck compiling, deadlocked threads)? check the process pane and py-spy")
+    if vb.failed or vb.verdict.stages[-1].status is Status.PENDING:
+        if not vb.failed:
+            _rest(vb, "progress")
+        return
+
+    async with vb.stage("settled") as se:
+        if err is not None:
+            raise StageFailed(err.layer, f"{err.detail}, after progress ({scan.progress_count} progress lines)",
+                              evidence=evidence, advice=err.advice, data=err.data)
+        n = scan.progress_count
+        if finished:
+            se.ok(f"finished cleanly: {n} progress lines, no error in the log")
+        elif not wait:
+            se.ok(f"alive {fmt_secs(now - started)} after launch, {n} progress lines, no error in the log"
+                  + (f"; last: {scan.last_progress[:120]}" if scan.last_progress else ""))
+        elif w.progress_at is not None and now >= w.progress_at + cfg.verify.settle - 0.05:
+            se.ok(f"alive, {n} progress lines and no error for {cfg.verify.settle:g}s after the first progress (settle)")
+        else:
+            se.pending(f"settling: {cfg.verify.settle:g}s after the first progress")
 
 
-def _pending_rest(vb: VerdictBuilder, after: str) -> Verdict:
+def reader_log_seen(st: JobState) -> bool:
+    return st.log_size >= 0
+
+
+def _rest(vb: VerdictBuilder, after: str) -> None:
+    """The stages after a pending one are pending too (waiting, not failed)."""
     names = [n for n, _ in VERIFY_PLAN]
-    for n in names[names.index(after) + 1 :]:
-        vb.verdict.add(_pending_stage(n, dict(VERIFY_PLAN)[n]))
-    return vb.finish()
-
-
-def _pending_stage(name: str, layer: Layer) -> Stage:
-    return Stage(name, Status.PENDING, layer, "waiting")
-
-
-async def _crash(ctx: ActionContext, job: JobRecord, t: Tick, scan: LogScan, evidence: Evidence) -> None:
-    """Raise the most specific explanation of why the job died."""
-    code = t.exit_code
-    how = describe_exit(code) if code is not None else "died (no exit status recorded)"
-    err = scan.error()
-    final = scan.final_error()
-    data = {"exit_code": code, "first_error": err, "final_error": final}
-    if err is not None and err.get("layer") in ("app", "gpu"):
-        raise StageFailed(Layer(err["layer"]), f"{how}: {err.get('label', 'error')}", evidence=evidence, advice=err.get("advice", ""), data=data)
-    if code in (126, 127):
-        raise StageFailed(Layer.CONTAINER, f"{how}: the command or its interpreter was not found inside the target",
-                          evidence=evidence, advice="use an absolute path in [job] command (pct exec's PATH is minimal)", data=data)
-    if code is not None and code - 128 == 9:
-        oom = await _oom_evidence(ctx, job)
-        if oom:
-            data["oom"] = oom
-            raise StageFailed(Layer.CONTAINER, f"killed by the OOM killer: {oom}", evidence=evidence,
-                              advice="the container ran out of memory: raise its memory limit or lower the batch size", data=data)
-    if err is not None:
-        raise StageFailed(Layer(err["layer"]), f"{how}: {err.get('label', 'error')}", evidence=evidence, advice=err.get("advice", ""), data=data)
-    raise StageFailed(Layer.PROCESS, f"{how}, with no traceback in the log", evidence=evidence,
-                      advice="read the log tail; a SIGKILL without a traceback is often the OOM killer" if code == 137 else "", data=data)
-
+    for n in names[names.index(after) + 1:]:
+        vb.add(Stage(n, Status.PENDING, dict(VERIFY_PLAN)[n], "waiting"))

@@ -1,0 +1,146 @@
+"""Why a job is not healthy: one explanation, with its layer, used by verify and by the fate follower.
+
+Most specific evidence first:
+
+1. an error signature in its log (a Python traceback in any thread → ``app``; CUDA OOM → ``gpu``…);
+2. exit 126/127: the command was not found inside the target → ``container``;
+3. killed by SIGKILL with no traceback, and the host kernel log has an OOM kill for it →
+   ``container`` ("killed by the OOM killer");
+4. gone without an exit status while the target's PID 1 is younger than the job → ``host`` (the
+   container was restarted under it); without that evidence → ``process`` (vanished);
+5. otherwise the exit code or signal → ``process``.
+
+Every cause also says *when*: seconds after the launch, and the last progress line before it.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shlex
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..layers import Layer
+from ..remote.base import RemoteError
+from .base import ActionContext
+from .job import JobRecord, describe_exit
+from .jobstate import JobState, LogScan
+
+__all__ = ["Cause", "death_cause", "error_cause", "fmt_secs"]
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Cause:
+    """Why the job is not healthy: a layer, one line, advice, and the evidence as data."""
+
+    layer: Layer
+    detail: str
+    advice: str = ""
+    data: dict[str, Any] = field(default_factory=dict)
+    #: "died" (exit status written), "vanished" (gone without one), "unhealthy" (alive but failing)
+    state: str = "died"
+    #: seconds from the launch to the death (None when unknown)
+    after_s: float | None = None
+
+
+def fmt_secs(s: float | None) -> str:
+    if s is None:
+        return "?"
+    s = max(0.0, s)
+    if s < 60:
+        return f"{s:.1f}s"
+    m, sec = divmod(int(s), 60)
+    if m < 60:
+        return f"{m}m{sec:02d}s"
+    h, m = divmod(m, 60)
+    return f"{h}h{m:02d}m"
+
+
+def _when(job: JobRecord, st: JobState, scan: LogScan) -> tuple[float | None, str]:
+    """Seconds from launch to death, and a phrase saying so with the last progress line."""
+    ago = st.exit_ago()
+    after = None
+    if job.launched_at and ago is not None:
+        after = max(0.0, time.time() - ago - job.launched_at)
+    parts = []
+    if after is not None:
+        parts.append(f"{fmt_secs(after)} after launch")
+    parts.append(f"last progress: {scan.last_progress[:120]}" if scan.last_progress else "no progress line before it")
+    return after, "; ".join(parts)
+
+
+def error_cause(scan: LogScan) -> Cause | None:
+    """The log's error signatures as one cause: the first error, and every thread that died."""
+    errs = scan.errors()
+    if not errs:
+        return None
+    first = errs[0]
+    threads = scan.dead_threads()
+    who = ""
+    if threads:
+        who = (f"thread {threads[0]} died" if len(threads) == 1 else f"threads {', '.join(threads)} died") + ": "
+    more = f" (+{len(errs) - 1} more error{'s' if len(errs) > 2 else ''})" if len(errs) > 1 and not threads else ""
+    data = {"first_error": scan.error(), "final_error": scan.final_error(), "dead_threads": threads, "errors": len(errs)}
+    return Cause(first.layer, f"{who}{first.label}{more}", first.advice, data, state="unhealthy")
+
+
+async def _oom_evidence(ctx: ActionContext, job: JobRecord) -> str | None:
+    """An OOM kill of the job in the host kernel log (pct only: dmesg is not readable inside)."""
+    runtime = getattr(ctx.transport, "runtime", None)
+    if runtime is None or not runtime.in_container:
+        return None
+    from ..probes import kmsg
+
+    try:
+        res = await ctx.run_host(kmsg.kmsg_command(), timeout=10)
+    except RemoteError as e:  # evidence gathering must never hide the verdict itself
+        log.info("no kernel log for the OOM check: %s", e)
+        return None
+    report = kmsg.parse_kmsg(res.stdout)
+    words = shlex.split(job.command or ctx.cfg.job.command)
+    name = os.path.basename(words[0]) if words else "python3"
+    hit = kmsg.oom_killed(report.findings, name, job.launched_at - 5, container=ctx.cfg.target.container)
+    return hit.summary if hit is not None else None
+
+
+async def death_cause(ctx: ActionContext, job: JobRecord, st: JobState, scan: LogScan) -> Cause:
+    """The most specific explanation of why the job is gone (see the module doc)."""
+    code = st.exit_code
+    after, when = _when(job, st, scan)
+    data: dict[str, Any] = {"exit_code": code, "first_error": scan.error(), "final_error": scan.final_error(),
+                            "last_progress": scan.last_progress, "after_s": after}
+    lead = st.leader
+    if code is None and lead is not None and lead.state.startswith("Z"):
+        how = (f"its main process {lead.pid} exited but {lead.threads} thread(s) are stuck in the kernel (Zl)"
+               if lead.threads > 1 else f"its main process {lead.pid} is a zombie ({lead.state})")
+        state = "died"
+    elif code is None:
+        how, state = "gone without an exit status", "vanished"
+    else:
+        how, state = describe_exit(code), "died"
+    err = error_cause(scan)
+    if err is not None and err.layer in (Layer.APP, Layer.GPU):
+        return Cause(err.layer, f"{how}: {err.detail} ({when})", err.advice, {**data, **err.data}, state, after)
+    if code in (126, 127):
+        return Cause(Layer.CONTAINER, f"{how}: the command or its interpreter was not found inside the target ({when})",
+                     "use an absolute path in [job] command (pct exec's PATH is minimal)", data, state, after)
+    if code is not None and code - 128 == 9:
+        oom = await _oom_evidence(ctx, job)
+        if oom:
+            data["oom"] = oom
+            return Cause(Layer.CONTAINER, f"killed by the OOM killer: {oom} ({when})",
+                         "the container ran out of memory: raise its memory limit or lower the batch size", data, state, after)
+    if err is not None:
+        return Cause(err.layer, f"{how}: {err.detail} ({when})", err.advice, {**data, **err.data}, state, after)
+    if state == "vanished" and st.rebooted_since:
+        return Cause(Layer.HOST, f"the target was restarted under the job: PID 1 is younger than the job ({when})",
+                     "who rebooted the container? check the host (pct status, its journal)", data, state, after)
+    if state == "vanished":
+        return Cause(Layer.PROCESS, f"the job and its supervisor are gone without an exit status ({when})",
+                     "killed from outside together with its supervisor (kill -9 of the group, a reboot)", data, state, after)
+    advice = "read the log tail; a SIGKILL without a traceback is often the OOM killer" if code == 137 else ""
+    return Cause(Layer.PROCESS, f"{how}, with no traceback in the log ({when})", advice, data, state, after)

@@ -1,0 +1,337 @@
+"""The job as it is now: one probe that reads the job's processes, its exit file and its new log bytes.
+
+Verify (before the verdict) and the fate follower (after it) both judge the job from a
+:class:`JobState`, taken with *one* command through the persistent session:
+
+* the supervisor's pid (from this launch's pid file), the ``/proc/PID/stat`` lines of the
+  supervisor and of its descendants (two levels, from ``/proc/PID/task/*/children``; when the
+  supervisor is gone, every process of the job's process group, so a job whose supervisor was
+  killed alone is still found);
+* this launch's exit file, ``CODE SUPERVISOR_PID`` (a status written by another launch's
+  supervisor is recognised and ignored), and when it was written;
+* the log's size and the bytes appended since ``offset``.
+
+**The job is not its supervisor.**  The supervisor is a ``/bin/sh`` that waits for the command;
+:attr:`JobState.leader` is the job's own main process (the supervisor's child, or that child's
+only child when the child is itself a shell), and "alive" is judged on the leader: a python in
+``Z``/``Zl`` under a live supervisor is not alive, and the thread count is the leader's.
+
+:class:`LogScan` is the log as a judge reads it: progress lines (first and last), every
+error-severity signature match (minus ``[verify] ignore_signatures``), the threads that died, and a
+tail for evidence.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..probes.signatures import Classifier, Match, load_signatures
+from .base import ActionContext
+from .job import JobRecord, ProcStat, read_stat
+
+__all__ = ["JobState", "JobReader", "LogScan", "state_command", "parse_state", "make_scan", "error_dict", "READ_MAX"]
+
+READ_MAX = 1 << 20
+_THREAD_HEADER = re.compile(r"Exception in thread ([^\s:]+(?: \([^)]*\))?):")
+_SHELLS = ("sh", "bash", "dash", "ash", "zsh", "busybox")
+
+
+def state_command(job: JobRecord, offset: int, read_max: int = READ_MAX) -> str:
+    """The shell text of one probe (see the module doc); its output is parsed by :func:`parse_state`.
+
+    A negative ``offset`` reads only the log's last ``-offset`` bytes.
+    """
+    q = shlex.quote
+    pg = int(job.pgid or job.pid or 0)
+    return (
+        f"p=$(cat {q(job.pid_file)} 2>/dev/null); echo \"pid=$p\"; "
+        f"echo \"exit=$(cat {q(job.exit_file)} 2>/dev/null)\"; "
+        f"echo \"exit_mtime=$(stat -c %Y {q(job.exit_file)} 2>/dev/null)\"; "
+        f"if [ -e {q(job.log_path)} ]; then echo \"size=$(wc -c < {q(job.log_path)})\"; else echo size=-1; fi; "
+        "echo \"now=$(date +%s)\"; echo \"init=$(cat /proc/1/stat 2>/dev/null)\"; echo @@stat; "
+        "if [ -n \"$p\" ] && [ -d /proc/$p ]; then "
+        "k=$(cat /proc/$p/task/*/children 2>/dev/null); g=; "
+        "for c in $k; do g=\"$g $(cat /proc/$c/task/*/children 2>/dev/null)\"; done; "
+        "for c in $p $k $g; do cat /proc/$c/stat 2>/dev/null; echo; done; "
+        f"else for f in /proc/[0-9]*/stat; do read -r l 2>/dev/null < \"$f\" && case \"$l\" in *\") \"?\" \"*\" {pg} \"*) echo \"$l\";; esac; done; fi; "
+        + (f"echo @@log; tail -c +{offset + 1} {q(job.log_path)} 2>/dev/null | head -c {int(read_max)}" if offset >= 0 else
+           f"echo @@log; tail -c {-offset} {q(job.log_path)} 2>/dev/null")
+    )
+
+
+@dataclass
+class JobState:
+    """One reading of the job (see the module doc)."""
+
+    pid_text: str = ""
+    supervisor: ProcStat | None = None
+    members: list[ProcStat] = field(default_factory=list)
+    exit_code: int | None = None
+    #: the exit file held the status of another launch's supervisor (ignored, but worth saying)
+    exit_foreign: str | None = None
+    exit_at: float | None = None
+    log_size: int = -1
+    remote_now: float | None = None
+    #: the target's PID 1 (its start time tells whether the container rebooted since the launch)
+    init: ProcStat | None = None
+    #: the recorded job's start time (``/proc/PID/stat`` field 22), to compare with PID 1's
+    job_start_time: int | None = None
+    data: bytes = b""
+    parsed: bool = False
+
+    @property
+    def leader(self) -> ProcStat | None:
+        """The job's own main process: the supervisor's child (through one wrapping shell)."""
+        if self.supervisor is None:
+            live = [m for m in self.members if m.pid != _int(self.pid_text)]
+            return live[0] if live else None
+        kids = [m for m in self.members if m.ppid == self.supervisor.pid]
+        if not kids:
+            return None
+        lead = kids[0]
+        grand = [m for m in self.members if m.ppid == lead.pid]
+        if lead.comm in _SHELLS and len(grand) == 1:
+            return grand[0]
+        return lead
+
+    @property
+    def rebooted_since(self) -> bool:
+        """PID 1 of the target started after the job did: the container was restarted under it."""
+        return self.init is not None and self.job_start_time is not None and self.init.start_time > self.job_start_time
+
+    def exit_ago(self) -> float | None:
+        """Seconds since the exit status was written, by the target's own clock (no skew)."""
+        if self.exit_at is None or self.remote_now is None:
+            return None
+        return max(0.0, self.remote_now - self.exit_at)
+
+    @property
+    def spawned(self) -> bool:
+        return bool(self.pid_text)
+
+    @property
+    def exited(self) -> bool:
+        """The supervisor wrote this launch's exit status, or nothing of the job is left."""
+        return self.exit_code is not None or (self.spawned and self.supervisor is None and self.leader is None)
+
+    @property
+    def alive(self) -> bool:
+        lead = self.leader
+        return self.exit_code is None and lead is not None and not lead.state.startswith(("Z", "X"))
+
+    def describe(self) -> str:
+        lead = self.leader
+        if lead is None:
+            return "no job process"
+        return f"{lead.comm} pid {lead.pid} {lead.state}, {lead.threads} threads"
+
+
+def _int(text: str) -> int | None:
+    return int(text) if text.strip().isdigit() else None
+
+
+def parse_state(out: bytes, job: JobRecord) -> JobState:
+    """Parse :func:`state_command`'s output; a reused pid (other start time) is not the job."""
+    st = JobState()
+    head, sep, rest = out.partition(b"\n@@stat\n")
+    if not sep:
+        return st
+    stats, sep2, data = rest.partition(b"@@log\n")
+    if not sep2:
+        return st
+    st.parsed, st.data = True, data
+    for line in head.decode("utf-8", "replace").splitlines():
+        k, _, v = line.partition("=")
+        v = v.strip()
+        if k == "pid":
+            st.pid_text = v if v.isdigit() else ""
+        elif k == "exit" and v:
+            _exit_field(st, v, job)
+        elif k == "exit_mtime" and v.isdigit():
+            st.exit_at = float(v)
+        elif k == "size" and v.lstrip("-").isdigit():
+            st.log_size = int(v)
+        elif k == "now" and v.isdigit():
+            st.remote_now = float(v)
+        elif k == "init" and v:
+            st.init = read_stat(v)
+    st.job_start_time = job.start_time
+    sup_pid = _int(st.pid_text)
+    seen: set[int] = set()
+    for line in stats.decode("utf-8", "replace").splitlines():
+        ps = read_stat(line) if line.strip() else None
+        if ps is None or ps.pid in seen:
+            continue
+        seen.add(ps.pid)
+        if ps.pid == sup_pid:
+            if job.start_time is not None and job.pid == sup_pid and ps.start_time != job.start_time:
+                continue  # the pid was reused: not our supervisor
+            st.supervisor = ps
+        st.members.append(ps)
+    if st.supervisor is None:
+        # without the supervisor only the job's own process group counts (a reused pid's children do not)
+        st.members = [m for m in st.members if job.pgid is not None and m.pgid == job.pgid and m.pid != sup_pid]
+    return st
+
+
+def _exit_field(st: JobState, v: str, job: JobRecord) -> None:
+    words = v.split()
+    if not words or not words[0].lstrip("-").isdigit():
+        return
+    if len(words) > 1 and words[1].isdigit() and job.pid is not None and int(words[1]) != job.pid:
+        st.exit_foreign = v
+        return
+    st.exit_code = int(words[0])
+
+
+@dataclass
+class LogScan:
+    """The log as a judge reads it: progress, errors (minus ignored ids), dead threads, a tail."""
+
+    progress_re: re.Pattern[str] | None
+    classifier: Classifier | None = None
+    ignore: frozenset[str] = frozenset()
+    partial: bytes = b""
+    lines: int = 0
+    progress_line: str | None = None
+    progress_count: int = 0
+    last_progress: str | None = None
+    tail_lines: list[str] = field(default_factory=list)
+    #: ``Exception in thread NAME:`` headers seen anywhere in a line (robust to mid-line interleaving)
+    thread_headers: list[str] = field(default_factory=list)
+
+    def feed(self, data: bytes) -> None:
+        buf = self.partial + data
+        *complete, self.partial = buf.split(b"\n")
+        for raw in complete:
+            self._line(raw.decode("utf-8", "replace").rstrip("\r"))
+
+    def flush(self) -> None:
+        if self.partial:
+            self._line(self.partial.decode("utf-8", "replace"))
+            self.partial = b""
+        if self.classifier is not None:
+            self.classifier.flush()
+
+    def _line(self, line: str) -> None:
+        self.lines += 1
+        self.tail_lines.append(line)
+        if len(self.tail_lines) > 40:
+            del self.tail_lines[:-40]
+        if self.progress_re is not None and self.progress_re.search(line):
+            self.progress_count += 1
+            self.last_progress = line
+            if self.progress_line is None:
+                self.progress_line = line
+        if "Exception in thread " in line:
+            for name in _THREAD_HEADER.findall(line):
+                if name not in self.thread_headers:
+                    self.thread_headers.append(name)
+        if self.classifier is not None:
+            self.classifier.feed(line)
+
+    def errors(self) -> list[Match]:
+        """Every error-severity match not ignored by ``[verify] ignore_signatures``, oldest first."""
+        if self.classifier is None:
+            return []
+        errs = [m for m in self.classifier.errors if m.kind not in self.ignore]
+        first = self.classifier.first_error
+        if first is not None and first.kind not in self.ignore and all(e.chain_id != first.chain_id or first.chain_id is None for e in errs):
+            errs.insert(0, first)
+        return sorted(errs, key=lambda m: m.traceback_start or m.line_no)
+
+    def dead_threads(self) -> list[str]:
+        """Threads whose traceback is in the log (``Exception in thread NAME``), in order."""
+        names: list[str] = []
+        errs = self.errors()
+        for m in errs:
+            if m.thread and m.thread not in names:
+                names.append(m.thread)
+        if errs and "python-traceback" not in self.ignore:
+            names += [n for n in self.thread_headers if n not in names]
+        return names
+
+    def error(self) -> dict[str, Any] | None:
+        """The first error (the root cause is usually the first), as plain data."""
+        errs = self.errors()
+        return error_dict(errs[0]) if errs else None
+
+    def final_error(self) -> dict[str, Any] | None:
+        errs = self.errors()
+        return error_dict(errs[-1]) if errs else None
+
+    def tail(self, n: int = 15) -> str:
+        return "\n".join(self.tail_lines[-n:])
+
+
+def error_dict(err: Match | None) -> dict[str, Any] | None:
+    """A classifier match as the flat dict stored in verdicts and the journal."""
+    if err is None:
+        return None
+    return {
+        "layer": err.layer.value,
+        "kind": err.kind,
+        "label": err.label,
+        "summary": err.label if not err.thread else f"{err.label} (thread {err.thread})",
+        "advice": err.advice,
+        "line": err.line,
+        "line_no": err.line_no,
+        "thread": err.thread,
+        "traceback": list(err.traceback),
+    }
+
+
+def make_scan(cfg: Any) -> LogScan:
+    """A :class:`LogScan` with the built-in and the user's signatures and the config's ignore list."""
+    progress_re = re.compile(cfg.job.progress_pattern) if cfg.job.progress_pattern else None
+    classifier = Classifier(user=load_signatures(cfg.user_signatures()))
+    return LogScan(progress_re, classifier, ignore=frozenset(cfg.verify.ignore_signatures))
+
+
+class JobReader:
+    """Reads one job again and again: keeps the log offset and the :class:`LogScan` between reads.
+
+    :meth:`read` catches up with the whole log (in chunks of ``READ_MAX``, up to ``max_bytes`` per
+    call), so a judge always sees every line written so far, never just the first megabyte.
+    """
+
+    def __init__(self, ctx: ActionContext, job: JobRecord, scan: LogScan | None = None, *, max_bytes: int = 64 << 20,
+                 tail_bytes: int | None = None) -> None:
+        self.ctx, self.job = ctx, job
+        self.scan = scan if scan is not None else make_scan(ctx.cfg)
+        #: with ``tail_bytes``, the first read starts that far before the log's end (a quick look)
+        self.offset = -tail_bytes if tail_bytes else 0
+        self.max_bytes = max_bytes
+        self.log_seen = False
+        self.last = JobState()
+
+    async def read(self) -> JobState:
+        read = 0
+        while True:
+            res = await self.ctx.run(state_command(self.job, self.offset), timeout=10)
+            st = parse_state(res.stdout, self.job)
+            if self.offset < 0:  # a tail read: start at the first whole line, go on from the end
+                cut = st.data.find(b"\n") + 1 if st.log_size > -self.offset else 0
+                self.scan.feed(st.data[cut:])
+                self.offset = max(0, st.log_size)
+                self.log_seen, self.last = st.log_size >= 0, st
+                if st.exited:
+                    self.scan.flush()
+                return st
+            if st.log_size >= 0 and st.log_size < self.offset:  # truncated or replaced under us
+                self.offset = 0
+                continue
+            if st.data and st.log_size >= 0:  # bytes written after the size was taken are read next time
+                st.data = st.data[: max(0, st.log_size - self.offset)]
+            self.offset += len(st.data)
+            read += len(st.data)
+            self.scan.feed(st.data)
+            self.log_seen = self.log_seen or st.log_size >= 0
+            self.last = st
+            if len(st.data) < READ_MAX or read >= self.max_bytes:
+                if st.exited:
+                    self.scan.flush()
+                return st

@@ -1,0 +1,145 @@
+"""One attempt: note → connect → deploy → clear caches → stop (+ strays) → launch → verify.
+
+:func:`run_attempt` is the sequence itself, journalled as it goes; the :class:`~.engine.Engine`
+wraps it with the target lock, the events and the fate follower.  Every attempt, whether a key,
+the attempt-on-save loop or ``cockpit attempt`` started it, goes through here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Awaitable, Callable
+
+from .actions.base import ActionContext
+from .actions.cache import clear_cache
+from .actions.deploy import code_version, deploy
+from .actions.job import JobRecord, launch
+from .actions.jobstate import JobReader
+from .actions.verify import verify
+from .changes import record_attempt_changes
+from .connectivity import check_connectivity
+from .layers import Outcome, Stage, Status, Verdict, outcome_of
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .engine import Engine
+
+__all__ = ["AttemptResult", "run_attempt", "Tee"]
+
+
+@dataclass
+class AttemptResult:
+    attempt: int
+    outcome: Outcome
+    verdict: Verdict
+    first_error: dict[str, Any] | None = None
+    job: JobRecord | None = None
+    timings: dict[str, float] = field(default_factory=dict)
+    #: what this attempt deployed that the previous one did not (files, +/- lines, diff path)
+    changes: dict[str, Any] | None = None
+    #: the reader verify used (the fate follower goes on from where it stopped)
+    reader: JobReader | None = field(default=None, repr=False, compare=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "attempt": self.attempt,
+            "outcome": self.outcome.value,
+            "layer": self.verdict.layer.value if self.verdict.layer else None,
+            "summary": self.verdict.summary(),
+            "first_error": self.first_error,
+            "job": self.job.to_dict() if self.job else None,
+            "timings": {k: round(v, 4) for k, v in self.timings.items()},
+            "changes": self.changes,
+            "verdict": self.verdict.to_dict(),
+        }
+
+
+class Tee(Verdict):
+    """A sub-verdict whose stages are also copied, prefixed with the action, into the attempt's."""
+
+    def __init__(self, parent: Verdict, prefix: str) -> None:
+        super().__init__(prefix)
+        self._parent, self._prefix = parent, prefix
+
+    def add(self, stage: Stage) -> Stage:
+        super().add(stage)
+        self._parent.add(Stage(f"{self._prefix}: {stage.name}", stage.status, stage.layer, stage.detail, stage.evidence,
+                               stage.started_at, stage.duration_s, stage.advice, stage.data))
+        return stage
+
+
+async def run_attempt(engine: "Engine", note: str, make_ctx: Callable[[Callable[[str, Stage], None]], ActionContext],
+                      stop_step: Callable[[ActionContext, Verdict], Awaitable[Any]]) -> AttemptResult:
+    """The attempt sequence (see the module doc); ``stop_step`` is the engine's stop + strays."""
+    cfg, journal = engine.cfg, engine.journal
+    t_start = time.monotonic()
+    version = code_version(cfg.deploy_source) if cfg.deploy_source and cfg.deploy_source.exists() else None
+    attempt_id = journal.next_id()
+    attempt_id = journal.start_attempt(note, cfg.display_name, code_version=version, log_path=cfg.log_path(attempt_id))
+    verdict = Verdict("attempt")
+    timings: dict[str, float] = {}
+    job: JobRecord | None = None
+
+    def record(action: str, stage: Stage) -> None:
+        if stage.status is Status.RUNNING:
+            return
+        if action == "launch" and stage.name == "spawn" and "job" in stage.data:
+            # the job record goes first: if cockpit dies right now, the next start can still stop it
+            journal.record_job(attempt_id, stage.data["job"])
+        journal.record_stage(attempt_id, action, stage)
+
+    ctx = make_ctx(record)
+    finished = False
+    try:
+        t = time.monotonic()
+        await check_connectivity(engine.transport, cfg, Tee(verdict, "connect"), on_stage=ctx.on_stage)
+        timings["connect"] = time.monotonic() - t
+        steps: list[tuple[str, Callable[[Verdict], Awaitable[Any]]]] = [
+            ("deploy", lambda v: deploy(ctx, v)),
+            ("clear-cache", lambda v: clear_cache(ctx, v)),
+            ("stop", lambda v: stop_step(ctx, v)),
+            ("launch", lambda v: launch(ctx, attempt_id, v)),
+        ]
+        for name, fn in steps:
+            if verdict.failed_stage is not None:
+                break
+            t = time.monotonic()
+            sub = Tee(verdict, name)
+            res = await fn(sub)
+            timings[name] = time.monotonic() - t
+            journal.record_verdict(attempt_id, name, sub.finish())
+            if name == "deploy" and sub.failed_stage is None and ctx.state.get("manifest"):
+                # what changed since the previous attempt's deploy: kept beside the journal
+                ctx.state["changes"] = await asyncio.to_thread(
+                    record_attempt_changes, journal, attempt_id, cfg.deploy_source, cfg.deploy.exclude,
+                    max_bytes=cfg.loop.diff_max_bytes, deployed=ctx.state["manifest"])
+            if name == "launch":
+                job = res[1]
+                if job is not None:
+                    engine.set_job(job, attempt_id)
+        first_error = None
+        if verdict.failed_stage is None and job is not None:
+            t = time.monotonic()
+            sub = Tee(verdict, "verify")
+            await verify(ctx, job, sub)
+            timings["verify"] = time.monotonic() - t
+            journal.record_verdict(attempt_id, "verify", sub.finish())
+            scan = ctx.state.get("log_scan")
+            first_error = scan.error() if scan is not None else None
+        verdict.finish()
+        outcome = outcome_of(verdict, job_started=job is not None and job.pid is not None)
+        fs = verdict.failed_stage
+        if first_error is None and fs is not None and fs.data.get("first_error"):
+            first_error = fs.data["first_error"]
+        timings["total"] = time.monotonic() - t_start
+        journal.finish_attempt(attempt_id, outcome, layer=verdict.layer, summary=verdict.summary(),
+                               first_error=first_error, caches=ctx.state.get("caches"))
+        finished = True
+        return AttemptResult(attempt_id, outcome, verdict, first_error, job, timings, ctx.state.get("changes"),
+                             reader=ctx.state.get("job_reader"))
+    finally:
+        if not finished:
+            with contextlib.suppress(OSError):  # the journal's own disk is gone: nothing more to record
+                journal.finish_attempt(attempt_id, Outcome.INTERRUPTED, layer=verdict.layer, summary="cockpit stopped before a verdict")

@@ -1,0 +1,189 @@
+"""What became of an attempt's job after its verdict: its **fate** (DESIGN §2).
+
+A verdict is a moment; the fate is the end of the story.  The states:
+
+``running``   the job is alive (the state every followed job starts in);
+``finished``  it exited with code 0 and no error in its log;
+``died``      it exited otherwise, or its main process is a zombie: ``layer`` and ``cause`` say why
+              (a traceback → ``app``, a signal or exit code → ``process``, the OOM killer →
+              ``container``…), ``after_s`` how long after the launch, ``last_progress`` the last
+              progress line before it;
+``stopped``   cockpit stopped it (stop, relaunch, the next attempt, a reboot);
+``vanished``  its pid is gone without an exit status (a container restarted under it → layer
+              ``host``).
+
+The journal keeps the original outcome and appends each fate change as a ``fate`` event: an
+outcome is never rewritten.  :class:`FateFollower` is the engine's one place that follows a job
+after its verdict; a headless ``cockpit status`` calls :func:`read_fate` once to reconcile.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from dataclasses import asdict, dataclass
+from typing import Any, Callable
+
+from .actions.base import ActionContext
+from .actions.cause import death_cause, fmt_secs
+from .actions.job import JobRecord
+from .actions.jobstate import JobReader
+from .remote.base import RemoteError
+
+__all__ = ["Fate", "FATE_STATES", "FINAL_STATES", "read_fate", "FateFollower", "fate_text"]
+
+log = logging.getLogger(__name__)
+
+FATE_STATES = ("running", "finished", "died", "stopped", "vanished")
+FINAL_STATES = ("finished", "died", "stopped", "vanished")
+
+
+@dataclass(frozen=True)
+class Fate:
+    """One fate reading, as journalled (``history --json``'s ``fate`` object)."""
+
+    state: str
+    layer: str | None = None
+    cause: str = ""
+    at: float = 0.0
+    after_s: float | None = None
+    last_progress: str | None = None
+
+    @property
+    def final(self) -> bool:
+        return self.state in FINAL_STATES
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        if d["after_s"] is not None:
+            d["after_s"] = round(d["after_s"], 2)
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any] | None) -> "Fate | None":
+        if not isinstance(d, dict) or d.get("state") not in FATE_STATES:
+            return None
+        after = d.get("after_s")
+        return cls(str(d["state"]), d.get("layer") if isinstance(d.get("layer"), str) else None, str(d.get("cause") or ""),
+                   float(d.get("at") or 0.0), float(after) if isinstance(after, (int, float)) else None,
+                   d.get("last_progress") if isinstance(d.get("last_progress"), str) else None)
+
+
+def fate_text(fate: Fate | dict[str, Any] | None) -> str:
+    """``died (app) after 4m12s: RuntimeError …`` / ``running`` / ``stopped by cockpit after 2m``."""
+    f = fate if isinstance(fate, Fate) or fate is None else Fate.from_dict(fate)
+    if f is None:
+        return ""
+    if f.state == "running":
+        return "running"
+    head = f.state + (f" ({f.layer})" if f.layer and f.state in ("died", "vanished") else "")
+    if f.after_s is not None:
+        head += f" after {fmt_secs(f.after_s)}"
+    return head + (f": {f.cause}" if f.cause else "")
+
+
+async def read_fate(ctx: ActionContext, job: JobRecord, reader: JobReader | None = None) -> Fate:
+    """The job's fate now, from one reading of its processes and its (whole, or new) log."""
+    reader = reader if reader is not None else JobReader(ctx, job)
+    st = await reader.read()
+    scan = reader.scan
+    now = time.time()
+    since = now - job.launched_at if job.launched_at else None
+    if not st.spawned and not st.exited:
+        return Fate("vanished", "process", "the job's pid file is gone", now, since, scan.last_progress)
+    if st.alive:
+        return Fate("running", None, st.describe(), now, since, scan.last_progress)
+    if st.exit_code == 0 and not scan.errors():
+        ago = st.exit_ago()
+        after = (now - ago - job.launched_at) if (ago is not None and job.launched_at) else since
+        return Fate("finished", None, "exited with code 0", now, after, scan.last_progress)
+    cause = await death_cause(ctx, job, st, scan)
+    return Fate(cause.state if cause.state in FATE_STATES else "died", cause.layer.value, cause.detail, now,
+                cause.after_s if cause.after_s is not None else since, scan.last_progress)
+
+
+def stopped_fate(job: JobRecord, how: str) -> Fate:
+    now = time.time()
+    return Fate("stopped", None, how, now, (now - job.launched_at) if job.launched_at else None, None)
+
+
+class FateFollower:
+    """Follows one attempt's job after its verdict until a final fate; calls ``on_fate`` on each change.
+
+    One follower at a time per engine: following a new job cancels the old follower (its job is
+    then stopped or reconciled by whoever launched the new one).
+    """
+
+    def __init__(self, ctx: ActionContext, attempt: int, job: JobRecord, reader: JobReader | None,
+                 on_fate: Callable[[int, Fate], None], *, interval: float, last: Fate | None = None) -> None:
+        self.ctx, self.attempt, self.job = ctx, attempt, job
+        self.reader = reader if reader is not None else JobReader(ctx, job)
+        self.on_fate, self.interval = on_fate, interval
+        self.last = last
+        self.task: asyncio.Task[None] | None = None
+        #: set while an action owns the job (stop, relaunch): the follower must not report its death
+        self.paused = False
+
+    def start(self) -> None:
+        if self.task is None:
+            self.task = asyncio.get_running_loop().create_task(self._run(), name=f"fate-{self.attempt}")
+
+    async def cancel(self) -> None:
+        if self.task is not None:
+            self.task.cancel()
+            try:
+                await self.task
+            except asyncio.CancelledError:
+                pass
+            self.task = None
+
+    def _report(self, fate: Fate) -> None:
+        if self.last is not None and self.last.state == fate.state:
+            return
+        self.last = fate
+        self.on_fate(self.attempt, fate)
+
+    async def check(self) -> Fate | None:
+        """One reading; reports a change.  None when the target could not be read this time."""
+        try:
+            fate = await read_fate(self.ctx, self.job, self.reader)
+        except RemoteError as e:  # a dropped link is not a death: try again next tick
+            log.info("fate of attempt %s: target unreachable (%s); retrying", self.attempt, e.message)
+            return None
+        if not self.paused:
+            self._report(fate)
+        return fate
+
+    async def _run(self) -> None:
+        interval = min(0.25, self.interval)
+        while True:
+            fate = await self.check()
+            if fate is not None and fate.final and not self.paused:
+                return
+            await asyncio.sleep(interval)
+            interval = min(self.interval, interval * 2)
+
+
+def describe_after(fate: Fate) -> str:
+    return fmt_secs(fate.after_s) if fate.after_s is not None else "?"
+
+
+FATE_EVENT = "fate"
+
+
+def latest_fate(rec: Any) -> Fate | None:
+    """The newest ``fate`` event of a journal :class:`~cockpit.core.journal.AttemptRecord`."""
+    for ev in reversed(getattr(rec, "events", []) or []):
+        if ev.get("event") == FATE_EVENT:
+            return Fate.from_dict(ev)
+    return None
+
+
+def story(outcome: Any, layer: Any, fate: Fate | dict[str, Any] | None) -> str:
+    """An attempt's outcome and the end of its job's story: ``passed → died (app) after 4m12s: …``."""
+    o = str(getattr(outcome, "value", outcome) or "?")
+    lay = getattr(layer, "value", layer)
+    head = o + (f" ({lay})" if lay and o in ("failed", "untested") else "")
+    tail = fate_text(fate)
+    return f"{head} → {tail}" if tail else head
