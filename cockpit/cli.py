@@ -52,12 +52,15 @@ def build_parser() -> argparse.ArgumentParser:
         if name == "reboot":
             s.add_argument("--yes", action="store_true", help="confirm the reboot (required when stdin is not a terminal)")
         s.add_argument("--wait", action="store_true", help="wait for a running action to finish instead of refusing")
+        if name in ("stop", "relaunch"):
+            s.add_argument("--stop-strays", action="store_true", help="also stop copies of the job that cockpit did not start (same command, same workdir)")
         s.set_defaults(func=cmd_action, action=name)
 
     s = sub.add_parser("attempt", help=ACTIONS["attempt"])
     _common(s)
     s.add_argument("--note", "-m", default="", help="the hypothesis this attempt tests")
     s.add_argument("--wait", action="store_true", help="wait for a running action to finish instead of refusing")
+    s.add_argument("--stop-strays", action="store_true", help="stop copies of the job that cockpit did not start (same command, same workdir) before the launch")
     s.set_defaults(func=cmd_attempt)
 
     s = sub.add_parser("history", help="list attempts from the journal")
@@ -71,8 +74,10 @@ def build_parser() -> argparse.ArgumentParser:
     add_watch(sub)
 
     s = sub.add_parser("demo", help="the built-in demo: apply or undo the shipped fix, show it, reset the demo project")
-    s.add_argument("what", choices=("fix", "unfix", "diff", "reset", "where"), help="fix: apply the shipped fix; unfix: undo it; "
-                   "diff: show it; reset: recreate the demo project; where: print the demo's directories")
+    s.add_argument("what", choices=("fix", "unfix", "diff", "reset", "where", "crash-later"), help="fix: apply the shipped fix; unfix: undo it; "
+                   "diff: show it; reset: recreate the demo project; where: print the demo's directories; "
+                   "crash-later: make the running demo job die in a few seconds (to see a passed attempt's fate change)")
+    s.add_argument("--after", type=float, default=5.0, metavar="S", help="crash-later: seconds from now (default 5)")
     s.set_defaults(func=cmd_demo, demo=True)
 
     s = sub.add_parser("check-config", help="validate the config file and print the resolved values")
@@ -121,24 +126,15 @@ def cmd_status(args: argparse.Namespace, cfg: Config) -> int:
 
 
 def render_status(r: dict[str, Any]) -> str:
+    from .core.fate import story
+
     out = [f"target {r['target']} ({r['transport']})", render_verdict(r["verdict"])]
+    la = r.get("latest_attempt")
+    if la:
+        out.append(f"latest attempt #{la['attempt']}: {story(la['outcome'], la['layer'], la.get('fate'))}")
     for f in r.get("findings", []):
         out.append(f"  ! [{f['layer']}] {f['summary']}" + (f"  → {f['advice']}" if f.get("advice") else ""))
     return "\n".join(out)
-
-
-def _live_stage_printer(args: argparse.Namespace) -> Callable[..., None] | None:
-    """Without --json, print each stage as it is decided (stderr, so stdout stays the result)."""
-    if getattr(args, "json", False):
-        return None
-
-    def show(action: str, stage: Any) -> None:
-        if stage.status.value == "running":
-            return
-        g = GLYPH.get(stage.status.value, "?")
-        print(f"  {g} [{stage.layer.value:<9}] {action}: {stage.name:<20} {stage.detail}", file=sys.stderr, flush=True)
-
-    return show
 
 
 def _confirm(prompt: str) -> bool:
@@ -155,15 +151,20 @@ class _Busy(Exception):
 
 
 def with_engine(args: argparse.Namespace, cfg: Config, work: Callable[[Any], Any]) -> Any:
-    """Run ``work(engine)`` in a fresh event loop with live stage output; Busy → exit 75."""
+    """Run ``work(engine)`` in a fresh event loop (live stages on a terminal's stderr); Busy → exit 75."""
     from .core.engine import Busy, Engine
+
+    from .cli_live import LiveStages, live_wanted
 
     async def go() -> Any:
         eng = Engine(cfg)
-        show = _live_stage_printer(args)
-        if show:
-            eng.add_listener(show)
+        if getattr(args, "stop_strays", False):
+            eng.strays_policy = "stop"
         try:
+            if live_wanted(args):
+                with LiveStages() as live:
+                    eng.subscribe(live.on_event)
+                    return await work(eng)
             return await work(eng)
         finally:
             await eng.close()
@@ -196,7 +197,7 @@ def cmd_action(args: argparse.Namespace, cfg: Config) -> int:
 
 def cmd_attempt(args: argparse.Namespace, cfg: Config) -> int:
     try:
-        res = with_engine(args, cfg, lambda eng: eng.attempt(args.note, wait=args.wait))
+        res = with_engine(args, cfg, lambda eng: eng.attempt(args.note, wait=args.wait, trigger="cli", follow=False))
     except _Busy:
         return EXIT_BUSY
     emit(args, res.to_dict(), render_attempt)
@@ -224,13 +225,21 @@ def cmd_history(args: argparse.Namespace, cfg: Config) -> int:
     if args.markdown:
         sys.stdout.write(render_markdown(attempts))
         return EXIT_OK
-    rows = [a.to_dict() for a in attempts]
+    from .core.fate import latest_fate, story
+
+    rows = []
+    for a in attempts:
+        d = a.to_dict()
+        fate = latest_fate(a)
+        d["fate"] = fate.to_dict() if fate else None
+        rows.append(d)
     if args.json:
         json.dump(rows, sys.stdout, indent=2, ensure_ascii=False, default=str)
         sys.stdout.write("\n")
         return EXIT_OK
     for a in rows:
-        print(f"#{a['attempt']:<4} {a.get('outcome')!s:<11} {a.get('layer') or '':<9} {(a.get('note') or '')[:50]:<50} {a.get('summary') or ''}")
+        told = story(a.get("outcome"), a.get("layer"), a.get("fate"))
+        print(f"#{a['attempt']:<4} {told[:70]:<24} {(a.get('note') or '')[:50]:<50} {a.get('summary') or ''}")
     if not rows:
         print(f"no attempts yet in {cfg.journal_path}")
     return EXIT_OK
@@ -248,6 +257,10 @@ def cmd_demo(args: argparse.Namespace, cfg: Config) -> int:
         print("removed the demo fix from " + (", ".join(map(str, changed)) or "nothing (not applied)"))
     elif args.what == "diff":
         sys.stdout.write(demo.fix_diff())
+    elif args.what == "crash-later":
+        demo.crash_later(args.after)
+        print(f"the running demo job will die in {args.after:g}s; then `cockpit status --demo` or `cockpit history --demo` "
+              "shows the attempt as passed → died (app)")
     elif args.what == "reset":
         demo.reset_demo()
         print(f"demo project recreated in {demo.demo_paths().src}")

@@ -274,8 +274,11 @@ def _config_data(paths: DemoPaths) -> dict[str, dict[str, Any]]:
                 "TORCHINDUCTOR_CACHE_DIR": str(paths.cache),
                 "PYTHONUNBUFFERED": "1",
                 "PYTHONDONTWRITEBYTECODE": "1",
+                "COCKPIT_DEMO_CRASH_FILE": str(ws / ".crash-later"),
             },
         },
+        # a demo job shows its true colours within seconds; real jobs get the default 10 s
+        "verify": {"settle": 3.0, "fate_interval": 1.0},
         "deploy": {"source": str(paths.src), "dest": str(ws)},
         "cache": {"paths": [str(paths.cache)]},
         "gpu": {"nvidia_smi": str(paths.nvidia_smi)},
@@ -359,3 +362,17 @@ def reset_demo(home: str | os.PathLike[str] | None = None) -> Path:
         shutil.rmtree(old, ignore_errors=True)
     ensure_demo(paths.home)
     return paths.src
+
+
+def crash_later(seconds: float = 5.0, home: str | os.PathLike[str] | None = None) -> Path:
+    """Make the running demo job die ``seconds`` from now (a RuntimeError in its main loop).
+
+    A job that passed and then died: the TUI and ``cockpit watch`` record the fate the moment it
+    happens, ``cockpit status`` when it next looks, and the history reads ``passed → died (app)``.
+    """
+    path = demo_paths(home).workspace / ".crash-later"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(f"{seconds:g}\n")
+    os.replace(tmp, path)
+    return path

@@ -27,6 +27,7 @@ from .actions import ACTIONS, BY_ID, HOME_ROW, UIAction, action_spec, bindings
 from .commands import CockpitCommands
 from .driver import Driver
 from .keys import TargetKeys, ViewKeys, demo_fix
+from .adapter import EventAdapter
 from .live import LoopRunner, Reloaders
 from .messages import (
     ActionFinished,
@@ -34,6 +35,7 @@ from .messages import (
     ActionStarted,
     ConfigInvalid,
     ConfigReloaded,
+    FateChanged,
     GpuRefreshed,
     HistoryRefreshed,
     KmsgRefreshed,
@@ -119,8 +121,10 @@ class CockpitApp(TargetKeys, ViewKeys, App[int]):
         self._apply_keymap()
         if self.read_only:
             self.sub_title = "READ-ONLY"
-        self._listener = self.driver.stage_listener(self.post_message)
-        self.engine.add_listener(self._listener)
+        self._unsubscribe = self.engine.subscribe(EventAdapter(self.post_message))
+        if not self.read_only:
+            self.engine.ask = self.ask_yes_no
+        self.engine.resume_following()
         self.theme_changed_signal.subscribe(self, self._on_theme_changed)
         self.set_interval(1.0, self._tick)
         if self.notice:
@@ -142,7 +146,7 @@ class CockpitApp(TargetKeys, ViewKeys, App[int]):
             self.run_worker(self.reloaders.run(), name="live-reload", group="reload", exit_on_error=False)
 
     async def on_unmount(self) -> None:
-        self.engine.remove_listener(self._listener)
+        self._unsubscribe()
         if self.owns_engine:
             try:
                 await asyncio.wait_for(self.engine.close(), 5)
@@ -322,9 +326,32 @@ class CockpitApp(TargetKeys, ViewKeys, App[int]):
 
     def on_stage_event(self, msg: StageEvent) -> None:
         self.query_one(VerdictStrip).stage(msg.action, msg.stage)
-        job = msg.stage.data.get("job") if msg.stage.data else None
-        if job:  # launch recorded a job: follow its log now, not after the verdict
-            self.driver.follow_job(job)
+
+    def on_fate_changed(self, msg: FateChanged) -> None:
+        """A job's fate after its verdict: the history shows it; a passed job that died is news."""
+        from ..core.fate import story
+
+        self.load_history()
+        if msg.fate.state == "running" or self.read_only:
+            return
+        text = f"#{msg.attempt} {story(msg.outcome, None, msg.fate)}"
+        self.notify(text, title="the job's fate", severity="error" if msg.news else "information", timeout=10, markup=False)
+        lc = self.cfg.loop
+        if msg.news and lc.notify:
+            if lc.bell:
+                self.bell()
+            if lc.tmux:
+                from ..core.notify import notify_verdict_async
+
+                news = {"attempt": msg.attempt, "outcome": f"{msg.outcome} → {msg.fate.state}", "layer": msg.fate.layer,
+                        "first_error": {"line": msg.fate.cause}}
+                self.run_worker(notify_verdict_async(news, bell=False, tmux=True), name="notify-fate", group="notify", exit_on_error=False)
+
+    async def ask_yes_no(self, title: str, detail: str) -> bool:
+        """The engine's question to the person at the keyboard (e.g. stop strays?), as a confirm dialog."""
+        from .screens.confirm import ConfirmScreen
+
+        return bool(await self.push_screen_wait(ConfirmScreen(title, detail, "", yes="Stop them")))
 
     def on_action_started(self, msg: ActionStarted) -> None:
         self.query_one(VerdictStrip).start(msg.action, msg.note)

@@ -10,17 +10,13 @@ from __future__ import annotations
 import time
 from typing import Any, Callable
 
-from ..core.layers import Stage
 from .messages import (
-    ActionFinished,
     ActionRefused,
-    ActionStarted,
     GpuRefreshed,
     HistoryRefreshed,
     KmsgRefreshed,
     LogBatch,
     ProcsRefreshed,
-    StageEvent,
 )
 
 __all__ = ["Driver", "make_observer"]
@@ -44,58 +40,25 @@ class Driver:
         self.engine = engine
         self.observer = observer if observer is not None else make_observer(engine)
         self._history_sig: tuple[Any, ...] | None = None
-        self.follow_job(getattr(engine, "job", None))
-
-    # -- the job the observer follows ---------------------------------------------------------
-    def follow_job(self, job: Any) -> None:
-        """Point the observer at ``job`` (a JobRecord or its dict) unless it already follows it."""
-        if job is None:
-            return
-        get = job.get if isinstance(job, dict) else (lambda k: getattr(job, k, None))
-        pid, pgid, log_path = get("pid"), get("pgid"), get("log_path")
-        obs = self.observer
-        if log_path and getattr(obs.log, "path", None) == log_path and pid in getattr(obs, "job_pids", set()):
-            return
-        set_job = getattr(obs, "set_job", None)
-        if set_job is not None:
-            set_job(pid, pgid, log_path)
-
-    def stage_listener(self, post: Post) -> Callable[[str, Stage], None]:
-        """The engine listener: called inside the engine's coroutine, so it only posts."""
-
-        def on_stage(action: str, stage: Stage) -> None:
-            post(StageEvent(action, stage))
-
-        return on_stage
 
     # -- actions ----------------------------------------------------------------------------
     async def attempt(self, note: str, post: Post) -> None:
+        """A manual attempt; its start, stages and verdict reach the screen as engine events."""
         from ..core.engine import Busy
 
-        t0 = time.monotonic()
-        post(ActionStarted("attempt", note))
         try:
-            res = await self.engine.attempt(note)
+            await self.engine.attempt(note)
         except Busy as e:
             post(ActionRefused("attempt", str(e)))
-            return
-        self.follow_job(res.job)
-        post(ActionFinished("attempt", res.verdict, outcome=res.outcome.value, attempt=res.attempt,
-                            first_error=res.first_error, duration_s=time.monotonic() - t0))
 
     async def action(self, name: str, post: Post) -> None:
+        """A single action; its start, stages and verdict reach the screen as engine events."""
         from ..core.engine import Busy
 
-        t0 = time.monotonic()
-        post(ActionStarted(name))
         try:
-            verdict = await self.engine.run_action(name)
+            await self.engine.run_action(name)
         except Busy as e:
             post(ActionRefused(name, str(e)))
-            return
-        if name in ("launch", "relaunch"):
-            self.follow_job(getattr(self.engine, "job", None))
-        post(ActionFinished(name, verdict, duration_s=time.monotonic() - t0))
 
     # -- observation ------------------------------------------------------------------------
     async def procs(self) -> ProcsRefreshed:

@@ -22,7 +22,6 @@ from typing import Any, Callable, Mapping
 from .messages import (
     ActionFinished,
     ActionRefused,
-    ActionStarted,
     ConfigInvalid,
     ConfigReloaded,
     LoopNotice,
@@ -130,17 +129,12 @@ class LoopRunner:
         self.post(self.snapshot())
 
     def _on_start(self, note: str, files: Mapping[str, str]) -> None:
+        # the attempt's start, stages and verdict come from the engine (one path for every attempt)
         self._t0, self._busy_said = time.monotonic(), False
-        self.post(ActionStarted("attempt", note))
         self.post(self.snapshot())
 
     def _on_verdict(self, res: Any) -> None:
-        t0, self._t0 = self._t0, None
-        self.driver.follow_job(getattr(res, "job", None))
-        outcome = getattr(res, "outcome", None)
-        self.post(ActionFinished("attempt", res.verdict, outcome=getattr(outcome, "value", outcome), attempt=res.attempt,
-                                 first_error=res.first_error, duration_s=time.monotonic() - (t0 or time.monotonic()),
-                                 result=res))
+        self._t0 = None
         self.post(self.snapshot())
 
     def _on_busy(self, e: BaseException, waited: float) -> None:

@@ -14,6 +14,7 @@ from typing import Any
 
 from textual.message import Message
 
+from ..core.fate import Fate
 from ..core.layers import Stage, Verdict
 
 __all__ = [
@@ -21,6 +22,7 @@ __all__ = [
     "ActionStarted",
     "ActionFinished",
     "ActionRefused",
+    "FateChanged",
     "ProcsRefreshed",
     "GpuRefreshed",
     "KmsgRefreshed",
@@ -67,6 +69,20 @@ class ActionFinished(Message):
     duration_s: float = 0.0
     #: the engine's AttemptResult when an attempt's verdict landed (bell, tmux, one-line toast)
     result: Any = None
+
+
+@dataclass
+class FateChanged(Message):
+    """An attempt's job changed state after its verdict (``fate`` is a :class:`cockpit.core.fate.Fate`)."""
+
+    attempt: int
+    fate: Fate
+    outcome: str | None = None
+
+    @property
+    def news(self) -> bool:
+        """A passed attempt whose job then died or vanished: worth the bell."""
+        return self.outcome == "passed" and self.fate.state in ("died", "vanished")
 
 
 @dataclass

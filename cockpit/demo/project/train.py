@@ -1,14 +1,20 @@
 """The cockpit demo's training job: a target model, three drafter threads, a step loop.
 
 Run it as cockpit does: ``python train.py`` in this directory, stdout and stderr into one log.
-It prints ``step N loss X lr Y`` every 0.2 s until stopped (SIGTERM/SIGINT), or exits 1 when a
-drafter thread dies.
+It prints ``step N loss X lr Y`` every 0.2 s until stopped (SIGTERM/SIGINT).  Training starts
+while the drafters still compile (drafting joins in once they are ready), so when drafter threads
+die with the FX error the main loop *keeps printing steps* for a few seconds, as the seed's
+pipeline did, before it notices and exits 1.  A log with progress lines and dead threads is not a
+healthy job: cockpit must say ``failed (app)`` however those lines interleave.
 
 Environment:
   TORCHINDUCTOR_CACHE_DIR   where compiled graphs are cached (as with torch)
   COCKPIT_DEMO_GPU_STATE    JSON file the demo's simulated nvidia-smi reads (load, memory, pid)
   COCKPIT_DEMO_MAX_SECONDS  stop on its own after this long (default 1800), so a forgotten
                             demo job does not run for ever
+  COCKPIT_DEMO_CRASH_FILE   when this file appears (``cockpit demo crash-later``), the job dies
+                            with a RuntimeError after the number of seconds it holds: a job that
+                            passed and died later, to see a fate change in the history
 """
 
 from __future__ import annotations
@@ -32,6 +38,8 @@ LOAD_SHARDS = 4
 SHARD_S = 0.25
 STEP_S = 0.2
 BASE_LR = 3e-4
+#: how long the main loop goes on after a drafter died before it gives up (the seed's "few seconds")
+DEAD_GRACE_S = 2.0
 
 
 class GpuState:
@@ -108,24 +116,24 @@ def main() -> int:
     for t in threads:
         t.start()
 
-    # every drafter must compile before training starts; a dead one ends the run
-    while not all(d.compiled.is_set() for d in drafters):
-        if dead or not all(t.is_alive() for t in threads):
-            give_up(gpu, drafters, threads, dead)
-        if stop.wait(0.02):
-            return stopped(gpu, stop_reason, 0)
-    go.set()
-    say(f"[train] {len(drafters)} drafters compiled; training")
-
+    say("[train] training starts; drafting joins in as the drafters finish compiling")
     rng = random.Random(1234)
     step = 0
     next_at = time.monotonic()
+    dead_seen_at: float | None = None
+    crash = CrashLater(os.environ.get("COCKPIT_DEMO_CRASH_FILE"))
     while True:
         next_at += STEP_S
         if stop.wait(max(0.0, next_at - time.monotonic())):
             break
-        if dead or not all(t.is_alive() for t in threads):
+        if all(d.compiled.is_set() for d in drafters) and not go.is_set():
+            go.set()
+            say(f"[train] {len(drafters)} drafters compiled; drafting")
+        if dead_seen_at is None and (dead or not all(t.is_alive() for t in threads)):
+            dead_seen_at = time.monotonic()
+        if dead_seen_at is not None and time.monotonic() - dead_seen_at >= DEAD_GRACE_S:
             give_up(gpu, drafters, threads, dead)
+        crash.check(step)
         step += 1
         loss = 0.42 + 2.1 * math.exp(-step / 90) + rng.uniform(-0.015, 0.015)
         lr = BASE_LR * min(1.0, step / 25)
@@ -136,6 +144,30 @@ def main() -> int:
             say(f"[train] demo time limit reached ({max_s:g}s, COCKPIT_DEMO_MAX_SECONDS): stopping")
             break
     return stopped(gpu, stop_reason, step)
+
+
+class CrashLater:
+    """``cockpit demo crash-later``: the file holds seconds; the job dies that long after it appears."""
+
+    def __init__(self, path: str | None) -> None:
+        self.path = path
+        self.due: float | None = None
+
+    def check(self, step: int) -> None:
+        if not self.path:
+            return
+        if self.due is None:
+            try:
+                with open(self.path) as fh:
+                    delay = float(fh.read().strip() or 0)
+            except (OSError, ValueError):
+                return
+            os.unlink(self.path)
+            self.due = time.monotonic() + delay
+            say(f"[train] (demo) a crash is scheduled in {delay:g}s")
+        if time.monotonic() >= self.due:
+            self.due = None
+            raise RuntimeError(f"loss is NaN at step {step}: gradients exploded (demo crash-later)")
 
 
 def give_up(gpu: GpuState, drafters: list[Drafter], threads: list[threading.Thread], dead: list[str]) -> None:
