@@ -77,7 +77,7 @@ try:  # pragma: no cover - always present on Linux/macOS
 except ImportError:  # pragma: no cover - Windows: no locking, still append-only
     fcntl = None  # type: ignore[assignment]
 
-from .layers import Layer, Outcome, Stage, Status, Verdict
+from ..layers import Layer, Outcome, Stage, Status, Verdict
 
 __all__ = [
     "SCHEMA_VERSION",
