@@ -1,0 +1,112 @@
+"""The attempt journal: an append-only JSON Lines record of every attempt, plus a Markdown export.
+
+An *attempt* is one try of a fix: note (hypothesis) → deploy → clear caches → stop → launch →
+verify, ending in an honest :class:`~cockpit.core.layers.Outcome`.  The journal writes one JSON
+object per line and never rewrites the file, so a crash can at worst leave one torn last line.
+
+File format (schema version 1).  Every line has an envelope::
+
+    {"v": 1, "ts": <unix float>, "event": <type>, "attempt": <int id>, ...}
+
+and event-specific fields:
+
+``attempt_started``
+    ``note``, ``target`` (name), ``code_version`` (dict: ``git_commit``, ``dirty_hash``,
+    ``dirty``, ``files``, ``source``; or null), ``log_path``, and who wrote it:
+    ``cockpit_pid``, ``cockpit_host``, ``cockpit_start_time`` (``/proc/PID/stat`` field 22, guards
+    against pid reuse) and ``boot_id`` (``/proc/sys/kernel/random/boot_id``: a reboot ends every
+    writer).
+``stage``
+    ``action`` (deploy / clear-cache / stop / launch / verify / …) and ``stage``
+    (:meth:`Stage.to_dict`): written as each stage completes, so a crash mid-action still leaves
+    the evidence seen so far.
+``verdict``
+    ``action`` and ``verdict`` (:meth:`Verdict.to_dict`): the action's whole, authoritative
+    verdict.  In the folded view it replaces the ``stage`` events of the same action that came
+    before it (it also carries the ``not reached`` stages that were never written one by one).
+``job``
+    what launch recorded, flat: ``unit``, ``pid``, ``start_time``, ``pgid``, ``log_path`` (enough
+    for a later cockpit to re-attach to or stop the job).  Later ``job`` events update earlier ones.
+``attempt_finished``
+    ``outcome``, ``layer``, ``summary``, ``first_error`` (dict or null), ``duration_s``,
+    ``caches`` (list of ``{"path", "bytes"}`` that were cleared; null when none were cleared).
+``attempt_interrupted``
+    written by :meth:`Journal.recover`: ``reason``, ``writer_pid``, ``writer_host``, ``why``.
+``diff``
+    optional, what changed: ``files``, ``added``, ``removed``, ``diff_path``.
+
+Ids increase from 1; the next id is the largest id seen in the file plus one (computed under the
+file lock, so two cockpits never hand out the same id).
+
+Writing: every event is one ``write`` of one line to a file opened in append mode, under
+``fcntl.flock(LOCK_EX)``, then ``flush`` and ``os.fsync``.  If the file does not end with a
+newline (a writer died mid-line), a newline is written first so the torn fragment stays a line of
+its own and cannot corrupt the next event.
+
+Reading tolerates a torn last line and any undecodable line (both are skipped and counted in
+:attr:`Journal.bad_lines`), unknown event types (kept: :meth:`Journal.events` yields them and
+:attr:`AttemptRecord.extra` holds them) and missing fields.  Reads are incremental: only the bytes
+appended since the last read are parsed.
+
+Recovery (:meth:`Journal.recover`): an attempt that started but never finished is *open*.  It is
+marked ``interrupted`` only when the cockpit that wrote it is provably gone: its pid is not
+running on this host, is a zombie, now belongs to another process (start time differs), or the
+host rebooted since (boot id differs).  An open attempt whose writer is still alive (another live
+cockpit, or this very process) is left alone: that cockpit will finish it.  An attempt written on
+another host cannot be checked and is left alone unless ``force=True``.
+
+Layout: :mod:`.records` (event names, :class:`AttemptRecord`, :func:`fold`, the tolerant readers,
+:func:`outcome_label`), :mod:`.store` (:class:`Journal`: append, incremental reads, ids, recover),
+:mod:`.writer` (is the cockpit that wrote an attempt still alive?) and :mod:`.export`
+(:func:`render_markdown`).  This module re-exports their public names.
+
+No textual/rich imports here: ``cockpit.core`` is UI-free.
+"""
+
+from __future__ import annotations
+
+from .export import LEGEND as LEGEND
+from .export import render_markdown as render_markdown
+from .records import ATTEMPT_FINISHED as ATTEMPT_FINISHED
+from .records import ATTEMPT_INTERRUPTED as ATTEMPT_INTERRUPTED
+from .records import ATTEMPT_STARTED as ATTEMPT_STARTED
+from .records import DEFAULT_REASON as DEFAULT_REASON
+from .records import DIFF as DIFF
+from .records import ENVELOPE as ENVELOPE
+from .records import EVENT_TYPES as EVENT_TYPES
+from .records import JOB as JOB
+from .records import SCHEMA_VERSION as SCHEMA_VERSION
+from .records import STAGE as STAGE
+from .records import VERDICT as VERDICT
+from .records import AttemptRecord as AttemptRecord
+from .records import StageRecord as StageRecord
+from .records import fold as fold
+from .records import outcome_label as outcome_label
+from .store import Journal as Journal
+from .store import default_journal_path as default_journal_path
+from .writer import _hostname as _hostname  # tests/test_journal.py uses these two
+from .writer import _read_stat as _read_stat
+from .writer import proc_start_time as proc_start_time
+from .writer import writer_state as writer_state
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "DEFAULT_REASON",
+    "ATTEMPT_STARTED",
+    "STAGE",
+    "VERDICT",
+    "JOB",
+    "ATTEMPT_FINISHED",
+    "ATTEMPT_INTERRUPTED",
+    "DIFF",
+    "EVENT_TYPES",
+    "Journal",
+    "AttemptRecord",
+    "StageRecord",
+    "fold",
+    "default_journal_path",
+    "proc_start_time",
+    "writer_state",
+    "render_markdown",
+    "outcome_label",
+]

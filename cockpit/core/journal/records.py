@@ -1,0 +1,338 @@
+"""Journal records: event names, the JSON form of an event, and the folded per-attempt view.
+
+:func:`fold` turns raw events (dicts, as read from the file) into one :class:`AttemptRecord` per
+attempt id; the tolerant readers (``_num``, ``_opt_int``, ``_outcome``, ``_layer``…) accept
+whatever an older, newer or damaged file holds, and ``_dumps`` / ``_parse`` / ``_jsonable`` turn
+one event into one line and back.  :func:`outcome_label` is the phrase that keeps ``failed`` and
+``untested`` apart.  Nothing here touches the file (see :mod:`.store`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any, Iterable, Mapping
+
+from ..layers import Layer, Outcome, Stage, Status, Verdict
+
+SCHEMA_VERSION = 1
+DEFAULT_REASON = "cockpit stopped before a verdict"
+
+ATTEMPT_STARTED = "attempt_started"
+STAGE = "stage"
+VERDICT = "verdict"
+JOB = "job"
+ATTEMPT_FINISHED = "attempt_finished"
+ATTEMPT_INTERRUPTED = "attempt_interrupted"
+DIFF = "diff"
+EVENT_TYPES = (ATTEMPT_STARTED, STAGE, VERDICT, JOB, ATTEMPT_FINISHED, ATTEMPT_INTERRUPTED, DIFF)
+
+#: Keys every event carries; event-specific fields may not use them.
+ENVELOPE = ("v", "ts", "event", "attempt")
+
+
+# --------------------------------------------------------------------------------------------
+# The folded view
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class StageRecord:
+    """One stage in an attempt's timeline: which action it belongs to, and the stage itself."""
+
+    action: str
+    stage: Stage
+    ts: float | None = None
+    from_verdict: bool = False
+    _covered: bool = field(default=False, repr=False, compare=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"action": self.action, **self.stage.to_dict()}
+
+
+@dataclass
+class AttemptRecord:
+    """Everything the journal knows about one attempt, folded from its events."""
+
+    attempt: int
+    note: str = ""
+    target: str | None = None
+    started_at: float | None = None
+    finished_at: float | None = None
+    #: An :class:`Outcome`; a plain string only if the file holds a value this version does not know.
+    outcome: Outcome | str = Outcome.RUNNING
+    layer: Layer | str | None = None
+    summary: str = ""
+    code_version: dict[str, Any] | None = None
+    log_path: str | None = None
+    job: dict[str, Any] | None = None
+    stages: list[StageRecord] = field(default_factory=list)
+    verdicts: list[Verdict] = field(default_factory=list)
+    first_error: dict[str, Any] | None = None
+    caches: list[Any] | None = None
+    duration_s: float | None = None
+    diff: dict[str, Any] | None = None
+    interrupted_reason: str | None = None
+    cockpit_pid: int | None = None
+    cockpit_host: str | None = None
+    cockpit_start_time: int | None = None
+    boot_id: str | None = None
+    first_event_at: float | None = None
+    last_event_at: float | None = None
+    #: Events this version does not understand (unknown types, unparseable stages/verdicts).
+    extra: list[dict[str, Any]] = field(default_factory=list)
+    #: Every raw event of this attempt, in file order.
+    events: list[dict[str, Any]] = field(default_factory=list, repr=False)
+    _finished: bool = field(default=False, repr=False)
+
+    @property
+    def id(self) -> int:
+        return self.attempt
+
+    @property
+    def open(self) -> bool:
+        """Started (or at least written to) but not finished."""
+        return not self._finished
+
+    @property
+    def failed_stage(self) -> StageRecord | None:
+        return next((s for s in self.stages if s.stage.status is Status.FAIL), None)
+
+    # -- folding ------------------------------------------------------------------------------
+
+    def apply(self, ev: Mapping[str, Any]) -> None:
+        """Fold one event (of this attempt) into the record."""
+        self.events.append(dict(ev))
+        ts = _num(ev.get("ts"))
+        if ts is not None:
+            if self.first_event_at is None or ts < self.first_event_at:
+                self.first_event_at = ts
+            if self.last_event_at is None or ts > self.last_event_at:
+                self.last_event_at = ts
+        kind = ev.get("event")
+        if kind == ATTEMPT_STARTED:
+            if self.started_at is not None:  # a duplicate start: keep the first, note the second
+                self.extra.append(dict(ev))
+                return
+            self.started_at = ts
+            self.note = _str(ev.get("note"))
+            self.target = _opt_str(ev.get("target"))
+            cv = ev.get("code_version")
+            self.code_version = cv if isinstance(cv, dict) else None
+            self.log_path = _opt_str(ev.get("log_path")) or self.log_path
+            self.cockpit_pid = _opt_int(ev.get("cockpit_pid"))
+            self.cockpit_host = _opt_str(ev.get("cockpit_host"))
+            self.cockpit_start_time = _opt_int(ev.get("cockpit_start_time"))
+            self.boot_id = _opt_str(ev.get("boot_id"))
+        elif kind == STAGE:
+            try:
+                stage = Stage.from_dict(ev["stage"])
+            except (KeyError, TypeError, ValueError, AttributeError):
+                self.extra.append(dict(ev))
+                return
+            self.stages.append(StageRecord(_str(ev.get("action")) or "?", stage, ts))
+        elif kind == VERDICT:
+            try:
+                verdict = Verdict.from_dict(ev["verdict"])
+            except (KeyError, TypeError, ValueError, AttributeError):
+                self.extra.append(dict(ev))
+                return
+            action = _str(ev.get("action")) or verdict.action
+            self.verdicts.append(verdict)
+            self._merge_verdict(action, verdict, ts)
+        elif kind == JOB:
+            nested = ev.get("job")
+            jd = dict(nested) if isinstance(nested, dict) else {k: v for k, v in ev.items() if k not in ENVELOPE}
+            self.job = {**(self.job or {}), **jd}
+            if not self.log_path and isinstance(jd.get("log_path"), str):
+                self.log_path = jd["log_path"]
+        elif kind == ATTEMPT_FINISHED:
+            outcome = _outcome(ev.get("outcome"))
+            # The first finish is the truth, except that a real outcome written later by the
+            # original cockpit beats an "interrupted" that recovery wrote on its behalf.
+            if self._finished and not (self.outcome is Outcome.INTERRUPTED and outcome is not Outcome.INTERRUPTED):
+                self.extra.append(dict(ev))
+                return
+            self._finished = True
+            self.finished_at = ts
+            self.outcome = outcome
+            self.layer = _layer(ev.get("layer"))
+            self.summary = _str(ev.get("summary"))
+            fe = ev.get("first_error")
+            self.first_error = fe if isinstance(fe, dict) else ({"summary": fe} if isinstance(fe, str) and fe else None)
+            caches = ev.get("caches")
+            self.caches = list(caches) if isinstance(caches, list) else None
+            self.duration_s = _num(ev.get("duration_s"))
+        elif kind == ATTEMPT_INTERRUPTED:
+            self.interrupted_reason = _str(ev.get("reason")) or DEFAULT_REASON
+        elif kind == DIFF:
+            self.diff = {k: v for k, v in ev.items() if k not in ENVELOPE}
+        else:
+            self.extra.append(dict(ev))
+
+    def _merge_verdict(self, action: str, verdict: Verdict, ts: float | None) -> None:
+        live = [i for i, s in enumerate(self.stages) if s.action == action and not s.from_verdict and not s._covered]
+        if not verdict.stages:
+            for i in live:
+                self.stages[i]._covered = True
+            return
+        new = [StageRecord(action, st, ts, from_verdict=True) for st in verdict.stages]
+        if live:
+            pos = live[0]
+            drop = set(live)
+            self.stages = [s for i, s in enumerate(self.stages) if i not in drop]
+            self.stages[pos:pos] = new
+        else:
+            self.stages.extend(new)
+
+    # -- output -------------------------------------------------------------------------------
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-friendly: what ``cockpit history --json`` prints (a list of these)."""
+        return {
+            "attempt": self.attempt,
+            "note": self.note,
+            "target": self.target,
+            "started_at": self.started_at,
+            "finished_at": self.finished_at,
+            "duration_s": self.duration_s,
+            "outcome": _value(self.outcome),
+            "layer": _value(self.layer),
+            "summary": self.summary,
+            "code_version": self.code_version,
+            "log_path": self.log_path,
+            "job": self.job,
+            "first_error": self.first_error,
+            "caches": self.caches,
+            "stages": [s.to_dict() for s in self.stages],
+            "verdicts": [
+                {"action": v.action, "ok": v.ok, "layer": _value(v.layer), "summary": v.summary()}
+                for v in self.verdicts
+            ],
+            "diff": self.diff,
+            "interrupted_reason": self.interrupted_reason,
+            "open": self.open,
+            "writer": {"pid": self.cockpit_pid, "host": self.cockpit_host},
+        }
+
+
+def fold(events: Iterable[Mapping[str, Any]]) -> list[AttemptRecord]:
+    """Fold raw events into one :class:`AttemptRecord` per attempt id, sorted by id.
+
+    Events without an integer ``attempt`` are ignored here (they still appear in
+    :meth:`Journal.events`).
+    """
+    recs: dict[int, AttemptRecord] = {}
+    for ev in events:
+        aid = _opt_int(ev.get("attempt"))
+        if aid is None:
+            continue
+        rec = recs.get(aid)
+        if rec is None:
+            rec = recs[aid] = AttemptRecord(attempt=aid)
+        rec.apply(ev)
+    return [recs[k] for k in sorted(recs)]
+
+
+# --------------------------------------------------------------------------------------------
+# One event as one JSON line, and back
+# --------------------------------------------------------------------------------------------
+
+
+def _json_default(o: Any) -> Any:
+    if isinstance(o, Enum):
+        return o.value
+    to_dict = getattr(o, "to_dict", None)
+    if callable(to_dict):
+        return to_dict()
+    if dataclasses.is_dataclass(o) and not isinstance(o, type):
+        return dataclasses.asdict(o)
+    if isinstance(o, os.PathLike):
+        return os.fspath(o)
+    if isinstance(o, (set, frozenset, tuple)):
+        return list(o)
+    if isinstance(o, bytes):
+        return o.decode("utf-8", "replace")
+    return str(o)  # never lose a journal line over an odd value
+
+
+def _dumps(ev: Mapping[str, Any]) -> bytes:
+    return (json.dumps(ev, ensure_ascii=False, separators=(",", ":"), default=_json_default) + "\n").encode("utf-8")
+
+
+def _jsonable(o: Any) -> Any:
+    """Plain JSON data for ``o`` (to_dict() objects, enums, paths converted)."""
+    if o is None:
+        return None
+    return json.loads(json.dumps(o, default=_json_default))
+
+
+def _parse(line: bytes) -> dict[str, Any] | None:
+    try:
+        ev = json.loads(line.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        return None
+    return ev if isinstance(ev, dict) else None
+
+
+# --------------------------------------------------------------------------------------------
+# Tolerant value readers
+# --------------------------------------------------------------------------------------------
+
+
+def _num(v: Any) -> float | None:
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return None
+    return float(v)
+
+
+def _opt_int(v: Any) -> int | None:
+    return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+
+def _str(v: Any) -> str:
+    return v if isinstance(v, str) else ("" if v is None else str(v))
+
+
+def _opt_str(v: Any) -> str | None:
+    return None if v is None else _str(v)
+
+
+def _outcome(v: Any) -> Outcome | str:
+    try:
+        return Outcome(v)
+    except ValueError:
+        return _str(v) or "unknown"
+
+
+def _layer(v: Any) -> Layer | str | None:
+    if v is None or v == "":
+        return None
+    try:
+        return Layer(v)
+    except ValueError:
+        return _str(v)
+
+
+def _value(v: Any) -> Any:
+    return v.value if isinstance(v, Enum) else v
+
+
+def outcome_label(outcome: Outcome | str, layer: Layer | str | None = None) -> str:
+    """A short phrase that keeps ``failed`` and ``untested`` visibly apart."""
+    lay = _value(layer)
+    o = _value(outcome)
+    if o == Outcome.PASSED.value:
+        return "passed — the code ran and reached its marker"
+    if o == Outcome.FAILED.value:
+        return "failed — the code ran and failed" + (f" ({lay})" if lay else "")
+    if o == Outcome.UNTESTED.value:
+        return "untested — the fix never ran" + (f" ({lay} failed)" if lay else "")
+    if o == Outcome.INTERRUPTED.value:
+        return "interrupted — cockpit stopped before a verdict"
+    if o == Outcome.RUNNING.value:
+        return "running — no verdict yet"
+    return f"{o} — unknown outcome"

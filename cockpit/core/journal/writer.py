@@ -1,0 +1,92 @@
+"""Journal writer checks: who wrote an attempt, and is that cockpit still alive?
+
+Used by :meth:`Journal.recover <cockpit.core.journal.store.Journal.recover>` to decide whether an
+open attempt is orphaned: pid gone, zombie, pid reused (``/proc/PID/stat`` start time), host
+rebooted (boot id), or written on another host (cannot be told).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+
+from .records import AttemptRecord
+
+# --------------------------------------------------------------------------------------------
+# Process identity (who wrote an attempt, and is it still alive?)
+# --------------------------------------------------------------------------------------------
+
+
+def _read_stat(pid: int) -> tuple[str, int] | None:
+    """(state, start_time) from ``/proc/PID/stat``, or None where it cannot be read."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            raw = f.read().decode("utf-8", "replace")
+    except OSError:
+        return None
+    # comm (field 2) may contain spaces and parentheses: split after the last ')'.
+    rest = raw[raw.rfind(")") + 2 :].split()
+    try:
+        return rest[0], int(rest[19])  # field 3 = state, field 22 = starttime
+    except (IndexError, ValueError):
+        return None
+
+
+def proc_start_time(pid: int) -> int | None:
+    """``/proc/PID/stat`` field 22 (start time in clock ticks since boot), or None."""
+    st = _read_stat(pid)
+    return st[1] if st else None
+
+
+def _boot_id() -> str | None:
+    try:
+        with open("/proc/sys/kernel/random/boot_id", encoding="ascii") as f:
+            return f.read().strip() or None
+    except OSError:
+        return None
+
+
+def _hostname() -> str:
+    return socket.gethostname()
+
+
+def _pid_running(pid: int) -> bool:
+    """True if ``pid`` exists and is not a zombie (a zombie is dead, merely unreaped)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass  # exists, owned by someone else
+    except OSError:
+        return False
+    st = _read_stat(pid)
+    if st is not None and st[0] in ("Z", "X"):
+        return False
+    return True
+
+
+def writer_state(rec: AttemptRecord) -> tuple[bool | None, str]:
+    """Is the cockpit that wrote ``rec`` still alive?  ``(True|False|None, why)``.
+
+    ``None`` means it cannot be told from here (the attempt was written on another host).
+    """
+    here = _hostname()
+    host = rec.cockpit_host
+    if host and host != here:
+        return None, f"written by cockpit on host {host!r}; its pid cannot be checked from {here!r}"
+    boot = _boot_id()
+    if rec.boot_id and boot and rec.boot_id != boot:
+        return False, "this machine rebooted since the attempt started"
+    pid = rec.cockpit_pid
+    if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
+        return False, "no writer pid was recorded (start event missing or torn)"
+    if not _pid_running(pid):
+        return False, f"cockpit pid {pid} is no longer running"
+    recorded = rec.cockpit_start_time
+    current = proc_start_time(pid)
+    if isinstance(recorded, int) and current is not None and recorded != current:
+        return False, f"pid {pid} now belongs to another process (start time {current} != {recorded})"
+    if pid == os.getpid():
+        return True, f"written by this cockpit (pid {pid})"
+    return True, f"cockpit pid {pid} is still running"
