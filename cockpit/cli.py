@@ -225,14 +225,9 @@ def cmd_history(args: argparse.Namespace, cfg: Config) -> int:
     if args.markdown:
         sys.stdout.write(render_markdown(attempts))
         return EXIT_OK
-    from .core.fate import latest_fate, story
+    from .core.fate import story
 
-    rows = []
-    for a in attempts:
-        d = a.to_dict()
-        fate = latest_fate(a)
-        d["fate"] = fate.to_dict() if fate else None
-        rows.append(d)
+    rows = [a.to_dict() for a in attempts]
     if args.json:
         json.dump(rows, sys.stdout, indent=2, ensure_ascii=False, default=str)
         sys.stdout.write("\n")

@@ -173,11 +173,8 @@ FATE_EVENT = "fate"
 
 
 def latest_fate(rec: Any) -> Fate | None:
-    """The newest ``fate`` event of a journal :class:`~cockpit.core.journal.AttemptRecord`."""
-    for ev in reversed(getattr(rec, "events", []) or []):
-        if ev.get("event") == FATE_EVENT:
-            return Fate.from_dict(ev)
-    return None
+    """The fate of a journal :class:`~cockpit.core.journal.AttemptRecord` (its latest, or its final one)."""
+    return Fate.from_dict(getattr(rec, "fate", None))
 
 
 def story(outcome: Any, layer: Any, fate: Fate | dict[str, Any] | None) -> str:

@@ -34,6 +34,11 @@ and event-specific fields:
     written by :meth:`Journal.recover`: ``reason``, ``writer_pid``, ``writer_host``, ``why``.
 ``diff``
     optional, what changed: ``files``, ``added``, ``removed``, ``diff_path``.
+``fate``
+    what became of the attempt's job after its verdict: ``state`` (``running``, ``finished``,
+    ``died``, ``stopped``, ``vanished``), ``layer``, ``cause``, ``at``, ``after_s``,
+    ``last_progress``.  Appended on each change (see :mod:`cockpit.core.fate`); the folded record
+    keeps the latest, and a final state is never replaced.  The outcome is never rewritten.
 
 Ids increase from 1; the next id is the largest id seen in the file plus one (computed under the
 file lock, so two cockpits never hand out the same id).
@@ -72,6 +77,7 @@ from .records import ATTEMPT_INTERRUPTED as ATTEMPT_INTERRUPTED
 from .records import ATTEMPT_STARTED as ATTEMPT_STARTED
 from .records import DEFAULT_REASON as DEFAULT_REASON
 from .records import DIFF as DIFF
+from .records import FATE as FATE
 from .records import ENVELOPE as ENVELOPE
 from .records import EVENT_TYPES as EVENT_TYPES
 from .records import JOB as JOB
@@ -99,6 +105,7 @@ __all__ = [
     "ATTEMPT_FINISHED",
     "ATTEMPT_INTERRUPTED",
     "DIFF",
+    "FATE",
     "EVENT_TYPES",
     "Journal",
     "AttemptRecord",

@@ -37,6 +37,13 @@ def _fmt_ts(ts: float | None) -> str:
     return datetime.fromtimestamp(ts, timezone.utc).strftime("%Y-%m-%dT%H:%MZ")
 
 
+def fate_line(fate: dict[str, Any]) -> str:
+    """``died (app) after 4m12s: RuntimeError …`` (see :func:`cockpit.core.fate.fate_text`)."""
+    from ..fate import fate_text  # late: the fate module reaches the actions; the journal must not need them
+
+    return fate_text(fate)
+
+
 def _fmt_duration(s: float | None) -> str:
     if s is None:
         return "—"
@@ -175,7 +182,7 @@ def render_markdown(attempts: Iterable[AttemptRecord], *, title: str = "cockpit 
                     _cell(r.note, 80),
                     _code_cell(r.code_version),
                     _cell(_caches_cell(r.caches)),
-                    _bold_label(r.outcome, r.layer),
+                    _bold_label(r.outcome, r.layer) + (f" → {_cell(fate_line(r.fate), 80)}" if r.fate else ""),
                     _cell(_value(r.layer)),
                     _cell(_first_error_line(r.first_error), 120),
                     _fmt_duration(r.duration_s),
@@ -188,6 +195,8 @@ def render_markdown(attempts: Iterable[AttemptRecord], *, title: str = "cockpit 
     for r in recs:
         out += [f"## Attempt {r.attempt}: {outcome_label(r.outcome, r.layer)}", ""]
         out.append(f"- **Hypothesis:** {_cell(r.note)}")
+        if r.fate:
+            out.append(f"- **Then:** {_cell(fate_line(r.fate))}")
         if r.target:
             out.append(f"- **Target:** {_cell(r.target)}")
         out.append(

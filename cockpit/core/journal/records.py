@@ -28,7 +28,10 @@ JOB = "job"
 ATTEMPT_FINISHED = "attempt_finished"
 ATTEMPT_INTERRUPTED = "attempt_interrupted"
 DIFF = "diff"
-EVENT_TYPES = (ATTEMPT_STARTED, STAGE, VERDICT, JOB, ATTEMPT_FINISHED, ATTEMPT_INTERRUPTED, DIFF)
+FATE = "fate"
+#: fate states that end a job's story (a later reading never replaces them)
+FINAL_FATES = ("finished", "died", "stopped", "vanished")
+EVENT_TYPES = (ATTEMPT_STARTED, STAGE, VERDICT, JOB, ATTEMPT_FINISHED, ATTEMPT_INTERRUPTED, DIFF, FATE)
 
 #: Keys every event carries; event-specific fields may not use them.
 ENVELOPE = ("v", "ts", "event", "attempt")
@@ -75,6 +78,9 @@ class AttemptRecord:
     caches: list[Any] | None = None
     duration_s: float | None = None
     diff: dict[str, Any] | None = None
+    #: the job's latest fate after the verdict (``state``, ``layer``, ``cause``, ``at``, ``after_s``,
+    #: ``last_progress``); the outcome above is never changed by it
+    fate: dict[str, Any] | None = None
     interrupted_reason: str | None = None
     cockpit_pid: int | None = None
     cockpit_host: str | None = None
@@ -170,6 +176,9 @@ class AttemptRecord:
             self.interrupted_reason = _str(ev.get("reason")) or DEFAULT_REASON
         elif kind == DIFF:
             self.diff = {k: v for k, v in ev.items() if k not in ENVELOPE}
+        elif kind == FATE:
+            if isinstance(ev.get("state"), str) and not (self.fate and self.fate.get("state") in FINAL_FATES):
+                self.fate = {k: v for k, v in ev.items() if k not in ENVELOPE}
         else:
             self.extra.append(dict(ev))
 
@@ -213,6 +222,7 @@ class AttemptRecord:
                 for v in self.verdicts
             ],
             "diff": self.diff,
+            "fate": self.fate,
             "interrupted_reason": self.interrupted_reason,
             "open": self.open,
             "writer": {"pid": self.cockpit_pid, "host": self.cockpit_host},
