@@ -74,7 +74,7 @@ async def test_attempt_on_the_demo_records_an_outcome_and_updates_every_pane():
         assert {m.action for m in rec.of(StageEvent)} >= {"deploy", "clear-cache", "launch", "verify"}  # live stages
         await wait_for(pilot, lambda: history.table.row_count == 1, what="the history row")
         row = history.table.get_row("1")
-        assert "FAILED" in row[1].plain and row[2].plain == "app" and "baseline" in row[4]
+        assert "FAILED" in row[1].plain and row[2].plain == "app" and "baseline" in row[5]
         strip = app.query_one(VerdictStrip)
         assert strip.banner_text() == "✘ FAILED — the code ran and failed (app)"
         assert "verify" in strip.plain() and "[app]" in strip.plain()
@@ -454,7 +454,7 @@ async def test_engine_actions_run_through_the_engine(tmp_path):
         await wait_for(pilot, lambda: len(rec.of(ActionFinished)) == 2, what="verify")
         assert [m.action for m in rec.of(ActionFinished)] == ["clear-cache", "verify"]
         verify = rec.of(ActionFinished)[1].verdict
-        assert verify.layer is Layer.PROCESS and "no job launched" in verify.summary()
+        assert verify.layer is Layer.PROCESS and "nothing launched" in verify.summary()
         strip = app.query_one(VerdictStrip)
         assert strip.banner_text() == "✘ verify FAILED (process)" and "[process]" in strip.plain()
         await pilot.press("v")  # the last action's full verdict

@@ -65,6 +65,8 @@ ACTIONS: list[UIAction] = [
              acts=True, key_display="!"),
     UIAction("demo-fix", "F", "demo_fix", "Apply demo fix", "Demo only: copy the shipped fix (serialise the first compile) into the demo's working copy",
              acts=True, demo_only=True),
+    UIAction("demo-crash-later", "K", "demo_crash_later", "Demo: crash later", "Demo only: make the running demo job die in 5 s, to see a passed attempt's fate turn to died in the history",
+             acts=True, demo_only=True),
     # -- looking ------------------------------------------------------------------------------
     UIAction("zoom", "z", "zoom", "Zoom", "Zoom the focused pane to the full screen, or back", footer=True),
     UIAction("follow", "f", "follow", "Follow/pause", "Log: follow new lines, or pause to read"),

@@ -166,6 +166,13 @@ class TargetKeys:
             self.notify("the demo fix is already applied", timeout=4, markup=False)
 
 
+    def action_demo_crash_later(self) -> None:
+        from .. import demo
+
+        demo.crash_later(5.0)
+        self.notify("the running demo job dies in 5 s: watch its fate in the attempts pane [4]", timeout=6, markup=False)
+
+
 class ViewKeys:
     """Keys that change what is shown (zoom, focus, follow, filter, errors, job-only, refresh,
     verdict, help, quit)."""

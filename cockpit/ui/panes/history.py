@@ -1,4 +1,4 @@
-"""The fix-attempt history: attempt, time, hypothesis, code version, outcome, layer, first error.
+"""The fix-attempt history: attempt, outcome, layer, the job's fate since, time, hypothesis, code, first error.
 
 Newest first, updated by row key (the attempt id).  Enter on a row (or ``v``) opens the full
 verdict.  ``failed`` and ``untested`` differ by glyph, word and colour (``✘ FAILED app`` vs
@@ -14,6 +14,7 @@ from textual.app import ComposeResult
 from textual.message import Message
 from textual.widgets import DataTable
 
+from ...core.actions.cause import fmt_secs
 from ..format import code_version_text, first_error_text, fmt_clock, is_stale, one_line, outcome_text
 from .base import Pane
 from .table import sync_rows
@@ -21,8 +22,11 @@ from .table import sync_rows
 __all__ = ["HistoryPane"]
 
 #: outcome and layer come first: they are what a glance at the history is for
-COLUMNS = (("id", "#"), ("outcome", "OUTCOME"), ("layer", "LAYER"), ("time", "TIME"), ("note", "HYPOTHESIS"),
+COLUMNS = (("id", "#"), ("outcome", "OUTCOME"), ("layer", "LAYER"), ("fate", "THEN"), ("time", "TIME"), ("note", "HYPOTHESIS"),
            ("code", "CODE"), ("error", "FIRST ERROR"))
+
+#: the job's fate after the verdict, short: a glyph and a word (colour is never the only signal)
+FATE_GLYPH = {"running": "▶", "finished": "✔", "died": "✘", "stopped": "■", "vanished": "?"}
 
 
 class HistoryPane(Pane):
@@ -71,6 +75,7 @@ class HistoryPane(Pane):
                 Text(str(r.attempt), style=self.cs("txt--title")),
                 Text(outcome_text(o, None, short=True), style=self.outcome_style(o)),
                 Text(lay or "—", style=self.layer_style(lay) if lay else self.cs("txt--dim")),
+                self._fate_cell(getattr(r, "fate", None)),
                 fmt_clock(r.started_at, now),
                 one_line(r.note, 40) or "—",
                 code_version_text(r.code_version),
@@ -79,6 +84,17 @@ class HistoryPane(Pane):
         with self.app.batch_update():
             sync_rows(self.table, rows, key_column=0, stick_to_top=True)
         self.tick()
+
+    def _fate_cell(self, fate: dict[str, Any] | None) -> Text:
+        """``✘ died app 4m12s`` for a job that died after its verdict; ``—`` when nothing is known."""
+        if not fate or not isinstance(fate.get("state"), str):
+            return Text("—", style=self.cs("txt--dim"))
+        state, layer = fate["state"], fate.get("layer") or ""
+        after = fate.get("after_s")
+        when = f" {fmt_secs(after)}" if isinstance(after, (int, float)) and state != "running" else ""
+        text = f"{FATE_GLYPH.get(state, '·')} {state}" + (f" {layer}" if layer and state in ("died", "vanished") else "") + when
+        style = self.layer_style(layer) if layer and state in ("died", "vanished") else self.cs("txt--dim")
+        return Text(text, style=style)
 
     def selected(self) -> int | None:
         t = self.table
