@@ -228,11 +228,12 @@ class SourceWatcher:
         """Find the git work tree, then hash every file that counts (runs in a thread)."""
         self.files.find_git()
         sigs, _ = self.files.classify(self.files.walk())
-        self._seen = {r: s for r, s in sigs.items() if s is not None}
+        seen = {r: s for r, s in sigs.items() if s is not None}
+        self._seen = dict(seen)
         if self._initial_baseline is not None:
-            self.set_baseline({r: s for r, s in self._initial_baseline.items() if r in self._seen})
+            self.set_baseline({r: s for r, s in self._initial_baseline.items() if r in seen})
         else:
-            self._baseline = dict(self._seen)
+            self._baseline = seen
             self._pending = {}
 
     async def _on_batch(self, batch: set[tuple[Change, str]]) -> None:
