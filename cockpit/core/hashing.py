@@ -1,11 +1,11 @@
-"""Content hashing shared by deploy (the manifest it verifies) and the source watcher."""
+"""Content hashing shared by deploy (the manifest it verifies), the source watcher and the change store."""
 
 from __future__ import annotations
 
 import hashlib
 import os
 
-__all__ = ["file_sha256"]
+__all__ = ["file_sha256", "bytes_sha256"]
 
 _CHUNK = 1 << 20
 
@@ -17,3 +17,8 @@ def file_sha256(path: str | os.PathLike[str]) -> str:
         for chunk in iter(lambda: fh.read(_CHUNK), b""):
             h.update(chunk)
     return h.hexdigest()
+
+
+def bytes_sha256(data: bytes) -> str:
+    """The hex SHA-256 of ``data`` (content addresses in the change store)."""
+    return hashlib.sha256(data).hexdigest()
