@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import signal
 import sys
@@ -44,7 +45,7 @@ def _add_arguments(s: argparse.ArgumentParser) -> None:
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
     """Add ``watch`` to the sub-command parsers (``sub`` from ``add_subparsers``)."""
-    s = sub.add_parser("watch", help=HELP, description=__doc__.split("\n\n")[1] if __doc__ else HELP)
+    s: argparse.ArgumentParser = sub.add_parser("watch", help=HELP, description=__doc__.split("\n\n")[1] if __doc__ else HELP)
     _add_arguments(s)
     s.set_defaults(func=cmd_watch)
     return s
@@ -127,13 +128,13 @@ async def _watch(args: argparse.Namespace, cfg: Any) -> int:
         if main is not None:
             main.cancel()
 
-    installed = []
+    installed: list[signal.Signals] = []
     for sig in (signal.SIGINT, signal.SIGTERM):
         try:
             loop.add_signal_handler(sig, on_signal, sig)
-            installed.append(sig)
         except (NotImplementedError, RuntimeError, ValueError):
-            pass
+            continue  # no handler here (not the main thread): Ctrl-C arrives as KeyboardInterrupt, see cmd_watch
+        installed.append(sig)
 
     engine = Engine(cfg)
     watcher = watcher_for(cfg, debounce=args.debounce or lc.debounce)
@@ -170,8 +171,8 @@ async def _watch(args: argparse.Namespace, cfg: Any) -> int:
         try:
             rec = engine.journal.get(res.attempt)
             diff = rec.diff if rec is not None else None
-        except Exception:
-            pass
+        except OSError as e:  # the verdict line goes out without its diff summary
+            _progress(args, f"cannot read the journal for the diff of attempt {res.attempt}: {e}")
         lat = loop_.latencies[-1]["from_last_change"] if loop_.latencies else None
         p = verdict_payload(res, note=state["note"], changed=state["files"], diff=diff, latency=lat)
         if args.json:
@@ -224,31 +225,20 @@ async def _watch(args: argparse.Namespace, cfg: Any) -> int:
         await watcher.close()
         await engine.close()
         for sig in installed:
-            try:
+            with contextlib.suppress(RuntimeError, ValueError):  # the loop is closing: nothing left to undo
                 loop.remove_signal_handler(sig)
-            except Exception:
-                pass
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m cockpit.watch_cli``: the same as ``cockpit watch`` (before cli.py registers it)."""
-    from .config import ConfigError, find_config, load_config
+    from .cli import resolve_config  # late: cli.py imports this module to register ``watch``
+    from .config import ConfigError
 
     p = argparse.ArgumentParser(prog="cockpit watch", description=HELP)
     _add_arguments(p)
     args = p.parse_args(argv)
     try:
-        if args.demo:
-            from .demo import demo_config
-
-            cfg = demo_config()
-        else:
-            path = find_config(args.config)
-            if path is None:
-                raise ConfigError(None, "", "no config file found (looked at --config, $COCKPIT_CONFIG, ./cockpit.toml, ~/.config/cockpit/config.toml)",
-                                  "pass --config PATH, or --demo")
-            cfg = load_config(path)
-        return cmd_watch(args, cfg)
+        return cmd_watch(args, resolve_config(args))
     except ConfigError as e:
         if args.json:
             print(json.dumps({"ok": False, "error": e.to_dict()}))

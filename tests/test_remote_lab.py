@@ -94,6 +94,18 @@ async def test_host_channels_are_capped_below_maxsessions(tr):
     assert all(r.stdout == b"ok\n" for r in rs)
 
 
+async def test_stream_runs_inside_the_container_and_can_be_closed_early(tr):
+    out = b"".join([c async for c in tr.stream("cat /proc/1/comm")])
+    assert out == b"init\n"
+    for _ in range(3):  # a stream closed early ends; the next one opens
+        it = tr.stream("echo up; exec sleep 30")
+        assert await asyncio.wait_for(it.__anext__(), 10) == b"up\n"
+        await it.aclose()
+    with pytest.raises(asyncio.TimeoutError):
+        async for _ in tr.stream("echo start; sleep 5", timeout=0.5):
+            pass
+
+
 async def status(cfg) -> Verdict:
     t = make_transport(cfg)
     try:

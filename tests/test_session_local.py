@@ -90,3 +90,29 @@ async def test_exit_and_exec_in_a_command_do_not_end_the_session(t):
     assert (await t.run("exec echo replaced")).stdout == b"replaced\n"
     assert (await t.run("echo ok")).stdout == b"ok\n"
     assert t.session.rebuilds == 0
+
+
+async def test_stream_yields_output_then_ends(t):
+    chunks = [c async for c in t.stream("printf 'one\\n'; printf 'two\\n'")]
+    assert b"".join(chunks) == b"one\ntwo\n"
+
+
+async def test_stream_closed_early_kills_the_command(t):
+    it = t.stream("echo $$; exec sleep 30")
+    pid = int((await it.__anext__()).split()[0])
+    await it.aclose()
+
+    def gone() -> bool:  # reaped, or a zombie waiting for its new parent to reap it
+        try:
+            with open(f"/proc/{pid}/stat") as fh:
+                return fh.read().rsplit(")", 1)[1].split()[0] == "Z"
+        except FileNotFoundError:
+            return True
+
+    await await_for(gone, timeout=5, message="the streamed command to be killed")
+
+
+async def test_stream_timeout_bounds_the_whole_stream(t):
+    with pytest.raises(asyncio.TimeoutError):
+        async for _ in t.stream("echo start; sleep 5", timeout=0.3):
+            pass

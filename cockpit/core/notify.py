@@ -21,6 +21,7 @@ from async code use :func:`notify_verdict_async`.  In the TUI pass ``bell=False`
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import re
 import shutil
@@ -29,6 +30,8 @@ import sys
 from typing import Any, Mapping, TextIO
 
 __all__ = ["notify_verdict", "notify_verdict_async", "verdict_line", "error_text", "TMUX_OPTION"]
+
+log = logging.getLogger(__name__)
 
 TMUX_OPTION = "@cockpit_verdict"
 _CTRL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
@@ -43,8 +46,8 @@ def _as_dict(result: Any) -> dict[str, Any]:
             d = to_dict()
             if isinstance(d, Mapping):
                 return dict(d)
-        except Exception:
-            pass
+        except Exception:  # broad: notifying never raises (see the module doc); the attributes below still work
+            log.warning("%s.to_dict() failed; notifying from its attributes", type(result).__name__, exc_info=True)
     return {k: getattr(result, k, None) for k in ("attempt", "outcome", "layer", "summary", "first_error")}
 
 
@@ -128,7 +131,7 @@ def notify_verdict(
                 out.write("\a")
                 out.flush()
                 done["bell"] = True
-            except Exception as e:
+            except Exception as e:  # broad: any stream may be passed, and notifying never raises; reported in errors
                 done["errors"].append(f"bell: {e}")
     env_ = dict(os.environ if env is None else env)
     if tmux and env_.get("TMUX"):
@@ -166,7 +169,7 @@ async def notify_verdict_async(result: Any, **kw: Any) -> dict[str, Any]:
 def _isatty(s: Any) -> bool:
     try:
         return bool(s is not None and s.isatty())
-    except Exception:
+    except (AttributeError, ValueError, OSError):  # no isatty, a closed stream, or a dead descriptor
         return False
 
 

@@ -23,7 +23,12 @@ import logging
 import os
 import time
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
+
+from .fswatch import FsWatch, stop_task
+
+if TYPE_CHECKING:  # pragma: no cover
+    from watchfiles import Change
 
 __all__ = ["FileReloader", "ConfigReloader", "changed_keys", "needs_reconnect", "RECONNECT_SECTIONS"]
 
@@ -49,7 +54,7 @@ async def _call(fn: Callable[..., Any] | None, *args: Any) -> None:
             await r
     except asyncio.CancelledError:
         raise
-    except Exception:
+    except Exception:  # broad: a failing user callback must not stop the reloader; logged with its traceback
         log.exception("reload callback failed")
 
 
@@ -81,14 +86,14 @@ class FileReloader:
         self.errors: dict[Path, BaseException] = {}
         self.reloads = 0
         self._digests: dict[Path, str | None] = {}
+        self._wanted: set[str] = set()
         self._dirty: set[Path] = set()
         self._last = 0.0
-        self._stop: asyncio.Event | None = None
-        self._reader: asyncio.Task[None] | None = None
+        self._watch: FsWatch | None = None
         self._settler: asyncio.Task[None] | None = None
 
     async def start(self) -> "FileReloader":
-        if self._reader is not None:
+        if self._watch is not None:
             return self
         for p in self.paths:
             self._digests[p] = _digest(p)
@@ -97,29 +102,23 @@ class FileReloader:
                     self.values[p] = self.parse(p)
                 except self.error_types as e:
                     self.errors[p] = e
-        self._stop = asyncio.Event()
         dirs = sorted({str(p.parent) for p in self.paths if p.parent.is_dir()})
         if not dirs:
             raise FileNotFoundError(f"none of the directories of {', '.join(map(str, self.paths))} exist")
-        started = asyncio.Event()
-        self._reader = asyncio.create_task(self._read(dirs, started), name="cockpit-file-reloader")
-        await started.wait()
-        await asyncio.sleep(0)  # awatch adds its watches in the step that set `started`
-        if self._reader.done():
-            self._reader.result()
+        self._wanted = {str(p) for p in self.paths}
+        self._watch = FsWatch(dirs, self._on_batch, recursive=False, force_polling=self.force_polling, name="cockpit-file-reloader")
+        await self._watch.start()
         return self
 
     async def close(self) -> None:
-        if self._stop is not None:
-            self._stop.set()
-        for t in (self._settler, self._reader):
-            if t is not None and not t.done():
-                try:
-                    await asyncio.wait_for(asyncio.shield(t), 2.0)
-                except (asyncio.TimeoutError, asyncio.CancelledError, Exception):
-                    t.cancel()
-                    await asyncio.gather(t, return_exceptions=True)
-        self._reader = self._settler = None
+        watch, self._watch = self._watch, None
+        if watch is not None:
+            watch.stop()
+        await stop_task(self._settler)  # a reload under way finishes first
+        if watch is not None:
+            await watch.close()
+        await stop_task(self._settler)  # one started by a last batch while the watch was ending
+        self._settler = None
 
     async def __aenter__(self) -> "FileReloader":
         return await self.start()
@@ -133,21 +132,14 @@ class FileReloader:
         for p in targets:
             await self._reload(p, force=force)
 
-    async def _read(self, dirs: list[str], started: asyncio.Event) -> None:
-        from watchfiles import awatch
-
-        assert self._stop is not None
-        wanted = {str(p) for p in self.paths}
-        started.set()
-        async for batch in awatch(*dirs, watch_filter=None, recursive=False, stop_event=self._stop,
-                                  force_polling=self.force_polling, ignore_permission_denied=True):
-            hit = {Path(os.path.abspath(p)) for _, p in batch if os.path.abspath(p) in wanted}
-            if not hit:
-                continue
-            self._dirty |= hit
-            self._last = time.monotonic()
-            if self._settler is None or self._settler.done():
-                self._settler = asyncio.create_task(self._settle())
+    async def _on_batch(self, batch: set[tuple[Change, str]]) -> None:
+        hit = {Path(os.path.abspath(p)) for _, p in batch if os.path.abspath(p) in self._wanted}
+        if not hit:
+            return
+        self._dirty |= hit
+        self._last = time.monotonic()
+        if self._settler is None or self._settler.done():
+            self._settler = asyncio.create_task(self._settle())
 
     async def _settle(self) -> None:
         while True:

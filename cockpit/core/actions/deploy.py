@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ..hashing import file_sha256 as _sha
 from ..layers import Layer, Verdict
 from .base import ActionContext, StageFailed, VerdictBuilder, check
 
@@ -51,14 +52,6 @@ def collect_files(source: Path, exclude: list[str]) -> dict[str, Path]:
             if not _excluded(rel, f, exclude) and p.is_file():
                 out[rel] = p
     return out
-
-
-def _sha(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def code_version(source: Path) -> dict[str, Any]:

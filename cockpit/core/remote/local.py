@@ -17,6 +17,7 @@ from .base import CommandResult, Transport
 from .procs import LocalShell
 from .runtime import Runtime
 from .session import FramedSession
+from .stream import ChunkReader, read_stream
 
 __all__ = ["LocalTransport"]
 
@@ -66,21 +67,20 @@ class LocalTransport(Transport):
     async def run_channel(self, command: str, *, timeout: float = 60.0, input: bytes | None = None) -> CommandResult:
         return await run_local(self.runtime.wrap(command), timeout=timeout, input=input, env=self.env)
 
-    async def stream(self, command: str, *, timeout: float | None = None) -> AsyncIterator[bytes]:
+    def stream(self, command: str, *, timeout: float | None = None) -> AsyncIterator[bytes]:
+        return read_stream(self._stream_channel(command), timeout)
+
+    @contextlib.asynccontextmanager
+    async def _stream_channel(self, command: str) -> AsyncIterator[ChunkReader]:
+        """``command`` inside the target as a process of its own; killed (its group) on exit."""
         proc = await asyncio.create_subprocess_exec(
             "/bin/sh", "-c", self.runtime.wrap(command),
             stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
             start_new_session=True, env=self.env,
         )
         assert proc.stdout is not None
-        deadline = None if timeout is None else time.monotonic() + timeout
         try:
-            while True:
-                left = None if deadline is None else max(0.0, deadline - time.monotonic())
-                chunk = await asyncio.wait_for(proc.stdout.read(65536), left)
-                if not chunk:
-                    break
-                yield chunk
+            yield proc.stdout
         finally:
             if proc.returncode is None:
                 with contextlib.suppress(ProcessLookupError):

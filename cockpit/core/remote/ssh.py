@@ -28,6 +28,7 @@ from .base import CommandResult, RemoteError, Transport
 from .procs import SSHShell
 from .runtime import Runtime
 from .session import FramedSession
+from .stream import ChunkReader, read_stream
 
 __all__ = ["SSHTransport", "SSHParams", "Backoff", "explain_connect_error", "MAX_CHANNELS"]
 
@@ -61,7 +62,7 @@ class Backoff:
         self.retry_at = 0.0
 
     def failed(self) -> float:
-        delay = min(self.cap, self.base * (2 ** self.failures))
+        delay = min(self.cap, self.base * (2.0 ** self.failures))
         self.failures += 1
         self.retry_at = time.monotonic() + delay
         return delay
@@ -222,21 +223,20 @@ class SSHTransport(Transport):
         """Run ``command`` inside the target on its own channel (for uploads and long actions)."""
         return await self._exec(self.runtime.wrap(command), timeout=timeout, input=input)
 
-    async def stream(self, command: str, *, timeout: float | None = None) -> AsyncIterator[bytes]:
+    def stream(self, command: str, *, timeout: float | None = None) -> AsyncIterator[bytes]:
+        return read_stream(self._stream_channel(command), timeout)
+
+    @contextlib.asynccontextmanager
+    async def _stream_channel(self, command: str) -> AsyncIterator[ChunkReader]:
+        """``command`` inside the target on a channel of its own (one of the capped slots)."""
         conn = await self.connect()
         async with self._channels:
             try:
                 proc = await conn.create_process(self.runtime.wrap(command), encoding=None, stdin=asyncssh.DEVNULL)
             except (asyncssh.Error, OSError) as e:
                 raise self._channel_error(e) from None
-            deadline = None if timeout is None else time.monotonic() + timeout
             try:
-                while True:
-                    left = None if deadline is None else max(0.0, deadline - time.monotonic())
-                    chunk = await asyncio.wait_for(proc.stdout.read(65536), left)
-                    if not chunk:
-                        break
-                    yield chunk
+                yield proc.stdout
             finally:
                 proc.close()
 
