@@ -113,6 +113,21 @@ def cmd_watch(args: argparse.Namespace, cfg: Any) -> int:
         return EXIT_INTERRUPTED
 
 
+def _on_fate(args: argparse.Namespace, ev: Any) -> None:
+    """A job's fate changed after its verdict: one line (or one JSON object) saying so."""
+    from .core.events import FateChanged
+    from .core.fate import story
+
+    if not isinstance(ev, FateChanged) or ev.fate.state == "running":
+        return
+    if args.json:
+        sys.stdout.write(json.dumps({"event": "fate", "attempt": ev.attempt, "outcome": ev.outcome, "fate": ev.fate.to_dict()},
+                                    ensure_ascii=False) + "\n")
+        sys.stdout.flush()
+    else:
+        print(f"attempt {ev.attempt}: {story(ev.outcome, None, ev.fate)}", flush=True)
+
+
 async def _watch(args: argparse.Namespace, cfg: Any) -> int:
     from .core.engine import Busy, Engine
     from .core.notify import notify_verdict_async
@@ -137,6 +152,8 @@ async def _watch(args: argparse.Namespace, cfg: Any) -> int:
         installed.append(sig)
 
     engine = Engine(cfg)
+    engine.subscribe(lambda ev: _on_fate(args, ev))
+    engine.resume_following()  # a job still running from an earlier attempt: its fate is told too
     watcher = watcher_for(cfg, debounce=args.debounce or lc.debounce)
     notes = NoteCounter(args.note, template=lc.note_template, journal=engine.journal)
     state: dict[str, Any] = {"files": [], "note": "", "busy_said": False, "gave_up": False, "started": asyncio.Event()}

@@ -490,6 +490,7 @@ ALLOWED = {
     "cache": {"paths"},
     "gpu": {"nvidia_smi", "where"},
     "ui": {"theme", "refresh_interval"},
+    "verify": {"settle", "fate_interval"},
 }
 
 

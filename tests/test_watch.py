@@ -57,7 +57,7 @@ class FakeEngine:
         self.busy_raised = 0
         self.deploy_fails = deploy_fails
 
-    async def attempt(self, note: str, *, wait: bool = False):
+    async def attempt(self, note: str, *, wait: bool = False, trigger: str = "manual"):
         if self.busy > 0:
             self.busy -= 1
             self.busy_raised += 1

@@ -195,7 +195,7 @@ class AttemptLoop:
             while True:
                 try:
                     self.state = "running"
-                    res = await self.engine.attempt(note)
+                    res = await self.engine.attempt(note, trigger="manual" if given is not None else "on-save")
                     break
                 except Busy as e:
                     self.state = "busy-wait"

@@ -73,6 +73,10 @@ class GpuCard(Styled, Vertical):
             yield Static("", classes="gpu-label gpu-mem", markup=False)
             yield Spark(classes="gpu-spark gpu-mem-spark")
 
+    def on_mount(self) -> None:
+        # the children exist from here on (``is_mounted`` is not yet true): draw what was sampled
+        self._draw()
+
     def sample(self, gpu: Any) -> None:
         """Record one snapshot of this GPU (also while hidden)."""
         self.gpu = gpu
@@ -98,7 +102,11 @@ class GpuCard(Styled, Vertical):
         return t
 
     def refresh_view(self) -> None:
-        if not self.is_mounted or self.gpu is None:
+        if self.is_mounted:
+            self._draw()
+
+    def _draw(self) -> None:
+        if self.gpu is None:
             return
         g = self.gpu
         self.query_one(".gpu-head", Static).update(self.head_text())
@@ -165,8 +173,7 @@ class GpuPane(Pane):
                     card.remove()
                 del self.cards[key]
             elif card.parent is None:
-                box.mount(card)
-                self.call_after_refresh(card.refresh_view)
+                box.mount(card)  # it draws itself once mounted (GpuCard.on_mount)
             else:
                 card.refresh_view()
         for wid, text in (("#gpu-error", self.error_text()), ("#gpu-procs", self.procs_text()),
