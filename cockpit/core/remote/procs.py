@@ -15,7 +15,10 @@ import contextlib
 import logging
 import os
 import signal
-from typing import Any, Awaitable
+from typing import TYPE_CHECKING, Any, Awaitable, Callable
+
+if TYPE_CHECKING:
+    import asyncssh
 
 log = logging.getLogger(__name__)
 
@@ -151,7 +154,7 @@ class LocalShell:
 class SSHShell:
     """An ``asyncssh`` process (one channel) running a shell inside the target."""
 
-    def __init__(self, proc: Any, on_close: Any = None) -> None:
+    def __init__(self, proc: asyncssh.SSHClientProcess[bytes], on_close: Callable[[], None] | None = None) -> None:
         import asyncssh  # here, not at the top: the local transport uses this module without asyncssh
 
         #: what a channel raises once its connection is gone
