@@ -276,6 +276,9 @@ def test_pid1_reaps(comm: str, args: str, expected: bool | None) -> None:
 
 def test_fmt_age() -> None:
     assert [fmt_age(s) for s in (0, 59, 1027, 7380, 273600, None)] == ["0s", "59s", "17m07s", "2h03m", "3d04h", "?"]
+    # the UI's compact form is the same function, largest unit only
+    assert [fmt_age(s, coarse=True) for s in (-3, 59.9, 1027, 7380, 273600)] == ["0s", "59s", "17m", "2h", "3d"]
+    assert fmt_age(float("nan"), missing="—") == "—"
 
 
 # -- the command itself, run for real ---------------------------------------------------------

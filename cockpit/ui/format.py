@@ -7,11 +7,12 @@ nothing is told by colour alone (colour-blind viewers, washed-out projectors, 16
 
 from __future__ import annotations
 
-import math
 import time
 from typing import Any, Iterable
 
 from ..core.layers import Layer, Outcome, Status
+from ..core.probes.gpu import NaType
+from ..core.probes.text import fmt_age as core_fmt_age
 
 __all__ = [
     "STATUS_GLYPH",
@@ -112,17 +113,9 @@ def one_line(text: Any, limit: int | None = None) -> str:
 
 
 def fmt_age(age: float | None) -> str:
-    """A compact age: ``0s``, ``42s``, ``3m``, ``2h``, ``5d``; ``—`` for never."""
-    if age is None or (isinstance(age, float) and math.isnan(age)):
-        return "—"
-    age = max(0.0, age)
-    if age < 60:
-        return f"{int(age)}s"
-    if age < 3600:
-        return f"{int(age // 60)}m"
-    if age < 86400:
-        return f"{int(age // 3600)}h"
-    return f"{int(age // 86400)}d"
+    """A compact age: ``0s``, ``42s``, ``3m``, ``2h``, ``5d``; ``—`` for never (the core's
+    :func:`~cockpit.core.probes.text.fmt_age`, largest unit only)."""
+    return core_fmt_age(age, coarse=True, missing="—")
 
 
 def fmt_elapsed(seconds: Any) -> str:
@@ -155,9 +148,7 @@ def fmt_kib(kib: Any) -> str:
 
 def fmt_na(value: Any, spec: str = "", unit: str = "") -> str:
     """Format a number that may be an NA value (``NaType`` prints ``N/A`` and formats padded)."""
-    if value is None:
-        return "N/A"
-    if type(value).__name__ == "NaType":
+    if value is None or isinstance(value, NaType):
         return "N/A"
     try:
         return f"{value:{spec}}{unit}"
@@ -166,7 +157,7 @@ def fmt_na(value: Any, spec: str = "", unit: str = "") -> str:
 
 
 def fmt_mib(mib: Any) -> str:
-    if type(mib).__name__ == "NaType" or mib is None:
+    if mib is None or isinstance(mib, NaType):
         return "N/A"
     try:
         v = float(mib)

@@ -1,0 +1,122 @@
+"""The GPU probe: which nvidia-smi fields are asked for, and the ``sh`` command that asks.
+
+:func:`gpu_query_command` runs both queries (``--query-gpu`` and ``--query-compute-apps``,
+``--format=csv,noheader,nounits``) in one shell command and frames each query's output with its
+exit status::
+
+    @@cockpit-gpu query-gpu
+    0, NVIDIA H100 80GB HBM3, GPU-5f2c…, …
+    @@cockpit-gpu rc 0
+    @@cockpit-gpu compute-apps
+    48213, /usr/bin/python3, 71234, GPU-5f2c…
+    @@cockpit-gpu rc 0
+
+nvidia-smi writes its own failures (``NVIDIA-SMI has failed …``) to stdout, so both streams are
+captured together inside the frame.  The process list is only asked for when the GPU query worked.
+
+A hung nvidia-smi is the normal symptom of a wedged driver, and a process stuck in the driver
+ignores even SIGKILL, so ``timeout`` (which waits for its child after killing it) would hang with
+it.  Instead each query runs in the background with its output in a temp file, and the shell polls
+``/proc/PID/stat`` (no fork per poll).  Past the deadline it sends SIGKILL; a query that is still
+there after that is reported ``stuck`` and abandoned, so the probe always returns.
+"""
+
+from __future__ import annotations
+
+import math
+import shlex
+from dataclasses import dataclass
+
+__all__ = ["MARK", "GpuField", "GPU_FIELDS", "APP_FIELDS", "gpu_query_command"]
+
+
+@dataclass(frozen=True)
+class GpuField:
+    """One column of a query: the :class:`GPU`/:class:`GPUProcess` attribute, the exact nvidia-smi
+    field, its type, and what it means."""
+
+    attr: str
+    query: str
+    kind: type
+    doc: str
+
+
+#: ``--query-gpu`` columns, in order.  Every field is valid on drivers 470 … 570.
+GPU_FIELDS: tuple[GpuField, ...] = (
+    GpuField("index", "index", int, "Zero-based index of the GPU, as nvidia-smi numbers them."),
+    GpuField("name", "name", str, "Product name, e.g. 'NVIDIA H100 80GB HBM3'."),
+    GpuField("uuid", "uuid", str, "Globally unique id 'GPU-…'; compute apps refer to it."),
+    GpuField("bus_id", "pci.bus_id", str, "PCI bus id 'domain:bus:device.function' (Xid lines name it)."),
+    GpuField("driver_version", "driver_version", str, "Installed NVIDIA driver version."),
+    GpuField("pstate", "pstate", str, "Performance state, P0 (max) … P12 (min)."),
+    GpuField("temperature_c", "temperature.gpu", int, "Core GPU temperature, degrees C."),
+    GpuField("utilization_pct", "utilization.gpu", int, "Percent of time a kernel ran over the last sample period."),
+    GpuField("memory_utilization_pct", "utilization.memory", int, "Percent of time device memory was read or written."),
+    GpuField("memory_used_mib", "memory.used", int, "Device memory allocated by active contexts, MiB."),
+    GpuField("memory_total_mib", "memory.total", int, "Total installed device memory, MiB."),
+    GpuField("power_draw_w", "power.draw", float, "Board power draw, W ([N/A] on some boards and vGPUs)."),
+    GpuField("power_limit_w", "power.limit", float, "Software power limit, W."),
+    GpuField("fan_pct", "fan.speed", int, "Fan speed as percent of maximum ([N/A] on passively cooled boards)."),
+    GpuField("mig_mode", "mig.mode.current", str, "MIG mode: Enabled, Disabled, or [N/A] where unsupported."),
+    GpuField(
+        "ecc_uncorrected",
+        "ecc.errors.uncorrected.volatile.total",
+        int,
+        "Uncorrected ECC errors since the driver loaded ([N/A] without ECC).",
+    ),
+)
+
+#: ``--query-compute-apps`` columns, in order (``process_name`` may contain ", ").
+APP_FIELDS: tuple[GpuField, ...] = (
+    GpuField("pid", "pid", int, "Process id, in the PID namespace the driver reports (the host's)."),
+    GpuField("process_name", "process_name", str, "Process name (path of the executable)."),
+    GpuField("used_memory_mib", "used_memory", int, "Device memory the context uses, MiB ([N/A] under MIG)."),
+    GpuField("gpu_uuid", "gpu_uuid", str, "The GPU this context lives on."),
+)
+
+#: The first word of every frame line the probe prints.
+MARK = "@@cockpit-gpu"
+
+
+def _poll_schedule(timeout: float) -> str:
+    """Sleeps that add up to ``timeout``: 5 ms doubling to 0.1 s, then 0.1 s steps."""
+    out: list[str] = []
+    total, step = 0.0, 0.005
+    while total < timeout:
+        out.append(f"{step:g}")
+        total += step
+        step = min(0.1, step * 2)
+    return " ".join(out)
+
+
+def gpu_query_command(nvidia_smi: str = "nvidia-smi", timeout: float = 5) -> str:
+    """One ``sh`` command running both queries under a deadline, framed (see module doc).
+
+    ``nvidia_smi`` is the binary (inside ``pct exec`` PATH is minimal: ``/usr/bin/nvidia-smi``);
+    ``timeout`` is the deadline of each query, seconds.
+    """
+    timeout = max(0.1, float(timeout))
+    fast = _poll_schedule(timeout)
+    slow = " ".join(["1"] * max(1, int(math.ceil(timeout))))
+    smi = shlex.quote(nvidia_smi)
+    gpu_q = ",".join(f.query for f in GPU_FIELDS)
+    app_q = ",".join(f.query for f in APP_FIELDS)
+    fmt = "--format=csv,noheader,nounits"
+    return (
+        # poll the query often at first (a healthy nvidia-smi answers in tens of ms), then every
+        # 0.1 s until the deadline; where sleep takes whole seconds only, once a second
+        f"_cg_w='{fast}'; sleep 0.001 2>/dev/null || _cg_w='{slow}'; "
+        "_cg_alive() { _cg_st=; read -r _cg_st 2>/dev/null </proc/$1/stat || return 1; "
+        "case $_cg_st in *') Z '*|*') X '*) return 1;; esac; return 0; }; "
+        "_cg_q() { _cg_f=$(mktemp 2>/dev/null) || _cg_f=${TMPDIR:-/tmp}/.cockpit-gpu.$$; "
+        f"if ! : >\"$_cg_f\" 2>/dev/null; then echo '{MARK} rc 200 notmp'; return 200; fi; "
+        "\"$@\" >\"$_cg_f\" 2>&1 & _cg_p=$!; "
+        "for _cg_s in $_cg_w; do _cg_alive $_cg_p || break; sleep $_cg_s; done; "
+        "if _cg_alive $_cg_p; then kill -9 $_cg_p 2>/dev/null; sleep 0.1 2>/dev/null || sleep 1; "
+        f"if _cg_alive $_cg_p; then cat \"$_cg_f\"; rm -f \"$_cg_f\"; echo '{MARK} rc 124 stuck'; return 124; fi; "
+        f"wait $_cg_p; cat \"$_cg_f\"; rm -f \"$_cg_f\"; echo '{MARK} rc 124 timeout'; return 124; fi; "
+        f"wait $_cg_p; _cg_r=$?; cat \"$_cg_f\"; rm -f \"$_cg_f\"; echo \"{MARK} rc $_cg_r\"; return $_cg_r; }}; "
+        f"echo '{MARK} query-gpu'; "
+        f"if _cg_q {smi} --query-gpu={gpu_q} {fmt}; then "
+        f"echo '{MARK} compute-apps'; _cg_q {smi} --query-compute-apps={app_q} {fmt}; fi; true"
+    )
