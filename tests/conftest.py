@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import os
+import site
+from pathlib import Path
+from typing import Iterator
 
 import pytest
 
@@ -12,11 +15,31 @@ except ImportError:  # pragma: no cover - while the lab is being built
     pass
 
 
+#: the XDG base directories, each pointed at a folder of the test's tmp_path
+XDG_DIRS = {"XDG_CONFIG_HOME": "xdg-config", "XDG_CACHE_HOME": "xdg-cache", "XDG_DATA_HOME": "xdg-data",
+            "XDG_STATE_HOME": "xdg-state"}
+
+
 @pytest.fixture(autouse=True)
-def _isolate(tmp_path, monkeypatch):
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg-cache"))
+def _isolate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Keep the developer's machine out of every test.
+
+    HOME is ``tmp_path/home`` and the XDG base directories are folders of ``tmp_path`` (so the
+    demo, user themes and config live there and each test gets a fresh demo); COCKPIT_CONFIG and
+    SSH_AUTH_SOCK are unset and the test runs in ``tmp_path``.  Subprocesses (``python -m
+    cockpit``, tmux and what it runs) inherit all of it.  PYTHONUSERBASE keeps the real user
+    site-packages, so a subprocess imports what this interpreter imports.  The OpenSSH client
+    ignores HOME (it reads the passwd entry): the lab config and ``Lab.ssh_argv`` name the lab's
+    own ssh_config, so ``~/.ssh/config`` is never read.
+    """
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("PYTHONUSERBASE", site.getuserbase())  # before HOME changes: it derives from HOME
+    monkeypatch.setenv("HOME", str(home))
+    for var, name in XDG_DIRS.items():
+        monkeypatch.setenv(var, str(tmp_path / name))
     monkeypatch.delenv("COCKPIT_CONFIG", raising=False)
+    monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
     monkeypatch.chdir(tmp_path)
     yield
 
