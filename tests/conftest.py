@@ -5,9 +5,13 @@ from __future__ import annotations
 import os
 import site
 from pathlib import Path
-from typing import Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 import pytest
+
+if TYPE_CHECKING:
+    from cockpit.config import Config
+    from tests.lab import Lab
 
 try:
     from tests.lab.fixtures import lab  # noqa: F401  (session-scoped real sshd + emulated Proxmox host)
@@ -45,7 +49,7 @@ def _isolate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 
 @pytest.fixture
-def lab_config(lab, tmp_path):
+def lab_config(lab: Lab, tmp_path: Path) -> Iterator[Callable[..., Config]]:
     """``make(**overrides) -> Config``: a cockpit config for the lab, written to tmp_path/cockpit.toml.
 
     The deploy source holds one file (an attempt with nothing to deploy is a config failure);
@@ -56,7 +60,7 @@ def lab_config(lab, tmp_path):
     (lab.dir / "src").mkdir(exist_ok=True)
     (lab.dir / "src" / "train.py").write_text("print('the code under test')\n")
 
-    def make(**overrides):
+    def make(**overrides: Any) -> Config:
         path = tmp_path / "cockpit.toml"
         lab.write_config(path, **overrides)
         return load_config(path)
@@ -65,5 +69,5 @@ def lab_config(lab, tmp_path):
     lab.reset()
 
 
-def pytest_report_header(config):
+def pytest_report_header(config: pytest.Config) -> str:
     return f"cockpit tests: CI={os.environ.get('CI', '')}"
