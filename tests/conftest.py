@@ -3,8 +3,15 @@
 from __future__ import annotations
 
 import os
+import site
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 import pytest
+
+if TYPE_CHECKING:
+    from cockpit.config import Config
+    from tests.lab import Lab
 
 try:
     from tests.lab.fixtures import lab  # noqa: F401  (session-scoped real sshd + emulated Proxmox host)
@@ -12,17 +19,37 @@ except ImportError:  # pragma: no cover - while the lab is being built
     pass
 
 
+#: the XDG base directories, each pointed at a folder of the test's tmp_path
+XDG_DIRS = {"XDG_CONFIG_HOME": "xdg-config", "XDG_CACHE_HOME": "xdg-cache", "XDG_DATA_HOME": "xdg-data",
+            "XDG_STATE_HOME": "xdg-state"}
+
+
 @pytest.fixture(autouse=True)
-def _isolate(tmp_path, monkeypatch):
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg-cache"))
+def _isolate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Keep the developer's machine out of every test.
+
+    HOME is ``tmp_path/home`` and the XDG base directories are folders of ``tmp_path`` (so the
+    demo, user themes and config live there and each test gets a fresh demo); COCKPIT_CONFIG and
+    SSH_AUTH_SOCK are unset and the test runs in ``tmp_path``.  Subprocesses (``python -m
+    cockpit``, tmux and what it runs) inherit all of it.  PYTHONUSERBASE keeps the real user
+    site-packages, so a subprocess imports what this interpreter imports.  The OpenSSH client
+    ignores HOME (it reads the passwd entry): the lab config and ``Lab.ssh_argv`` name the lab's
+    own ssh_config, so ``~/.ssh/config`` is never read.
+    """
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("PYTHONUSERBASE", site.getuserbase())  # before HOME changes: it derives from HOME
+    monkeypatch.setenv("HOME", str(home))
+    for var, name in XDG_DIRS.items():
+        monkeypatch.setenv(var, str(tmp_path / name))
     monkeypatch.delenv("COCKPIT_CONFIG", raising=False)
+    monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
     monkeypatch.chdir(tmp_path)
     yield
 
 
 @pytest.fixture
-def lab_config(lab, tmp_path):
+def lab_config(lab: Lab, tmp_path: Path) -> Iterator[Callable[..., Config]]:
     """``make(**overrides) -> Config``: a cockpit config for the lab, written to tmp_path/cockpit.toml.
 
     The deploy source holds one file (an attempt with nothing to deploy is a config failure);
@@ -33,7 +60,7 @@ def lab_config(lab, tmp_path):
     (lab.dir / "src").mkdir(exist_ok=True)
     (lab.dir / "src" / "train.py").write_text("print('the code under test')\n")
 
-    def make(**overrides):
+    def make(**overrides: Any) -> Config:
         path = tmp_path / "cockpit.toml"
         lab.write_config(path, **overrides)
         return load_config(path)
@@ -42,5 +69,5 @@ def lab_config(lab, tmp_path):
     lab.reset()
 
 
-def pytest_report_header(config):
+def pytest_report_header(config: pytest.Config) -> str:
     return f"cockpit tests: CI={os.environ.get('CI', '')}"

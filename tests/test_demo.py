@@ -36,23 +36,13 @@ from cockpit.demo import (
     reset_demo,
     unapply_fix,
 )
+from tests.lab.util import wait_for
 
 FX_ERROR = (
     "RuntimeError: Detected that you are using FX to symbolically trace a dynamo-optimized function. "
     "This is not supported at the moment."
 )
 NINE_FIELDS = "index,name,uuid,utilization.gpu,memory.used,memory.total,temperature.gpu,power.draw,pstate"
-
-
-def wait_for(cond, timeout: float, what: str, every: float = 0.02):
-    deadline = time.monotonic() + timeout
-    while True:
-        value = cond()
-        if value:
-            return value
-        if time.monotonic() >= deadline:
-            raise AssertionError(f"timed out after {timeout:g}s waiting for {what}")
-        time.sleep(every)
 
 
 def project_copy(tmp_path: Path, name: str = "project") -> Path:

@@ -27,6 +27,7 @@ from cockpit.core.journal import (
     render_markdown,
 )
 from cockpit.core.layers import Evidence, Layer, Outcome, Stage, Status, Verdict
+from tests.lab.util import wait_for
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -41,13 +42,6 @@ CODE = {
 
 def lines(path: Path) -> list[str]:
     return path.read_text(encoding="utf-8").splitlines()
-
-
-def wait_for(pred, what: str, deadline_s: float = 20.0) -> None:
-    """Poll ``pred`` until true; fail after a deadline (no fixed sleeps)."""
-    from tests.lab.util import wait_for as _wait
-
-    _wait(pred, timeout=deadline_s, message=f"timed out waiting for {what}")
 
 
 def file_has(path: Path, needle: str):
@@ -302,7 +296,7 @@ CHILD = textwrap.dedent(
 def spawn_writer(path: Path, mode: str) -> subprocess.Popen:
     proc = subprocess.Popen([sys.executable, "-c", CHILD, str(path), mode], env=child_env())
     try:
-        wait_for(file_has(path, '"child_ready"'), "the child to write its attempt")
+        wait_for(file_has(path, '"child_ready"'), 20, "the child to write its attempt")
     except BaseException:
         proc.kill()
         proc.wait()
@@ -372,7 +366,7 @@ def test_recover_detects_pid_reuse_zombies_reboots_and_other_hosts(tmp_path: Pat
     path = tmp_path / "j.jsonl"
     me = os.getpid()
     zombie = subprocess.Popen([sys.executable, "-c", "pass"])
-    wait_for(lambda: (journal_mod._read_stat(zombie.pid) or ("?",))[0] == "Z", "the child to become a zombie")
+    wait_for(lambda: (journal_mod._read_stat(zombie.pid) or ("?",))[0] == "Z", 20, "the child to become a zombie")
     try:
         host = journal_mod._hostname()
         starts = {

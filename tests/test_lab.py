@@ -484,7 +484,7 @@ def test_jobsim_runs_inside_the_container_with_minimal_path(lab: Lab) -> None:
 
 ALLOWED = {
     "target": {"name", "host", "user", "port", "runtime", "container"},
-    "ssh": {"known_hosts", "identity_file", "keepalive_interval", "connect_timeout"},
+    "ssh": {"known_hosts", "identity_file", "config_file", "keepalive_interval", "connect_timeout"},
     "job": {"workdir", "command", "log", "launcher", "startup_timeout", "progress_pattern", "healthy_after", "env"},
     "deploy": {"source", "dest", "exclude"},
     "cache": {"paths"},
@@ -503,6 +503,7 @@ def test_config_toml_for_the_lab(lab: Lab, tmp_path: Path) -> None:
     assert doc["target"] == {"name": "lab", "host": "127.0.0.1", "user": "root", "port": lab.port,
                              "runtime": "pct", "container": 200}
     assert doc["ssh"]["known_hosts"] == str(lab.known_hosts)
+    assert doc["ssh"]["config_file"] == str(lab.ssh_config)  # never the developer's ~/.ssh/config
     assert doc["job"]["env"] == {"PYTHONUNBUFFERED": "1"} and "{attempt}" in doc["job"]["log"]
     assert doc["gpu"]["nvidia_smi"] == str(lab.nvidia_smi) and "ui" not in doc
     path = lab.write_config(tmp_path / "cockpit.toml", target={"container": 201})

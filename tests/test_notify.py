@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.lab.util import wait_for as _wait_for
+from tests.lab.util import wait_for
 
 from cockpit.core.engine import AttemptResult
 from cockpit.core.layers import Layer, Outcome, Stage, Status, Verdict
@@ -28,10 +28,6 @@ def failed_result(attempt: int = 4, line: str = FX) -> AttemptResult:
     v.add(Stage("verify: progress", Status.FAIL, Layer.APP, "the job crashed"))
     v.finish()
     return AttemptResult(attempt, Outcome.FAILED, v, {"label": "FX/dynamo race", "line": line, "layer": "app"})
-
-
-def wait_for(cond, timeout: float, what: str):
-    return _wait_for(cond, timeout=timeout, message=what)
 
 
 def test_verdict_lines():

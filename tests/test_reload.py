@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.lab.util import await_for
+from tests.lab.util import await_for as until
 
 from cockpit.config import ConfigError, load_config
 from cockpit.core.reload import ConfigReloader, FileReloader, changed_keys, needs_reconnect
@@ -20,10 +20,6 @@ host = "10.1.2.6"
 command = "python3 train.py"
 startup_timeout = {timeout}
 """
-
-
-async def until(cond, timeout: float, what: str, every: float = 0.01):
-    return await await_for(cond, timeout=timeout, interval=every, message=what)
 
 
 def atomic_save(path: Path, text: str) -> None:

@@ -179,7 +179,7 @@ async def test_a_valid_theme_change_in_the_config_file_applies(tmp_path):
 async def test_editing_the_current_theme_file_reapplies_it_and_a_broken_edit_keeps_it(tmp_path):
     user = tmp_path / "xdg-config" / "cockpit" / "themes"
     user.mkdir(parents=True)
-    dark = (Path(__file__).resolve().parents[1] / "cockpit" / "ui" / "themes" / "dark.toml").read_text()
+    dark = (Path(__file__).resolve().parents[1] / "themes" / "dark.toml").read_text()
     (user / "mine.toml").write_text(dark)
     app = make_app(tmp_path, theme="mine")
     async with app.run_test(size=SIZE) as pilot:

@@ -4,11 +4,11 @@ and waiting on conditions with a deadline (never a fixed sleep)."""
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 from typing import Any, Callable
 
 from cockpit.config import parse_config
+from tests.lab.util import await_for
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -17,12 +17,8 @@ FIXED = 1733130000.0
 
 
 async def wait_for(pilot: Any, pred: Callable[[], bool], timeout: float = 10.0, what: str = "condition") -> None:
-    """Let the app run until ``pred()`` holds; fail after ``timeout`` seconds."""
-    deadline = time.monotonic() + timeout
-    while not pred():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
-        await pilot.pause(0.02)
+    """Let the app run until ``pred()`` holds; fail after ``timeout`` seconds (``await_for``, pausing the pilot)."""
+    await await_for(pred, timeout, what, interval=0.02, pause=pilot.pause)
 
 
 def local_config(tmp: Path, *, runtime: str = "none", extra: str = "", gpu: bool = False, command: str = "/bin/true"):

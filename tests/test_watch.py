@@ -20,7 +20,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from tests.lab.util import await_for
+from tests.lab.util import await_for as until
 
 from cockpit.core.engine import Busy
 from cockpit.core.watch import (
@@ -35,10 +35,6 @@ from cockpit.core.watch import (
 )
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-async def until(cond, timeout: float, what: str, every: float = 0.01):
-    return await await_for(cond, timeout=timeout, interval=every, message=what)
 
 
 def save(path: Path, text: str) -> float:

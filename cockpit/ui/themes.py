@@ -15,20 +15,24 @@ The theme's name is the file's name without ``.toml``.  Layer colours become the
 
 Where themes come from (later ones override earlier ones with the same name):
 
-1. the built-in themes: ``themes/`` at the top of a source checkout when cockpit runs from one
-   (the canonical files), otherwise the copies shipped inside the package
-   (``cockpit/ui/themes/``, package data, read with :mod:`importlib.resources`; a test keeps the
-   two byte-identical);
+1. the built-in themes: ``cockpit/themes/`` of the package, read with :mod:`importlib.resources`.
+   There is one copy of them: ``themes/`` at the top of the repository.  In a source checkout
+   ``cockpit/themes`` is a symlink to it (:func:`builtin_theme_dir` resolves it, so live reload
+   watches the real files); a wheel ships the files themselves there (package data: the build
+   follows the symlink);
 2. the user's themes: ``$XDG_CONFIG_HOME/cockpit/themes/*.toml`` (``~/.config/cockpit/themes``).
 
 A broken file never crashes cockpit: :func:`load_themes` returns the problem as a message naming
 the file, the key and the fix, and the app notifies it and falls back to ``dark`` (and if even
-``dark`` is unreadable, to :data:`FALLBACK_DARK`, compiled in).
+``dark`` is unreadable, to :data:`FALLBACK_DARK`, a minimal built-in default).  A theme that leaves
+a layer out gets the built-in ``dark.toml``'s colour for it (:func:`default_variables`).
 """
 
 from __future__ import annotations
 
 import difflib
+import functools
+import logging
 import os
 import sys
 from dataclasses import dataclass, field
@@ -38,13 +42,17 @@ from typing import Any, Iterable
 
 if sys.version_info >= (3, 11):
     import tomllib
+    from importlib.resources.abc import Traversable
 else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib
+    from importlib.abc import Traversable
 
 from textual.color import Color, ColorParseError
 from textual.theme import Theme
 
 from ..core.layers import Layer
+
+log = logging.getLogger(__name__)
 
 __all__ = [
     "DEFAULT_THEME",
@@ -71,18 +79,12 @@ THEME_COLOURS = ("primary", "secondary", "accent", "foreground", "background", "
 _REQUIRED = ("primary",)
 LAYERS = tuple(layer.value for layer in Layer)
 
-#: the dark theme, compiled in: the last resort when themes/dark.toml itself cannot be read
-#: (a test keeps it equal to themes/dark.toml)
-FALLBACK_DARK: dict[str, Any] = {
-    "theme": {
-        "dark": True, "primary": "#4A9EFF", "secondary": "#8C7AE6", "accent": "#FFB454", "foreground": "#E0E0E0",
-        "background": "#15171C", "surface": "#1C1F26", "panel": "#262A33", "success": "#4CC38A",
-        "warning": "#F2B33D", "error": "#FF5C5C",
-    },
-    "layers": {
-        "config": "#B38CFF", "ssh": "#5FB3FF", "host": "#4FD1C5", "container": "#9BD65B",
-        "process": "#F2B33D", "gpu": "#FF8A3D", "app": "#FF5C7A",
-    },
+#: the last resort when no built-in dark.toml can be read: a minimal dark theme (Textual derives
+#: the colours not given) with one plain colour per layer; not a copy of themes/dark.toml
+FALLBACK_DARK: dict[str, dict[str, Any]] = {
+    "theme": {"dark": True, "primary": "#4A9EFF"},
+    "layers": {"config": "#C678DD", "ssh": "#61AFEF", "host": "#56B6C2", "container": "#98C379",
+               "process": "#E5C07B", "gpu": "#D19A66", "app": "#E06C75"},
 }
 
 
@@ -103,8 +105,34 @@ def layer_variables(layers: dict[str, str]) -> dict[str, str]:
 
 def default_variables() -> dict[str, str]:
     """The app's own CSS variables with their defaults (used by any theme that does not set them,
-    e.g. Textual's built-in themes)."""
-    return layer_variables(FALLBACK_DARK["layers"])
+    e.g. Textual's built-in themes): the layer colours of the built-in ``dark.toml``."""
+    return layer_variables(_default_layers())
+
+
+@functools.lru_cache(maxsize=1)
+def _default_layers() -> dict[str, str]:
+    """[layers] of the built-in dark.toml (read once), over :data:`FALLBACK_DARK`'s for any layer it
+    lacks or cannot give; a problem is logged here and reported by :func:`load_themes`."""
+    layers = dict(FALLBACK_DARK["layers"])
+    path = builtin_theme_dir().joinpath(f"{DEFAULT_THEME}.toml")
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as e:
+        log.warning("default layer colours: cannot read %s (%s), using plain ones", path, e)
+        return layers
+    found = data.get("layers")
+    for key, value in (found.items() if isinstance(found, dict) else ()):
+        if key in layers and isinstance(value, str) and _is_colour(value):
+            layers[key] = value
+    return layers
+
+
+def _is_colour(value: str) -> bool:
+    try:
+        Color.parse(value)
+    except ColorParseError:
+        return False
+    return True
 
 
 def _did_you_mean(key: str, known: Iterable[str]) -> str:
@@ -161,7 +189,7 @@ def parse_theme(name: str, data: dict[str, Any], *, where: str = "<theme>") -> T
     return Theme(name=name, variables=variables, **kwargs)
 
 
-def load_theme_file(path: Path | Any) -> Theme:
+def load_theme_file(path: Traversable) -> Theme:
     """Parse one theme file (a path or an importlib Traversable)."""
     name = path.name[: -len(".toml")] if path.name.endswith(".toml") else path.name
     where = str(path)
@@ -176,13 +204,11 @@ def load_theme_file(path: Path | Any) -> Theme:
     return parse_theme(name, data, where=where)
 
 
-def builtin_theme_dir() -> Any:
-    """``themes/`` of a source checkout when running from one, else the package's copy."""
-    root = Path(__file__).resolve().parents[2]
-    checkout = root / "themes"
-    if (root / "pyproject.toml").is_file() and (root / "cockpit" / "ui").is_dir() and (checkout / f"{DEFAULT_THEME}.toml").is_file():
-        return checkout
-    return resources.files("cockpit.ui").joinpath("themes")
+def builtin_theme_dir() -> Traversable:
+    """``cockpit/themes`` of the package: in a source checkout (editable install too) the symlink
+    resolved to the top-level ``themes/``; in an installed wheel, the files shipped with it."""
+    shipped = resources.files("cockpit").joinpath("themes")
+    return shipped.resolve() if isinstance(shipped, Path) else shipped
 
 
 def user_theme_dir() -> Path:
@@ -190,7 +216,7 @@ def user_theme_dir() -> Path:
     return Path(base) / "cockpit" / "themes"
 
 
-def _toml_files(d: Any) -> list[Any]:
+def _toml_files(d: Traversable) -> list[Traversable]:
     try:
         if not d.is_dir():
             return []
@@ -219,7 +245,7 @@ class ThemeSet:
         return names[(names.index(name) + 1) % len(names)]
 
 
-def load_themes(builtin_dir: Any | None = None, user_dir: Path | None = None) -> ThemeSet:
+def load_themes(builtin_dir: Traversable | None = None, user_dir: Path | None = None) -> ThemeSet:
     """Every theme cockpit can use; never raises."""
     ts = ThemeSet()
     dirs = [builtin_dir if builtin_dir is not None else builtin_theme_dir(), user_dir if user_dir is not None else user_theme_dir()]
@@ -233,6 +259,6 @@ def load_themes(builtin_dir: Any | None = None, user_dir: Path | None = None) ->
             ts.themes[theme.name] = theme
             ts.sources[theme.name] = str(path)
     if DEFAULT_THEME not in ts.themes:
-        ts.themes = {DEFAULT_THEME: parse_theme(DEFAULT_THEME, FALLBACK_DARK, where="<compiled-in dark>"), **ts.themes}
-        ts.sources[DEFAULT_THEME] = "<compiled-in>"
+        ts.themes = {DEFAULT_THEME: parse_theme(DEFAULT_THEME, FALLBACK_DARK, where="<built-in minimal dark>"), **ts.themes}
+        ts.sources[DEFAULT_THEME] = "<built-in>"
     return ts

@@ -469,8 +469,9 @@ class Lab:
 
     # --------------------------------------------------------------------------- ssh helpers
     def ssh_argv(self, cmd: str | Sequence[str] | None = None, *, options: Iterable[str] = ()) -> list[str]:
-        """A plain OpenSSH client command line for this lab (baseline for benchmarks)."""
-        argv = ["ssh", "-p", str(self.port), "-i", str(self.identity_file),
+        """A plain OpenSSH client command line for this lab (baseline for benchmarks).  ``-F``: the
+        lab's ssh_config, never ``~/.ssh/config`` (ssh finds that through the passwd entry, not HOME)."""
+        argv = ["ssh", "-F", str(self.ssh_config), "-p", str(self.port), "-i", str(self.identity_file),
                 "-o", "IdentitiesOnly=yes",
                 "-o", f"UserKnownHostsFile={self.known_hosts}",
                 "-o", "StrictHostKeyChecking=yes",
@@ -665,8 +666,9 @@ class Lab:
         doc: dict[str, dict[str, Any]] = {
             "target": {"name": "lab", "host": self.host, "user": self.user, "port": self.port,
                        "runtime": "pct", "container": ctid},
+            # config_file: the lab's own ssh_config, never the developer's ~/.ssh/config
             "ssh": {"known_hosts": str(self.known_hosts), "identity_file": str(self.identity_file),
-                    "keepalive_interval": 5, "connect_timeout": 5},
+                    "config_file": str(self.ssh_config), "keepalive_interval": 5, "connect_timeout": 5},
             "job": {"workdir": ws,
                     "command": self.jobsim_command("--steps", 0, "--interval", 0.2),
                     "log": f"{ws}/train-{{attempt}}.log",

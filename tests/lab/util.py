@@ -1,11 +1,13 @@
-"""Small helpers shared by the lab and its tests: waiting on conditions, free ports, /proc reads."""
+"""Small helpers shared by the lab and its tests: waiting on conditions (``wait_for``, and
+``await_for`` in async tests: the only deadline-polling loops of the suite), free ports, /proc reads."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import socket
 import time
-from typing import Callable, TypeVar
+from typing import Awaitable, Callable, TypeVar
 
 T = TypeVar("T")
 
@@ -14,41 +16,79 @@ class WaitTimeout(AssertionError):
     """A condition did not become true before its deadline."""
 
 
+class _Deadline:
+    """The polling schedule shared by :func:`wait_for` and :func:`await_for`: a first check at
+    once, then a short interval growing 1.5x up to ``max_interval``, never past the deadline."""
+
+    def __init__(self, timeout: float, interval: float, max_interval: float) -> None:
+        self.timeout = timeout
+        self.end = time.monotonic() + timeout
+        self.delay = interval
+        self.max_interval = max(interval, max_interval)
+
+    def next_delay(self, predicate: Callable[..., object], message: str | Callable[[], str] | None) -> float:
+        """Seconds to wait before the next check; raises :class:`WaitTimeout` once time is up."""
+        left = self.end - time.monotonic()
+        if left <= 0:
+            text = message() if callable(message) else message
+            name = getattr(predicate, "__name__", repr(predicate))
+            raise WaitTimeout(f"condition {name} not met within {self.timeout:g}s" + (f": {text}" if text else ""))
+        delay = min(self.delay, left)
+        self.delay = min(self.delay * 1.5, self.max_interval)
+        return delay
+
+
 def wait_for(
     predicate: Callable[[], T],
     timeout: float = 5.0,
+    message: str | Callable[[], str] | None = None,
     *,
     interval: float = 0.01,
     max_interval: float = 0.2,
-    message: str | Callable[[], str] | None = None,
 ) -> T:
     """Call ``predicate`` until it returns a truthy value, and return that value.
 
-    Polls with a short, growing interval (no fixed sleeps: the first check is immediate) and raises
-    ``WaitTimeout`` once ``timeout`` seconds have passed.  Exceptions from the predicate propagate.
-    ``message`` (a string or a callable producing one) is added to the error, which is useful to
-    show the last observed state.
+    The tests' one deadline-polling helper: the first check is immediate, then it polls with a
+    short, growing interval (no fixed sleeps) and raises ``WaitTimeout`` once ``timeout`` seconds
+    have passed.  Exceptions from the predicate propagate.  ``message`` (a string, or a callable
+    producing one to show the last observed state) is added to the error.
     """
-    deadline = time.monotonic() + timeout
-    delay = interval
+    deadline = _Deadline(timeout, interval, max_interval)
     while True:
         value = predicate()
         if value:
             return value
-        now = time.monotonic()
-        if now >= deadline:
-            text = message() if callable(message) else message
-            name = getattr(predicate, "__name__", repr(predicate))
-            raise WaitTimeout(f"condition {name} not met within {timeout:.1f}s" + (f": {text}" if text else ""))
-        time.sleep(min(delay, max(0.0, deadline - now)))
-        delay = min(delay * 1.5, max_interval)
+        time.sleep(deadline.next_delay(predicate, message))
+
+
+async def await_for(
+    predicate: Callable[[], T],
+    timeout: float = 5.0,
+    message: str | Callable[[], str] | None = None,
+    *,
+    interval: float = 0.01,
+    max_interval: float | None = None,
+    pause: Callable[[float], Awaitable[object]] = asyncio.sleep,
+) -> T:
+    """:func:`wait_for` for async tests: waits with ``await pause(seconds)`` between checks, so the
+    event loop keeps running (a Textual test passes ``pause=pilot.pause`` to let the app work).
+
+    The interval stays fixed unless ``max_interval`` is given: async tests often wait for a
+    short-lived state (a save being settled), which a slowed-down poll could miss.
+    """
+    deadline = _Deadline(timeout, interval, interval if max_interval is None else max_interval)
+    while True:
+        value = predicate()
+        if value:
+            return value
+        await pause(deadline.next_delay(predicate, message))
 
 
 def free_port(host: str = "127.0.0.1") -> int:
     """A TCP port that was free a moment ago (bind to port 0, read it, close)."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind((host, 0))
-        return s.getsockname()[1]
+        return int(s.getsockname()[1])
 
 
 def ssh_banner(host: str, port: int, timeout: float = 1.0) -> str | None:
@@ -94,18 +134,3 @@ def children_of(pid: int) -> list[int]:
             if st is not None and st[1] == pid:
                 out.append(int(name))
     return out
-
-
-async def await_for(predicate: Callable[[], T], timeout: float = 5.0, *, interval: float = 0.01,
-                    message: str | None = None) -> T:
-    """``wait_for`` for async tests: polls without blocking the event loop."""
-    import asyncio
-
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() >= deadline:
-            raise WaitTimeout(f"condition not met within {timeout:.1f}s" + (f": {message}" if message else ""))
-        await asyncio.sleep(interval)
