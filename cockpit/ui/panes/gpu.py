@@ -16,6 +16,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widget import Widget
 from textual.widgets import Static
 
+from ...core.probes.gpu import NaType
 from ..format import fmt_mib, fmt_na, is_stale, one_line, spark
 from .base import Pane, Styled, findings_text, layer_tag
 
@@ -26,7 +27,7 @@ HISTORY = 60
 
 
 def _num(v: Any) -> float | None:
-    if v is None or type(v).__name__ == "NaType":
+    if v is None or isinstance(v, NaType):
         return None
     try:
         return float(v)
@@ -36,7 +37,7 @@ def _num(v: Any) -> float | None:
 
 def gpu_key(g: Any) -> str:
     """A GPU's identity across snapshots: its uuid, else its index."""
-    return str(g.uuid) if type(g.uuid).__name__ != "NaType" else f"index-{g.index}"
+    return str(g.uuid) if not isinstance(g.uuid, NaType) else f"index-{g.index}"
 
 
 class Spark(Styled, Widget):
