@@ -44,10 +44,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--quick", action="store_true", help="only the connectivity stages")
     s.set_defaults(func=cmd_status)
 
-    from .core.engine import ACTIONS
+    from .core.action_table import BY_ID, SINGLE_ACTIONS
 
-    for name in ("deploy", "clear-cache", "stop", "launch", "verify", "relaunch", "reboot"):
-        s = sub.add_parser(name, help=ACTIONS[name])
+    for name in SINGLE_ACTIONS:
+        s = sub.add_parser(name, help=BY_ID[name].help)
         _common(s)
         if name == "reboot":
             s.add_argument("--yes", action="store_true", help="confirm the reboot (required when stdin is not a terminal)")
@@ -56,7 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
             s.add_argument("--stop-strays", action="store_true", help="also stop copies of the job that cockpit did not start (same command, same workdir)")
         s.set_defaults(func=cmd_action, action=name)
 
-    s = sub.add_parser("attempt", help=ACTIONS["attempt"])
+    s = sub.add_parser("attempt", help=BY_ID["attempt"].help)
     _common(s)
     s.add_argument("--note", "-m", default="", help="the hypothesis this attempt tests")
     s.add_argument("--wait", action="store_true", help="wait for a running action to finish instead of refusing")

@@ -50,6 +50,8 @@ enabled = false
 refresh_interval = 1
 theme = "{theme}"
 {ui_extra}
+[verify]
+settle = 0.5
 [loop]
 debounce = 0.2
 attempt_on_save = {"true" if on_save else "false"}
@@ -123,6 +125,47 @@ async def test_attempt_on_save_runs_exactly_one_attempt_and_notifies(tmp_path):
         screen = app.verdict_screen(recs[0])
         if recs[0].diff:
             assert screen.body.changes_text() == summarise(recs[0].diff)
+        await app.engine.run_action("stop")
+
+
+async def test_a_manual_attempt_and_an_on_save_attempt_land_the_same_way(tmp_path):
+    """One path for every attempt: the same ActionFinished with its result, the same bell and
+    one-line notification, the same journal record, whether a key or a save started it."""
+    from cockpit.ui.messages import ActionFinished
+
+    seen: list[ActionFinished] = []
+    app = make_app(tmp_path)
+    app.cfg.loop.bell = True
+    bells: list[int] = []
+    app.bell = lambda: bells.append(1)  # type: ignore[method-assign]
+
+    def hook(msg: Any) -> None:
+        if isinstance(msg, ActionFinished) and msg.action == "attempt":
+            seen.append(msg)
+
+    async with app.run_test(size=SIZE, message_hook=hook) as pilot:
+        await watching(pilot, app)
+        await pilot.press("t")
+        await wait_for(pilot, lambda: isinstance(app.screen, HypothesisScreen), what="the prompt")
+        await pilot.press(*"by hand", "enter")
+        await wait_for(pilot, lambda: len(seen) == 1, timeout=30, what="the manual attempt's verdict")
+        await wait_for(pilot, lambda: app.status_state.action is None, what="the action to end")
+        await pilot.press("A")
+        await wait_for(pilot, lambda: app.loop_runner.enabled, what="attempt on save")
+        (tmp_path / "src" / "train.py").write_text("lr = 3e-4\nprint('step 1')\n")
+        await wait_for(pilot, lambda: len(seen) == 2, timeout=30, what="the on-save attempt's verdict")
+        await wait_for(pilot, lambda: len(bells) == 2, what="the second bell")
+        # the key's other path (no watcher running): straight through the driver
+        app.loop_runner.set_enabled(False)
+        await app.driver.attempt("direct", app.post_message)
+        await wait_for(pilot, lambda: len(seen) == 3 and len(bells) == 3, timeout=30, what="the direct attempt's verdict and bell")
+        for msg in seen:
+            assert msg.result is not None and msg.outcome == msg.result.outcome.value and msg.attempt == msg.result.attempt
+        assert [m.attempt for m in seen] == [1, 2, 3]
+        for n in (1, 2, 3):
+            assert any(x.startswith(f"attempt {n} ") for x in notes(app)), notes(app)
+        recs = app.engine.journal.attempts()
+        assert [r.note for r in recs] == ["by hand", "by hand (#2)", "direct"] and not any(r.open for r in recs)
         await app.engine.run_action("stop")
 
 

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, AsyncIterator, Awaitable, Callable
 
 from ..config import Config
+from .action_table import SINGLE_ACTIONS, TABLE
 from .actions.base import ActionContext
 from .actions.cache import clear_cache
 from .actions.deploy import deploy
@@ -42,17 +43,8 @@ from .remote.base import RemoteError, Transport
 
 __all__ = ["Engine", "Busy", "AttemptResult", "ACTIONS"]
 
-#: the headless action names (``cockpit NAME``) and what they do
-ACTIONS = {
-    "deploy": "copy [deploy] source into the target and verify checksums",
-    "clear-cache": "remove [cache] paths and verify they are gone",
-    "stop": "stop the job cockpit launched (TERM, KILL) and check nothing is left",
-    "launch": "start [job] command with a new log file",
-    "verify": "check the running job: spawned, alive, log, progress",
-    "relaunch": "stop + launch + verify",
-    "reboot": "pct reboot the container and verify a clean process table",
-    "attempt": "deploy, clear caches, stop, launch, verify: one try of a fix",
-}
+#: the headless action names (``cockpit NAME``) and what they do, from the one action table
+ACTIONS = {a.id: a.help for a in TABLE}
 
 StageListener = Callable[[str, Stage], None]
 
@@ -265,7 +257,7 @@ class Engine:
         """Run one headless action by name; its verdict starts with the connectivity stages."""
         if name == "attempt":
             raise ValueError("use Engine.attempt(note)")
-        if name not in ACTIONS:
+        if name not in SINGLE_ACTIONS:
             raise ValueError(f"unknown action {name!r}")
         async with self.exclusive(name, wait=wait):
             t0 = time.monotonic()
@@ -280,32 +272,34 @@ class Engine:
             return v
 
     async def _action(self, name: str, ctx: ActionContext, v: Verdict) -> None:
-        if name == "deploy":
-            await deploy(ctx, v)
-        elif name == "clear-cache":
-            await clear_cache(ctx, v)
-        elif name == "stop":
-            await self._stop_step(ctx, v)
-        elif name == "launch":
-            await self._launch(ctx, v, self.journal.next_id())
-        elif name == "verify":
-            await self._verify_now(ctx, v)
-        elif name == "relaunch":
-            await self._stop_step(ctx, v)
-            if v.failed_stage is None:
-                job = await self._launch(ctx, v, self.journal.next_id())
-                if job is not None and v.failed_stage is None:
-                    await verify(ctx, job, v)
-        elif name == "reboot":
-            job, attempt = self.job, self.job_attempt
-            if self.follower is not None:
-                await self.follower.cancel()
-                self.follower = None
-            await reboot(ctx, v)
-            if v.failed_stage is None:
-                if job is not None and attempt is not None:
-                    self.record_fate(attempt, stopped_fate(job, "the container was rebooted by cockpit"))
-                self.job = None
+        run: dict[str, Callable[[ActionContext, Verdict], Awaitable[Any]]] = {
+            "deploy": deploy,
+            "clear-cache": clear_cache,
+            "stop": self._stop_step,
+            "launch": lambda c, vv: self._launch(c, vv, self.journal.next_id()),
+            "verify": self._verify_now,
+            "relaunch": self._relaunch,
+            "reboot": self._reboot,
+        }
+        await run[name](ctx, v)
+
+    async def _relaunch(self, ctx: ActionContext, v: Verdict) -> None:
+        await self._stop_step(ctx, v)
+        if v.failed_stage is None:
+            job = await self._launch(ctx, v, self.journal.next_id())
+            if job is not None and v.failed_stage is None:
+                await verify(ctx, job, v)
+
+    async def _reboot(self, ctx: ActionContext, v: Verdict) -> None:
+        job, attempt = self.job, self.job_attempt
+        if self.follower is not None:
+            await self.follower.cancel()
+            self.follower = None
+        await reboot(ctx, v)
+        if v.failed_stage is None:
+            if job is not None and attempt is not None:
+                self.record_fate(attempt, stopped_fate(job, "the container was rebooted by cockpit"))
+            self.job = None
 
     async def _verify_now(self, ctx: ActionContext, v: Verdict) -> None:
         """``verify``: the job as it is now; a death found here is also its attempt's fate."""

@@ -1,5 +1,7 @@
 """The one registry of user actions: it drives the bindings, the footer, the help screen and the
-command palette, so they can never disagree.
+command palette, so they can never disagree.  Actions on the target take their label, help and
+destructive flag from the core's action table (:mod:`cockpit.core.action_table`), which also makes
+the CLI's sub-commands: one table for every front end.
 
 Each :class:`UIAction` has a stable ``id`` (the key users write in ``[keymap]``), a default key
 (Textual key names; several separated by commas), a short ``description`` (footer), a longer
@@ -15,6 +17,8 @@ from dataclasses import dataclass
 from typing import Iterable
 
 from textual.binding import Binding
+
+from ..core.action_table import BY_ID as BY_ID_CORE
 
 __all__ = ["UIAction", "ACTIONS", "BY_ID", "bindings", "HOME_ROW", "acting_action_names"]
 
@@ -45,22 +49,26 @@ class UIAction:
                        tooltip=self.help, id=self.id)
 
 
+def _target(engine_id: str, key: str, action: str, *, footer: bool = False) -> UIAction:
+    """A key for one of the engine's actions: label, help and the destructive flag come from the
+    core's one action table (:mod:`cockpit.core.action_table`)."""
+    spec = BY_ID_CORE[engine_id]
+    return UIAction(engine_id, key, action, spec.label, spec.help, acts=True, destructive=spec.destructive, footer=footer,
+                    engine=engine_id)
+
+
 ACTIONS: list[UIAction] = [
     # -- acting on the target ---------------------------------------------------------------
-    UIAction("attempt", "t", "attempt", "Attempt", "Try a fix: asks for the hypothesis, then deploy → clear caches → stop → launch → verify; recorded in the journal",
-             acts=True, footer=True, engine="attempt"),
+    _target("attempt", "t", "attempt", footer=True),
     UIAction("attempt-on-save", "A", "attempt_on_save", "On save",
              "Toggle attempt on save: when a save in [deploy] source settles, attempt with the last hypothesis (a try counter is added); "
              "a save during an attempt queues one more", acts=True),
-    UIAction("deploy", "D", "deploy", "Deploy", "Copy [deploy] source into the target and verify every file's checksum", acts=True, engine="deploy"),
-    UIAction("clear-cache", "C", "clear_cache", "Clear cache", "Remove the [cache] paths (compile caches) and verify they are gone", acts=True, engine="clear-cache"),
-    UIAction("verify", "V", "verify", "Verify", "Check the running job: spawned, alive, log created, log growing, progress", acts=True, engine="verify"),
-    UIAction("relaunch", "L", "relaunch", "Relaunch", "Stop the job, launch it again with a new log, verify it",
-             acts=True, destructive=True, engine="relaunch"),
-    UIAction("stop", "S", "stop", "Stop", "Stop the job cockpit launched: TERM, then KILL, then check nothing is left",
-             acts=True, destructive=True, footer=True, engine="stop"),
-    UIAction("reboot", "R", "reboot", "Reboot", "Reboot the container (pct reboot): the cure for zombies PID 1 never reaps",
-             acts=True, destructive=True, footer=True, engine="reboot"),
+    _target("deploy", "D", "deploy"),
+    _target("clear-cache", "C", "clear_cache"),
+    _target("verify", "V", "verify"),
+    _target("relaunch", "L", "relaunch"),
+    _target("stop", "S", "stop", footer=True),
+    _target("reboot", "R", "reboot", footer=True),
     UIAction("shell", "exclamation_mark", "shell", "Shell", "Open a shell inside the container (ssh -t HOST pct enter CTID); cockpit resumes when it exits",
              acts=True, key_display="!"),
     UIAction("demo-fix", "F", "demo_fix", "Apply demo fix", "Demo only: copy the shipped fix (serialise the first compile) into the demo's working copy",

@@ -12,6 +12,8 @@ import asyncio
 from pathlib import Path
 from typing import Any, Callable
 
+from ..core.action_table import BY_ID as CORE
+from .actions import BY_ID
 from .confirmtext import reboot_command, stop_commands, target_where
 from .panes.history import HistoryPane
 from .panes.log import LogPane
@@ -55,6 +57,8 @@ class TargetKeys:
         return False
 
     def _run_engine(self, name: str) -> None:
+        spec = BY_ID[name]  # the registry entry: every key that acts goes through its engine id
+        assert spec.engine == name, f"{name} is not an engine action"
         self.run_worker(self.driver.action(name, self.post_message), name=name, group="action", exit_on_error=False)
 
     def action_attempt(self) -> None:
@@ -115,7 +119,7 @@ class TargetKeys:
             self.notify("no job recorded by cockpit: nothing to stop", timeout=4, markup=False)
             return
         body, command = text
-        self.push_screen(ConfirmScreen("Stop the job?", body, command, where=target_where(self.cfg), yes="Stop"),
+        self.push_screen(ConfirmScreen(CORE["stop"].confirm, body, command, where=target_where(self.cfg), yes="Stop"),
                          lambda ok: self._run_engine("stop") if ok else None)
 
     def action_relaunch(self) -> None:
@@ -124,7 +128,7 @@ class TargetKeys:
         text = stop_commands(self.engine)
         body, command = text if text is not None else ("No job recorded by cockpit: nothing to stop.", "")
         command = (command + "\n" if command else "") + f"then launch: {self.cfg.job.command}"
-        self.push_screen(ConfirmScreen("Relaunch the job?", body + " Then a new job is launched and verified.", command,
+        self.push_screen(ConfirmScreen(CORE["relaunch"].confirm, body + " Then a new job is launched and verified.", command,
                                        where=target_where(self.cfg), yes="Relaunch"),
                          lambda ok: self._run_engine("relaunch") if ok else None)
 
@@ -135,7 +139,7 @@ class TargetKeys:
         if cmd is None:
             self.notify('reboot needs [target] runtime = "pct": cockpit does not reboot hosts', severity="warning", timeout=6, markup=False)
             return
-        self.push_screen(ConfirmScreen("Reboot the container?",
+        self.push_screen(ConfirmScreen(CORE["reboot"].confirm,
                                        "Every process in the container dies, the job included. Zombies that PID 1 never "
                                        "reaps are cleared. cockpit waits until the container runs again and checks its "
                                        "process table.", cmd, where=target_where(self.cfg, host=True), yes="Reboot"),

@@ -1,0 +1,46 @@
+"""The one table of what cockpit can do to a target.
+
+Each :class:`ActionSpec` is an action of the engine: its id (the CLI sub-command, the engine's
+``run_action`` name, the ``[keymap]`` id of its binding), a short label (footer, palette), the
+help text (CLI ``--help``, help screen, palette), whether it is destructive (kills processes: the
+TUI confirms it, showing the exact command) and what the confirmation is about.  The CLI builds its
+sub-commands from this table, the engine dispatches on it, and the TUI's registry
+(:mod:`cockpit.ui.actions`) takes label, help and the destructive flag from it and adds only keys.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["ActionSpec", "TABLE", "BY_ID", "SINGLE_ACTIONS"]
+
+
+@dataclass(frozen=True)
+class ActionSpec:
+    id: str
+    label: str
+    help: str
+    destructive: bool = False
+    #: what the confirmation dialog is about (destructive actions)
+    confirm: str = ""
+
+
+TABLE: tuple[ActionSpec, ...] = (
+    ActionSpec("attempt", "Attempt",
+               "Try a fix: deploy → clear caches → stop (and strays) → launch → verify until healthy; recorded in the journal with its fate"),
+    ActionSpec("deploy", "Deploy", "Copy [deploy] source into the target (creating it) and verify every file's checksum"),
+    ActionSpec("clear-cache", "Clear cache", "Remove the [cache] paths (compile caches) and verify they are gone"),
+    ActionSpec("verify", "Verify", "Judge the job as it is now: alive, log, progress, no error in any thread; a dead job fails with its cause"),
+    ActionSpec("launch", "Launch", "Start [job] command with a new log file (no verify)"),
+    ActionSpec("relaunch", "Relaunch", "Stop the job, launch it again with a new log, verify it", destructive=True,
+               confirm="Relaunch the job?"),
+    ActionSpec("stop", "Stop", "Stop the job cockpit launched: TERM, then KILL, then check nothing is left; then look for strays",
+               destructive=True, confirm="Stop the job?"),
+    ActionSpec("reboot", "Reboot", "Reboot the container (pct reboot) and verify a clean process table: the cure for zombies PID 1 never reaps",
+               destructive=True, confirm="Reboot the container?"),
+)
+
+BY_ID: dict[str, ActionSpec] = {a.id: a for a in TABLE}
+
+#: the actions ``Engine.run_action`` runs (every one but the attempt, which takes a note)
+SINGLE_ACTIONS: tuple[str, ...] = tuple(a.id for a in TABLE if a.id != "attempt")
