@@ -233,8 +233,8 @@ def cmd_history(args: argparse.Namespace, cfg: Config) -> int:
         sys.stdout.write("\n")
         return EXIT_OK
     for a in rows:
-        told = story(a.get("outcome"), a.get("layer"), a.get("fate"))
-        print(f"#{a['attempt']:<4} {told[:70]:<24} {(a.get('note') or '')[:50]:<50} {a.get('summary') or ''}")
+        told = story(a.get("outcome"), a.get("layer"), a.get("fate"), short=True)
+        print(f"#{a['attempt']:<4} {told:<40} {(a.get('note') or '')[:40]:<40} {a.get('summary') or ''}")
     if not rows:
         print(f"no attempts yet in {cfg.journal_path}")
     return EXIT_OK

@@ -71,3 +71,24 @@ def lab_config(lab: Lab, tmp_path: Path) -> Iterator[Callable[..., Config]]:
 
 def pytest_report_header(config: pytest.Config) -> str:
     return f"cockpit tests: CI={os.environ.get('CI', '')}"
+
+
+@pytest.fixture
+async def engines():
+    """``make(cfg) -> Engine``; every engine made is stopped (its job) and closed afterwards."""
+    from cockpit.core.engine import Engine
+
+    made: list = []
+
+    def make(cfg):
+        e = Engine(cfg)
+        made.append(e)
+        return e
+
+    yield make
+    for e in made:
+        try:
+            if e.job is not None:
+                await e.run_action("stop")
+        finally:
+            await e.close()

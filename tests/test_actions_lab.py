@@ -34,24 +34,6 @@ def make_cfg(lab_config):
     return lab_config
 
 
-@pytest.fixture
-async def engines():
-    made: list[Engine] = []
-
-    def make(cfg):
-        e = Engine(cfg)
-        made.append(e)
-        return e
-
-    yield make
-    for e in made:
-        try:
-            if e.job is not None:
-                await e.run_action("stop")
-        finally:
-            await e.close()
-
-
 def job(lab, *args):
     return lab.jobsim_command(*[str(a) for a in args])
 

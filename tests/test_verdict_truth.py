@@ -35,24 +35,6 @@ def job(lab, *args):
     return lab.jobsim_command(*[str(a) for a in args])
 
 
-@pytest.fixture
-async def engines():
-    made: list[Engine] = []
-
-    def make(cfg):
-        e = Engine(cfg)
-        made.append(e)
-        return e
-
-    yield make
-    for e in made:
-        try:
-            if e.job is not None:
-                await e.run_action("stop")
-        finally:
-            await e.close()
-
-
 def fate_of(cfg, attempt):
     rec = Journal(cfg.journal_path).get(attempt)
     return latest_fate(rec) if rec is not None else None

@@ -31,7 +31,7 @@ from .actions.jobstate import JobReader
 from .actions.reboot import reboot
 from .actions.strays import strays_stage
 from .actions.verify import verify
-from .attempt import AttemptResult, Tee, run_attempt
+from .attempt import AttemptResult, run_attempt
 from .connectivity import check_connectivity
 from .events import ActionFinished, ActionStarted, Event, FateChanged, StageProgress, Subscriber
 from .fate import FATE_EVENT, Fate, FateFollower, latest_fate, read_fate, stopped_fate

@@ -70,8 +70,9 @@ class Fate:
                    d.get("last_progress") if isinstance(d.get("last_progress"), str) else None)
 
 
-def fate_text(fate: Fate | dict[str, Any] | None) -> str:
-    """``died (app) after 4m12s: RuntimeError …`` / ``running`` / ``stopped by cockpit after 2m``."""
+def fate_text(fate: Fate | dict[str, Any] | None, *, short: bool = False) -> str:
+    """``died (app) after 4m12s: RuntimeError …`` / ``running`` / ``stopped after 2m: by cockpit``;
+    ``short`` leaves the cause out."""
     f = fate if isinstance(fate, Fate) or fate is None else Fate.from_dict(fate)
     if f is None:
         return ""
@@ -80,7 +81,7 @@ def fate_text(fate: Fate | dict[str, Any] | None) -> str:
     head = f.state + (f" ({f.layer})" if f.layer and f.state in ("died", "vanished") else "")
     if f.after_s is not None:
         head += f" after {fmt_secs(f.after_s)}"
-    return head + (f": {f.cause}" if f.cause else "")
+    return head + (f": {f.cause}" if f.cause and not short else "")
 
 
 async def read_fate(ctx: ActionContext, job: JobRecord, reader: JobReader | None = None) -> Fate:
@@ -177,10 +178,10 @@ def latest_fate(rec: Any) -> Fate | None:
     return Fate.from_dict(getattr(rec, "fate", None))
 
 
-def story(outcome: Any, layer: Any, fate: Fate | dict[str, Any] | None) -> str:
+def story(outcome: Any, layer: Any, fate: Fate | dict[str, Any] | None, *, short: bool = False) -> str:
     """An attempt's outcome and the end of its job's story: ``passed → died (app) after 4m12s: …``."""
     o = str(getattr(outcome, "value", outcome) or "?")
     lay = getattr(layer, "value", layer)
     head = o + (f" ({lay})" if lay and o in ("failed", "untested") else "")
-    tail = fate_text(fate)
+    tail = fate_text(fate, short=short)
     return f"{head} → {tail}" if tail else head

@@ -45,6 +45,13 @@ class Cause:
     state: str = "died"
     #: seconds from the launch to the death (None when unknown)
     after_s: float | None = None
+    #: "12.3s after launch; last progress: step 52 …" (kept apart: a fate has its own fields for it)
+    when: str = ""
+
+    @property
+    def full(self) -> str:
+        """The detail with when it happened, as a verdict's stage shows it."""
+        return f"{self.detail} ({self.when})" if self.when else self.detail
 
 
 def fmt_secs(s: float | None) -> str:
@@ -124,23 +131,23 @@ async def death_cause(ctx: ActionContext, job: JobRecord, st: JobState, scan: Lo
         how, state = describe_exit(code), "died"
     err = error_cause(scan)
     if err is not None and err.layer in (Layer.APP, Layer.GPU):
-        return Cause(err.layer, f"{how}: {err.detail} ({when})", err.advice, {**data, **err.data}, state, after)
+        return Cause(err.layer, f"{how}: {err.detail}", err.advice, {**data, **err.data}, state, after, when)
     if code in (126, 127):
-        return Cause(Layer.CONTAINER, f"{how}: the command or its interpreter was not found inside the target ({when})",
-                     "use an absolute path in [job] command (pct exec's PATH is minimal)", data, state, after)
+        return Cause(Layer.CONTAINER, f"{how}: the command or its interpreter was not found inside the target",
+                     "use an absolute path in [job] command (pct exec's PATH is minimal)", data, state, after, when)
     if code is not None and code - 128 == 9:
         oom = await _oom_evidence(ctx, job)
         if oom:
             data["oom"] = oom
-            return Cause(Layer.CONTAINER, f"killed by the OOM killer: {oom} ({when})",
-                         "the container ran out of memory: raise its memory limit or lower the batch size", data, state, after)
+            return Cause(Layer.CONTAINER, f"killed by the OOM killer: {oom}",
+                         "the container ran out of memory: raise its memory limit or lower the batch size", data, state, after, when)
     if err is not None:
-        return Cause(err.layer, f"{how}: {err.detail} ({when})", err.advice, {**data, **err.data}, state, after)
+        return Cause(err.layer, f"{how}: {err.detail}", err.advice, {**data, **err.data}, state, after, when)
     if state == "vanished" and st.rebooted_since:
-        return Cause(Layer.HOST, f"the target was restarted under the job: PID 1 is younger than the job ({when})",
-                     "who rebooted the container? check the host (pct status, its journal)", data, state, after)
+        return Cause(Layer.HOST, f"the target was restarted under the job: PID 1 is younger than the job",
+                     "who rebooted the container? check the host (pct status, its journal)", data, state, after, when)
     if state == "vanished":
-        return Cause(Layer.PROCESS, f"the job and its supervisor are gone without an exit status ({when})",
-                     "killed from outside together with its supervisor (kill -9 of the group, a reboot)", data, state, after)
+        return Cause(Layer.PROCESS, f"the job and its supervisor are gone without an exit status",
+                     "killed from outside together with its supervisor (kill -9 of the group, a reboot)", data, state, after, when)
     advice = "read the log tail; a SIGKILL without a traceback is often the OOM killer" if code == 137 else ""
-    return Cause(Layer.PROCESS, f"{how}, with no traceback in the log ({when})", advice, data, state, after)
+    return Cause(Layer.PROCESS, f"{how}, with no traceback in the log", advice, data, state, after, when)

@@ -40,6 +40,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from ..layers import Evidence, Layer, Stage, Status, Verdict
+from ..procstat import ProcStat, read_stat
 from .base import ActionContext, StageFailed, VerdictBuilder, check
 
 __all__ = ["signal_group", "JobRecord", "launch", "stop", "read_stat", "ProcStat", "signal_name", "KNOWN_REAPERS", "ps_table"]
@@ -75,32 +76,6 @@ class JobRecord:
     def from_dict(cls, d: dict[str, Any]) -> "JobRecord":
         known = {k: d.get(k) for k in cls.__dataclass_fields__ if k in d}
         return cls(**known)  # type: ignore[arg-type]
-
-
-@dataclass
-class ProcStat:
-    pid: int
-    comm: str
-    state: str
-    ppid: int
-    pgid: int
-    sid: int
-    start_time: int
-    threads: int
-
-
-def read_stat(text: str) -> ProcStat | None:
-    """Parse one ``/proc/PID/stat`` line (the comm may contain spaces and parentheses)."""
-    text = text.strip()
-    try:
-        lpar, rpar = text.index("("), text.rindex(")")
-        pid = int(text[:lpar])
-        comm = text[lpar + 1 : rpar]
-        f = text[rpar + 2 :].split()
-        # f[0] is field 3 (state); field N is f[N - 3]
-        return ProcStat(pid, comm, f[0], int(f[1]), int(f[2]), int(f[3]), int(f[19]), int(f[17]))
-    except (ValueError, IndexError):
-        return None
 
 
 def signal_name(num: int) -> str:

@@ -30,7 +30,8 @@ from typing import Any
 
 from ..probes.signatures import Classifier, Match, load_signatures
 from .base import ActionContext
-from .job import JobRecord, ProcStat, read_stat
+from ..procstat import ProcStat, read_stat
+from .job import JobRecord
 
 __all__ = ["JobState", "JobReader", "LogScan", "state_command", "parse_state", "make_scan", "error_dict", "READ_MAX"]
 

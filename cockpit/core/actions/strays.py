@@ -22,7 +22,8 @@ from typing import Any
 
 from ..layers import Layer, Verdict
 from .base import ActionContext, StageFailed, VerdictBuilder
-from .job import JobRecord, read_stat, signal_group
+from ..procstat import read_stat
+from .job import JobRecord, signal_group
 
 __all__ = ["Stray", "find_strays", "stop_strays", "describe_strays", "strays_stage"]
 

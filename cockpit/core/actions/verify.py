@@ -152,7 +152,7 @@ async def _judge(ctx: ActionContext, vb: VerdictBuilder, job: JobRecord, st: Job
             al.ok(f"finished: {describe_exit(0)} after reaching progress (last: {(scan.last_progress or '')[:120]})")
         elif not st.alive:
             cause = await death_cause(ctx, job, st, scan)
-            raise StageFailed(cause.layer, cause.detail, evidence=evidence, advice=cause.advice, data=cause.data)
+            raise StageFailed(cause.layer, cause.full, evidence=evidence, advice=cause.advice, data=cause.data)
         else:
             stuck = w.d_since is not None and now - w.d_since >= STUCK_D_S
             lead = st.leader

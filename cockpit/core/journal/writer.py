@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import socket
 
+from ..procstat import read_local_stat
 from .records import AttemptRecord
 
 # --------------------------------------------------------------------------------------------
@@ -19,17 +20,8 @@ from .records import AttemptRecord
 
 def _read_stat(pid: int) -> tuple[str, int] | None:
     """(state, start_time) from ``/proc/PID/stat``, or None where it cannot be read."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            raw = f.read().decode("utf-8", "replace")
-    except OSError:
-        return None
-    # comm (field 2) may contain spaces and parentheses: split after the last ')'.
-    rest = raw[raw.rfind(")") + 2 :].split()
-    try:
-        return rest[0], int(rest[19])  # field 3 = state, field 22 = starttime
-    except (IndexError, ValueError):
-        return None
+    st = read_local_stat(pid)
+    return (st.state, st.start_time) if st is not None else None
 
 
 def proc_start_time(pid: int) -> int | None:

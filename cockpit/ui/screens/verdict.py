@@ -73,6 +73,10 @@ class VerdictBody(Styled, Static):
                 info.add_row("summary", r.summary)
             if r.interrupted_reason:
                 info.add_row("interrupted", r.interrupted_reason)
+            if getattr(r, "fate", None):
+                from ...core.fate import fate_text
+
+                info.add_row("then", Text(fate_text(r.fate)))  # job text is data, never markup
             parts.append(info)
         elif self.verdict is not None:
             v = self.verdict

@@ -26,6 +26,7 @@ import re
 import unicodedata
 from typing import Iterator
 
+from ...procstat import read_stat
 from ..text import to_text
 from .command import HEADER
 from .tree import Proc
@@ -148,22 +149,12 @@ def _proc_record(line: str, uptime: float | None, clk: int, users: dict[str, str
     if len(parts) != 7 or parts[0] != "P":
         return None
     _, uid, rss, threads, wchan, cmdline, stat = parts
-    lp = stat.find(" (")
-    rp = stat.rfind(")")
-    if lp <= 0 or rp < lp:
+    st = read_stat(stat)
+    if st is None:
         return None
-    try:
-        pid = int(stat[:lp])
-        comm = stat[lp + 2 : rp]
-        f = stat[rp + 1 :].split()
-        if len(f) < 20:
-            return None
-        code = f[0]
-        ppid, pgrp, session, tpgid = int(f[1]), int(f[2]), int(f[3]), int(f[5])
-        utime, stime = int(f[11]), int(f[12])
-        nice, nthreads, start = int(f[16]), int(f[17]), int(f[19])
-    except ValueError:
-        return None
+    pid, comm, code = st.pid, st.comm, st.state
+    ppid, pgrp, session, tpgid = st.ppid, st.pgid, st.sid, st.tpgid
+    utime, stime, nice, nthreads, start = st.utime, st.stime, st.nice, st.threads, st.start_time
     if len(code) != 1 or not _STATE_RE.match(code):
         return None
     try:
