@@ -138,6 +138,14 @@ async def test_a_manual_attempt_and_an_on_save_attempt_land_the_same_way(tmp_pat
     app.cfg.loop.bell = True
     bells: list[int] = []
     app.bell = lambda: bells.append(1)  # type: ignore[method-assign]
+    toasts: list[str] = []
+    notify = app.notify
+
+    def record_toast(message: str, *args: Any, **kw: Any) -> None:
+        toasts.append(message)
+        notify(message, *args, **kw)
+
+    app.notify = record_toast  # type: ignore[method-assign]  # toasts expire; the record does not
 
     def hook(msg: Any) -> None:
         if isinstance(msg, ActionFinished) and msg.action == "attempt":
@@ -163,7 +171,7 @@ async def test_a_manual_attempt_and_an_on_save_attempt_land_the_same_way(tmp_pat
             assert msg.result is not None and msg.outcome == msg.result.outcome.value and msg.attempt == msg.result.attempt
         assert [m.attempt for m in seen] == [1, 2, 3]
         for n in (1, 2, 3):
-            assert any(x.startswith(f"attempt {n} ") for x in notes(app)), notes(app)
+            assert any(x.startswith(f"attempt {n} ") for x in toasts), toasts
         recs = app.engine.journal.attempts()
         assert [r.note for r in recs] == ["by hand", "by hand (#2)", "direct"] and not any(r.open for r in recs)
         await app.engine.run_action("stop")

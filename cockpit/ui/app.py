@@ -10,31 +10,27 @@ before sleeping, so polls never overlap.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
-import difflib
 import time
 from typing import Any, Callable, ClassVar
 
 from textual import on, work
 from textual.app import App, ComposeResult
-from textual.binding import Binding
 from textual.containers import Grid
 from textual.widgets import Footer
 from textual.worker import Worker, WorkerState
 
 from ..config import Config
-from .actions import ACTIONS, BY_ID, HOME_ROW, UIAction, action_spec, bindings
+from .actions import ACTIONS, UIAction, action_spec, bindings
 from .commands import CockpitCommands
 from .driver import Driver
 from .keys import TargetKeys, ViewKeys, demo_fix
 from .adapter import EventAdapter
 from .live import LoopRunner, Reloaders
+from .settings import SettingsMixin
 from .messages import (
     ActionFinished,
     ActionRefused,
     ActionStarted,
-    ConfigInvalid,
-    ConfigReloaded,
     FateChanged,
     GpuRefreshed,
     HistoryRefreshed,
@@ -44,8 +40,6 @@ from .messages import (
     ProcsRefreshed,
     SourceChanged,
     StageEvent,
-    ThemeFileInvalid,
-    ThemeFileReloaded,
 )
 from .panes.gpu import GpuPane
 from .panes.history import HistoryPane
@@ -53,11 +47,11 @@ from .panes.log import LogPane
 from .panes.procs import ProcsPane
 from .panes.status import StatusLine, StatusState
 from .panes.verdict import VerdictStrip
-from .themes import DEFAULT_THEME, ThemeSet, default_variables, load_themes
+from .themes import ThemeSet, default_variables, load_themes
 
 __all__ = ["CockpitApp", "create_app"]
 
-class CockpitApp(TargetKeys, ViewKeys, App[int]):
+class CockpitApp(SettingsMixin, TargetKeys, ViewKeys, App[int]):
     CSS_PATH = "styles.tcss"
     TITLE = "cockpit"
     BINDINGS: ClassVar[list[Any]] = bindings(ACTIONS)
@@ -152,66 +146,6 @@ class CockpitApp(TargetKeys, ViewKeys, App[int]):
                 await asyncio.wait_for(self.engine.close(), 5)
             except Exception:  # closing a dead connection must not turn quitting into a traceback
                 pass
-
-    # -- themes and keys ---------------------------------------------------------------------
-    def _apply_themes(self) -> None:
-        for theme in self.themes.themes.values():
-            self.register_theme(theme)
-        for err in self.themes.errors:
-            self.notify(f"{err} — theme skipped", title="theme file", severity="error", timeout=10, markup=False)
-        want = self.cfg.ui.theme or DEFAULT_THEME
-        if want in self.themes.themes or want in self.available_themes:
-            self.theme = want
-        else:
-            close = difflib.get_close_matches(want, self.themes.names, n=1)
-            hint = f" (did you mean {close[0]!r}?)" if close else f" (known: {', '.join(self.themes.names)})"
-            self.notify(f"[ui] theme = {want!r} not found{hint}: using {DEFAULT_THEME}", severity="error", timeout=10, markup=False)
-            self.theme = DEFAULT_THEME
-
-    def _set_theme(self, want: str) -> None:
-        """Switch to theme ``want`` (a live config edit); an unknown name keeps the current theme."""
-        if want in self.available_themes:
-            self.theme = want
-            return
-        close = difflib.get_close_matches(want, self.themes.names, n=1)
-        hint = f" (did you mean {close[0]!r}?)" if close else f" (known: {', '.join(self.themes.names)})"
-        self.notify(f"[ui] theme = {want!r} not found{hint}: keeping {self.theme}", severity="error", timeout=10, markup=False)
-
-    def _apply_keymap(self) -> None:
-        had = bool(self.keymap)
-        km = dict(self.cfg.keymap or {})
-        unknown = [k for k in km if k not in BY_ID]
-        for k in unknown:
-            close = difflib.get_close_matches(k, list(BY_ID), n=1)
-            self.notify(f"[keymap] {k!r} is not an action id" + (f": did you mean {close[0]!r}?" if close else ""), severity="warning", timeout=10, markup=False)
-            km.pop(k)
-        for k, keys in list(km.items()):
-            spec = BY_ID[k]
-            bare = [x.strip() for x in keys.split(",") if x.strip() in HOME_ROW]
-            if spec.destructive and bare:
-                self.notify(f"[keymap] {k} = {keys!r}: a destructive action may not sit on a bare home-row key; kept {spec.key!r}",
-                            severity="warning", timeout=10, markup=False)
-                km.pop(k)
-        self.keymap = km
-        if km or had:
-            self.set_keymap(km)
-
-    def handle_bindings_clash(self, clashed_bindings: set[Binding], node: Any) -> None:
-        names = ", ".join(sorted(b.id or b.action for b in clashed_bindings))
-        self.notify(f"[keymap] key clash: {names} — the first one wins", severity="warning", timeout=8, markup=False)
-
-    def action_cycle_theme(self) -> None:
-        nxt = self.themes.next_after(self.theme)
-        self.theme = nxt
-        self.notify(f"theme: {nxt}", timeout=2, markup=False)
-
-    def _on_theme_changed(self, theme: Any) -> None:
-        self.query_one(HistoryPane).retheme()
-        self.query_one(LogPane).retheme()
-        self.query_one(ProcsPane).redraw()
-        self.query_one(GpuPane).redraw()
-        strip = self.query_one(VerdictStrip)
-        strip.redraw()
 
     # -- what is allowed -----------------------------------------------------------------------
     def action_allowed(self, spec: UIAction) -> bool:
@@ -332,7 +266,7 @@ class CockpitApp(TargetKeys, ViewKeys, App[int]):
         from ..core.fate import story
 
         self.load_history()
-        if msg.fate.state == "running" or self.read_only:
+        if msg.fate.state in ("running", "stopped") or self.read_only:  # stopped: the user just did it
             return
         text = f"#{msg.attempt} {story(msg.outcome, None, msg.fate)}"
         self.notify(text, title="the job's fate", severity="error" if msg.news else "information", timeout=10, markup=False)
@@ -398,69 +332,6 @@ class CockpitApp(TargetKeys, ViewKeys, App[int]):
 
     def on_loop_notice(self, msg: LoopNotice) -> None:
         self.notify(msg.text, title=msg.title, severity=msg.severity, timeout=8, markup=False)  # type: ignore[arg-type]
-
-    # -- live reload ---------------------------------------------------------------------------
-    #: keys a saved config applies at once; the rest waits for a restart
-    LIVE_KEYS = ("ui.theme", "ui.refresh_interval", "keymap")
-
-    def on_config_reloaded(self, msg: ConfigReloaded) -> None:
-        from ..core.reload import changed_keys, needs_reconnect
-
-        new, cfg = msg.cfg, self.cfg
-        self.query_one(StatusLine).set_config_error(None)
-        keys = changed_keys(cfg, new)
-        if not keys:
-            return
-        live = [k for k in keys if k in self.LIVE_KEYS or (k.startswith("loop.") and k != "loop.gitignore")]
-        later = [k for k in keys if k not in live]
-        if "ui.refresh_interval" in live:
-            cfg.ui.refresh_interval = new.ui.refresh_interval
-            self.status_state.interval = new.ui.refresh_interval
-            for cls in (ProcsPane, GpuPane, LogPane, HistoryPane):
-                self.query_one(cls).interval = new.ui.refresh_interval
-        if "ui.theme" in live:
-            cfg.ui.theme = new.ui.theme
-            self._set_theme(new.ui.theme or DEFAULT_THEME)
-        if "keymap" in live:
-            cfg.keymap = dict(new.keymap)
-            self._apply_keymap()
-        if any(k.startswith("loop.") for k in live):
-            for f in dataclasses.fields(cfg.loop):
-                if f.name != "gitignore":
-                    setattr(cfg.loop, f.name, getattr(new.loop, f.name))
-            if self.loop_runner is not None:
-                self.loop_runner.apply(cfg.loop)
-                if "loop.attempt_on_save" in live and not self.read_only:
-                    self.loop_runner.set_enabled(bool(cfg.loop.attempt_on_save))
-                self.post_message(self.loop_runner.snapshot())
-        text = f"applied {', '.join(live)}" if live else "nothing that applies without a restart"
-        sev = "information"
-        if needs_reconnect(later):
-            text += "; restart cockpit to apply target/ssh changes"
-            sev = "warning"
-        rest = [k for k in later if needs_reconnect([k]) is False]
-        if rest:
-            text += f"; restart cockpit to apply {', '.join(rest[:6])}" + (" …" if len(rest) > 6 else "")
-            sev = "warning"
-        self.notify(text, title="config reloaded", severity=sev, timeout=8, markup=False)  # type: ignore[arg-type]
-
-    def on_config_invalid(self, msg: ConfigInvalid) -> None:
-        err = msg.error
-        text = getattr(err, "message", None) or str(err)
-        self.query_one(StatusLine).set_config_error(text)
-        self.notify(f"{text}\nthe running config stays", title="config not reloaded", severity="error", timeout=12, markup=False)
-
-    def on_theme_file_reloaded(self, msg: ThemeFileReloaded) -> None:
-        theme = msg.theme
-        self.themes.themes[theme.name] = theme
-        self.register_theme(theme)
-        if self.theme == theme.name:
-            self.mutate_reactive(App.theme)  # re-apply the edited theme
-            self.notify(f"theme {theme.name} reloaded from {msg.path}", timeout=3, markup=False)
-
-    def on_theme_file_invalid(self, msg: ThemeFileInvalid) -> None:
-        text = getattr(msg.error, "message", None) or str(msg.error)
-        self.notify(f"{text} — keeping the last good version of this theme", title="theme file", severity="error", timeout=10, markup=False)
 
     def on_action_refused(self, msg: ActionRefused) -> None:
         self.query_one(VerdictStrip).refused(msg.action, msg.reason)
