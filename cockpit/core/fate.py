@@ -29,6 +29,7 @@ from .actions.base import ActionContext
 from .actions.cause import death_cause, fmt_secs
 from .actions.job import JobRecord
 from .actions.jobstate import JobReader
+from .actions.verify import GONE_CONFIRM_S
 from .remote.base import RemoteError
 
 __all__ = ["Fate", "FATE_STATES", "FINAL_STATES", "read_fate", "FateFollower", "fate_text"]
@@ -88,6 +89,10 @@ async def read_fate(ctx: ActionContext, job: JobRecord, reader: JobReader | None
     """The job's fate now, from one reading of its processes and its (whole, or new) log."""
     reader = reader if reader is not None else JobReader(ctx, job)
     st = await reader.read()
+    if st.spawned and not st.alive and st.exit_code is None:
+        # its supervisor writes the exit status a moment after the death: look again before judging
+        await asyncio.sleep(GONE_CONFIRM_S)
+        st = await reader.read()
     scan = reader.scan
     now = time.time()
     since = now - job.launched_at if job.launched_at else None

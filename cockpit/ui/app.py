@@ -266,8 +266,8 @@ class CockpitApp(SettingsMixin, TargetKeys, ViewKeys, App[int]):
         from ..core.fate import story
 
         self.load_history()
-        if msg.fate.state in ("running", "stopped") or self.read_only:  # stopped: the user just did it
-            return
+        if msg.fate.state in ("running", "stopped") or msg.outcome != "passed" or self.read_only:
+            return  # stopped: the user just did it; a failed attempt's job dying is no news
         text = f"#{msg.attempt} {story(msg.outcome, None, msg.fate)}"
         self.notify(text, title="the job's fate", severity="error" if msg.news else "information", timeout=10, markup=False)
         lc = self.cfg.loop

@@ -52,6 +52,9 @@ TICK_MAX_S = 0.5
 ERROR_GRACE_S = 0.3
 #: a leader in ``D`` this long (over consecutive readings) is stuck, not doing I/O
 STUCK_D_S = 2.0
+#: a job gone without an exit status is confirmed over this long: its supervisor writes the
+#: status a moment after the job's death, and a reading can fall in between
+GONE_CONFIRM_S = 0.5
 
 
 class _Watch:
@@ -61,6 +64,17 @@ class _Watch:
         self.progress_at: float | None = None
         self.error_at: float | None = None
         self.d_since: float | None = None
+        self.gone_since: float | None = None
+
+    def settled_death(self, st: JobState, now: float) -> bool:
+        """The job is dead for sure: its exit status is written, or it has been gone a while without one."""
+        if st.exit_code is not None:
+            return True
+        if st.alive or not st.spawned:
+            self.gone_since = None
+            return False
+        self.gone_since = self.gone_since if self.gone_since is not None else now
+        return now - self.gone_since >= GONE_CONFIRM_S
 
     def note(self, st: JobState, scan: LogScan, now: float, healthy_at: float, has_marker: bool, log_seen: bool) -> None:
         lead = st.leader
@@ -99,9 +113,9 @@ async def verify(ctx: ActionContext, job: JobRecord, verdict: Verdict | None = N
             return vb.finish()
         now = time.time()
         w.note(st, scan, now, healthy_at, has_marker, reader.log_seen)
-        if st.exited or not wait:
+        if w.settled_death(st, now) or not wait:
             break
-        if w.error_at is not None and now - w.error_at >= ERROR_GRACE_S:
+        if w.error_at is not None and now - w.error_at >= ERROR_GRACE_S and (st.alive or w.gone_since is None):
             break
         if w.progress_at is not None and now >= w.progress_at + settle and (w.d_since is None or now - w.d_since >= STUCK_D_S):
             break
