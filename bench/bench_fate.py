@@ -53,6 +53,8 @@ def _event_ts(journal: Journal, attempt: int, kind: str, state: str | None = Non
 async def main(n: int, settle: float) -> None:
     with Lab() as lab:
         lab.add_container(200)
+        (lab.dir / "src").mkdir(exist_ok=True)
+        (lab.dir / "src" / "train.py").write_text("print('the code under test')\n")
         ws = lab.workspace()
         path = Path(tempfile.mkdtemp()) / "cockpit.toml"
         mark = f"{ws}/fatal.mark"

@@ -63,6 +63,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--stop-strays", action="store_true", help="stop copies of the job that cockpit did not start (same command, same workdir) before the launch")
     s.set_defaults(func=cmd_attempt)
 
+    s = sub.add_parser("stacks", help="every thread's stack of the job (py-spy inside the target, else the kernel's view); saved with its attempt")
+    _common(s)
+    s.set_defaults(func=cmd_stacks)
+
     s = sub.add_parser("history", help="list attempts from the journal")
     _common(s)
     s.add_argument("--markdown", "--md", action="store_true", help="a post-mortem timeline for an incident report")
@@ -213,6 +217,19 @@ def render_attempt(r: dict[str, Any]) -> str:
         fe = r["first_error"]
         out.append(f"  first error: {fe.get('label') or fe.get('line') or fe}")
     return "\n".join(out)
+
+
+def cmd_stacks(args: argparse.Namespace, cfg: Config) -> int:
+    """``cockpit stacks``: where every thread of the recorded job is, now."""
+    try:
+        dump = with_engine(args, cfg, lambda eng: eng.stacks())
+    except _Busy:
+        return EXIT_BUSY
+    if dump is None:
+        print("cockpit: no job recorded by cockpit: nothing to dump", file=sys.stderr)
+        return EXIT_FAILED
+    emit(args, dump.to_dict(), lambda d: str(d["text"]))
+    return EXIT_OK if dump.threads else EXIT_FAILED
 
 
 def cmd_history(args: argparse.Namespace, cfg: Config) -> int:

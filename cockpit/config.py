@@ -121,13 +121,22 @@ class JobConfig:
     capture_output: bool = _f(True, "true: cockpit writes the job's stdout and stderr to the log; false: the job writes [job] log itself (its console output goes to LOG.console).")
     stop_timeout: float = _f(10.0, "Seconds between SIGTERM and SIGKILL when stopping the job.", check=_positive)
     env: dict[str, str] = _f(doc="Environment variables for the job (values are strings).", factory=dict)
+    py_spy: str = _f("", "py-spy inside the target, for the threads' stacks of a stalled job (cockpit stacks); empty: py-spy on the target's PATH, else the kernel's view of each thread.")
+    dump_before_stop: bool = _f(True, "Before stop or relaunch of a stalled job, save every thread's stack with its attempt: the one piece of evidence a hang leaves.")
     strays: str = _f("ask", "Copies of the job that cockpit did not start (same command line in the same workdir), found before each launch: \"ask\" (the TUI asks, the CLI reports and goes on), \"stop\" (stop them), \"leave\" (report only). Never matched by pattern.", choices=("ask", "stop", "leave"))
+
+
+def _stall_after(v: Any) -> str | None:
+    if isinstance(v, str):
+        return None if v == "auto" else 'must be "auto" or a number of seconds (0: off)'
+    return None if v >= 0 else 'must be "auto" or a number of seconds, 0 or more (0: off)'
 
 
 @dataclass
 class VerifyConfig:
     settle: float = _f(10.0, "Seconds after the first progress during which the job must stay alive, keep progressing and log no error before an attempt is passed.", check=_non_negative)
     ignore_signatures: list[str] = _f(doc="Signature ids (the `id` of a [[signatures]] entry or a built-in kind, e.g. \"python-traceback\") that never fail a verdict.", factory=list)
+    stall_after: float | str = _f("auto", "Seconds without a progress line after which a live job is stalled (not healthy): \"auto\" is the larger of 10x the median step interval and 120 s; 0 turns stall detection off.", check=_stall_after)
     fate_interval: float = _f(1.0, "Seconds between checks of a passed attempt's job after its verdict (its fate: running, finished, died, stopped, vanished).", check=_positive)
 
 

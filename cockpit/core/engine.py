@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import fcntl
+import logging
 import os
 import time
 from pathlib import Path
@@ -29,6 +30,7 @@ from .actions.deploy import deploy
 from .actions.job import JobRecord, launch, stop
 from .actions.jobstate import JobReader
 from .actions.reboot import reboot
+from .actions.stacks import StackDump, dump_stacks
 from .actions.strays import strays_stage
 from .actions.verify import verify
 from .attempt import AttemptResult, run_attempt
@@ -41,7 +43,12 @@ from .observe import Observer
 from .remote import make_transport
 from .remote.base import RemoteError, Transport
 
-__all__ = ["Engine", "Busy", "AttemptResult", "ACTIONS"]
+__all__ = ["Engine", "Busy", "AttemptResult", "ACTIONS", "STACKS_EVENT"]
+
+log = logging.getLogger(__name__)
+
+#: the journal event that keeps a stack dump with its attempt
+STACKS_EVENT = "stacks"
 
 #: the headless action names (``cockpit NAME``) and what they do, from the one action table
 ACTIONS = {a.id: a.help for a in TABLE}
@@ -179,6 +186,14 @@ class Engine:
         outcome = getattr(rec, "outcome", None) if rec is not None else None
         return getattr(outcome, "value", outcome) if outcome is not None else None
 
+    def gpu_util(self) -> list[float] | None:
+        """Every GPU's utilisation in the last observation (None when there is none or it is stale)."""
+        snap = self.observer.gpu.snapshot
+        if snap is None or not snap.gpus:
+            return None
+        vals = [g.utilization_pct for g in snap.gpus]
+        return [float(v) for v in vals if isinstance(v, (int, float))] or None
+
     def record_fate(self, attempt: int, fate: Fate) -> None:
         """Journal a fate change of ``attempt`` (never its outcome) and tell the subscribers."""
         rec = self.journal.get(attempt)
@@ -200,7 +215,7 @@ class Engine:
         if old is not None and old.task is not None:
             old.task.cancel()
         self.follower = FateFollower(self.context(), attempt, job, reader, self.record_fate,
-                                     interval=self.cfg.verify.fate_interval, last=last)
+                                     interval=self.cfg.verify.fate_interval, last=last, gpu_util=self.gpu_util)
         self.follower.start()
         return self.follower
 
@@ -222,19 +237,38 @@ class Engine:
         self.record_fate(self.job_attempt, fate)
         return fate
 
+    async def stacks(self) -> StackDump | None:
+        """Every thread's stack of the recorded job, saved with its attempt (``stacks`` event)."""
+        if self.job is None:
+            return None
+        dump = await dump_stacks(self.context(), self.job)
+        if self.job_attempt is not None:
+            self.journal.record(self.job_attempt, STACKS_EVENT, **dump.to_dict())
+        return dump
+
     async def _stop_step(self, ctx: ActionContext, v: Verdict) -> None:
-        """Stop the recorded job (its fate: died before, or stopped now), then handle strays."""
+        """Stop the recorded job (its fate: died before, or stopped now), then handle strays.
+
+        A stalled job's stacks are saved first (``[job] dump_before_stop``): the fix-attempt loop
+        must not destroy the one piece of evidence a hang leaves."""
         job, attempt = self.job, self.job_attempt
         follower, self.follower = self.follower, None
         if follower is not None:
             await follower.cancel()
         if job is not None and attempt is not None:
             try:
-                before = await read_fate(ctx, job, JobReader(ctx, job, tail_bytes=256 << 10))
+                before = await read_fate(ctx, job, JobReader(ctx, job, tail_bytes=256 << 10), gpu_util=self.gpu_util)
             except RemoteError:
                 before = None
             if before is not None and before.final:
                 self.record_fate(attempt, before)
+            stalled = before is not None and before.state == "stalled" or (follower is not None and follower.last is not None
+                                                                             and follower.last.state == "stalled")
+            if stalled and self.cfg.job.dump_before_stop:
+                try:
+                    await self.stacks()
+                except RemoteError as e:
+                    log.warning("could not dump the stalled job's stacks before stopping it: %s", e.message)
         await stop(ctx, job, v)
         term = next((s for s in reversed(v.stages) if s.name.endswith("terminate")), None)
         if job is not None and attempt is not None and term is not None and term.status is Status.OK:

@@ -61,7 +61,7 @@ class FateChanged:
     @property
     def news(self) -> bool:
         """A passed attempt whose job then died or vanished: worth a notification."""
-        return self.outcome == "passed" and self.fate.state in ("died", "vanished")
+        return self.outcome == "passed" and self.fate.state in ("died", "vanished", "stalled")
 
 
 @dataclass(frozen=True)

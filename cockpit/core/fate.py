@@ -3,6 +3,8 @@
 A verdict is a moment; the fate is the end of the story.  The states:
 
 ``running``   the job is alive (the state every followed job starts in);
+``stalled``   alive, but no progress line for longer than ``[verify] stall_after`` (layer and
+              evidence say where it hangs); back to ``running`` when progress resumes;
 ``finished``  it exited with code 0 and no error in its log;
 ``died``      it exited otherwise, or its main process is a zombie: ``layer`` and ``cause`` say why
               (a traceback → ``app``, a signal or exit code → ``process``, the OOM killer →
@@ -29,6 +31,7 @@ from .actions.base import ActionContext
 from .actions.cause import death_cause, fmt_secs
 from .actions.job import JobRecord
 from .actions.jobstate import JobReader
+from .actions.stall import Stall, stall_layer, stall_threshold
 from .actions.verify import GONE_CONFIRM_S
 from .remote.base import RemoteError
 
@@ -36,7 +39,7 @@ __all__ = ["Fate", "FATE_STATES", "FINAL_STATES", "read_fate", "FateFollower", "
 
 log = logging.getLogger(__name__)
 
-FATE_STATES = ("running", "finished", "died", "stopped", "vanished")
+FATE_STATES = ("running", "stalled", "finished", "died", "stopped", "vanished")
 FINAL_STATES = ("finished", "died", "stopped", "vanished")
 
 
@@ -79,14 +82,19 @@ def fate_text(fate: Fate | dict[str, Any] | None, *, short: bool = False) -> str
         return ""
     if f.state == "running":
         return "running"
-    head = f.state + (f" ({f.layer})" if f.layer and f.state in ("died", "vanished") else "")
+    head = f.state + (f" ({f.layer})" if f.layer and f.state in ("died", "vanished", "stalled") else "")
     if f.after_s is not None:
         head += f" after {fmt_secs(f.after_s)}"
     return head + (f": {f.cause}" if f.cause and not short else "")
 
 
-async def read_fate(ctx: ActionContext, job: JobRecord, reader: JobReader | None = None) -> Fate:
-    """The job's fate now, from one reading of its processes and its (whole, or new) log."""
+GpuUtil = Callable[[], "list[float] | None"]
+
+
+async def read_fate(ctx: ActionContext, job: JobRecord, reader: JobReader | None = None, *, gpu_util: GpuUtil | None = None) -> Fate:
+    """The job's fate now, from one reading of its processes and its (whole, or new) log.
+
+    ``gpu_util`` gives the GPUs' utilisation from the last observation (where a stall lives)."""
     reader = reader if reader is not None else JobReader(ctx, job)
     st = await reader.read()
     if st.spawned and not st.alive and st.exit_code is None:
@@ -99,6 +107,13 @@ async def read_fate(ctx: ActionContext, job: JobRecord, reader: JobReader | None
     if not st.spawned and not st.exited:
         return Fate("vanished", "process", "the job's pid file is gone", now, since, scan.last_progress)
     if st.alive:
+        limit = stall_threshold(ctx.cfg.verify.stall_after, scan.clock)
+        silent = scan.clock.silent_for(now)
+        if limit is not None and silent is not None and silent > limit:
+            lead = st.leader
+            layer, why = stall_layer(gpu_util() if gpu_util else None, None, lead.state if lead else "")
+            stall = Stall(silent, limit, scan.last_progress, layer, why)
+            return Fate("stalled", layer.value, stall.describe(), now, since, scan.last_progress)
         return Fate("running", None, st.describe(), now, since, scan.last_progress)
     if st.exit_code == 0 and not scan.errors():
         ago = st.exit_ago()
@@ -122,8 +137,10 @@ class FateFollower:
     """
 
     def __init__(self, ctx: ActionContext, attempt: int, job: JobRecord, reader: JobReader | None,
-                 on_fate: Callable[[int, Fate], None], *, interval: float, last: Fate | None = None) -> None:
+                 on_fate: Callable[[int, Fate], None], *, interval: float, last: Fate | None = None,
+                 gpu_util: GpuUtil | None = None) -> None:
         self.ctx, self.attempt, self.job = ctx, attempt, job
+        self.gpu_util = gpu_util
         self.reader = reader if reader is not None else JobReader(ctx, job)
         self.on_fate, self.interval = on_fate, interval
         self.last = last
@@ -153,7 +170,7 @@ class FateFollower:
     async def check(self) -> Fate | None:
         """One reading; reports a change.  None when the target could not be read this time."""
         try:
-            fate = await read_fate(self.ctx, self.job, self.reader)
+            fate = await read_fate(self.ctx, self.job, self.reader, gpu_util=self.gpu_util)
         except RemoteError as e:  # a dropped link is not a death: try again next tick
             log.info("fate of attempt %s: target unreachable (%s); retrying", self.attempt, e.message)
             return None

@@ -82,7 +82,7 @@ class FateChanged(Message):
     @property
     def news(self) -> bool:
         """A passed attempt whose job then died or vanished: worth the bell."""
-        return self.outcome == "passed" and self.fate.state in ("died", "vanished")
+        return self.outcome == "passed" and self.fate.state in ("died", "vanished", "stalled")
 
 
 @dataclass

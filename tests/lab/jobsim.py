@@ -284,6 +284,13 @@ def parse(argv):
     p.add_argument("--keep-stepping", type=float, default=0.0,
                    help="fx: seconds the main loop goes on printing steps after the drafters died (-1: for ever)")
     p.add_argument("--interleave", action="store_true", help="write lines in unlocked chunks: threads' output mixes mid-line")
+    p.add_argument("--hang", choices=["deadlock", "syscall", "pause"],
+                   help="at --hang-at: two threads deadlock on two locks (and the main loop waits for them), "
+                        "the main thread blocks reading a pipe nobody writes, or it pauses --pause seconds and goes on")
+    p.add_argument("--hang-at", type=int, default=10, help="step at which --hang happens")
+    p.add_argument("--pause", type=float, default=5.0, help="--hang pause: seconds without output")
+    p.add_argument("--eval-every", type=int, default=0, help="a silent 'evaluation' of --eval-seconds every N steps (slow, not stalled)")
+    p.add_argument("--eval-seconds", type=float, default=1.0)
     p.add_argument("--mark-file", help="write the wall-clock time of the fatal event here (benchmarks: event → verdict latency)")
     return p.parse_args(argv)
 
@@ -355,12 +362,47 @@ def main(argv=None):
             return 1  # every drafter died: the trainer gives up without a word
         if crash is not None and crash != "fx" and step >= args.crash_at:
             return do_crash(crash, step, args)
+        if args.hang and step == args.hang_at:
+            hang(args.hang, args)
+        if args.eval_every and step % args.eval_every == 0:
+            time.sleep(args.eval_seconds)  # a silent evaluation: slow, not stalled
         emit(f"step {step} loss {loss_at(step, args.seed):.4f} lr {args.lr}")
         step_now[0] = step
         time.sleep(args.interval)
     done.set()
     emit(f"training finished: {step} steps")
     return 0
+
+
+def hang(kind, args):
+    """Stop making progress the ways real jobs do, without a traceback."""
+    if kind == "pause":
+        time.sleep(args.pause)
+        return
+    if kind == "syscall":
+        r, _w = os.pipe()
+        os.read(r, 1)  # nobody ever writes: blocked in the kernel (pipe_read), state S, for ever
+        return
+    a, b = threading.Lock(), threading.Lock()
+    ready = threading.Barrier(2)
+
+    def first():
+        with a:
+            ready.wait()
+            with b:  # the compile lock, taken second here …
+                pass
+
+    def second():
+        with b:
+            ready.wait()
+            with a:  # … and first there: a lock-order deadlock
+                pass
+
+    ts = [threading.Thread(target=first, name="drafter-lock-a"), threading.Thread(target=second, name="trainer-lock-b")]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
 
 
 def do_crash(kind, step, args):

@@ -30,6 +30,7 @@ from typing import Any
 
 from ..probes.signatures import Classifier, Match, load_signatures
 from .base import ActionContext
+from .stall import ProgressClock
 from ..procstat import ProcStat, read_stat
 from .job import JobRecord
 
@@ -203,6 +204,8 @@ class LogScan:
     tail_lines: list[str] = field(default_factory=list)
     #: ``Exception in thread NAME:`` headers seen anywhere in a line (robust to mid-line interleaving)
     thread_headers: list[str] = field(default_factory=list)
+    #: when progress lines arrived (stall detection)
+    clock: ProgressClock = field(default_factory=ProgressClock)
 
     def feed(self, data: bytes) -> None:
         buf = self.partial + data
@@ -225,6 +228,7 @@ class LogScan:
         if self.progress_re is not None and self.progress_re.search(line):
             self.progress_count += 1
             self.last_progress = line
+            self.clock.saw(line)
             if self.progress_line is None:
                 self.progress_line = line
         if "Exception in thread " in line:
@@ -317,6 +321,7 @@ class JobReader:
             if self.offset < 0:  # a tail read: start at the first whole line, go on from the end
                 cut = st.data.find(b"\n") + 1 if st.log_size > -self.offset else 0
                 self.scan.feed(st.data[cut:])
+                self.scan.clock.tick()
                 self.offset = max(0, st.log_size)
                 self.log_seen, self.last = st.log_size >= 0, st
                 if st.exited:
@@ -330,6 +335,7 @@ class JobReader:
             self.offset += len(st.data)
             read += len(st.data)
             self.scan.feed(st.data)
+            self.scan.clock.tick()
             self.log_seen = self.log_seen or st.log_size >= 0
             self.last = st
             if len(st.data) < READ_MAX or read >= self.max_bytes:

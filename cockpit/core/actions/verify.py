@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from typing import Any
 
 from ..layers import Evidence, Layer, Stage, Status, Verdict
 from ..remote.base import RemoteError
@@ -32,6 +33,7 @@ from .base import ActionContext, StageFailed, VerdictBuilder
 from .cause import death_cause, error_cause, fmt_secs
 from .job import JobRecord, describe_exit
 from .jobstate import JobReader, JobState, LogScan, error_dict, make_scan
+from .stall import Stall, stall_layer, stall_threshold
 
 __all__ = ["verify", "VERIFY_PLAN", "LogScan", "error_dict", "ERROR_GRACE_S"]
 
@@ -118,6 +120,8 @@ async def verify(ctx: ActionContext, job: JobRecord, verdict: Verdict | None = N
         if w.error_at is not None and now - w.error_at >= ERROR_GRACE_S and (st.alive or w.gone_since is None):
             break
         if w.progress_at is not None and now >= w.progress_at + settle and (w.d_since is None or now - w.d_since >= STUCK_D_S):
+            break
+        if _stalled(cfg, scan, now) is not None and st.alive:
             break
         if w.progress_at is None and now >= startup_deadline:
             break
@@ -222,6 +226,13 @@ async def _judge(ctx: ActionContext, vb: VerdictBuilder, job: JobRecord, st: Job
         return
 
     async with vb.stage("settled") as se:
+        stall = _stalled(cfg, scan, now) if st.alive else None
+        if err is None and stall is not None:
+            lead = st.leader
+            layer, why = stall_layer(None, None, lead.state if lead else "")
+            stall = Stall(stall.silent_s, stall.threshold_s, stall.last_progress, layer, why)
+            raise StageFailed(layer, f"stalled: {stall.describe()}", evidence=evidence,
+                              advice="a hang, not a crash: dump the threads' stacks (cockpit stacks, or the stacks key) to see where it waits")
         if err is not None:
             raise StageFailed(err.layer, f"{err.detail}, after progress ({scan.progress_count} progress lines)",
                               evidence=evidence, advice=err.advice, data=err.data)
@@ -235,6 +246,15 @@ async def _judge(ctx: ActionContext, vb: VerdictBuilder, job: JobRecord, st: Job
             se.ok(f"alive, {n} progress lines and no error for {cfg.verify.settle:g}s after the first progress (settle)")
         else:
             se.pending(f"settling: {cfg.verify.settle:g}s after the first progress")
+
+
+def _stalled(cfg: Any, scan: LogScan, now: float) -> Stall | None:
+    """Progress was seen, and none for longer than ``[verify] stall_after``."""
+    limit = stall_threshold(cfg.verify.stall_after, scan.clock)
+    silent = scan.clock.silent_for(now)
+    if limit is None or silent is None or silent <= limit:
+        return None
+    return Stall(silent, limit, scan.last_progress)
 
 
 def reader_log_seen(st: JobState) -> bool:

@@ -39,6 +39,9 @@ and event-specific fields:
     ``died``, ``stopped``, ``vanished``), ``layer``, ``cause``, ``at``, ``after_s``,
     ``last_progress``.  Appended on each change (see :mod:`cockpit.core.fate`); the folded record
     keeps the latest, and a final state is never replaced.  The outcome is never rewritten.
+``stacks``
+    every thread's stack of the attempt's job (a stall, ``cockpit stacks``, or before stopping a
+    stalled job): ``method`` (``py-spy`` or ``proc``), ``at``, ``summary``, ``text``, ``threads``.
 
 Ids increase from 1; the next id is the largest id seen in the file plus one (computed under the
 file lock, so two cockpits never hand out the same id).
@@ -78,6 +81,7 @@ from .records import ATTEMPT_STARTED as ATTEMPT_STARTED
 from .records import DEFAULT_REASON as DEFAULT_REASON
 from .records import DIFF as DIFF
 from .records import FATE as FATE
+from .records import STACKS as STACKS
 from .records import ENVELOPE as ENVELOPE
 from .records import EVENT_TYPES as EVENT_TYPES
 from .records import JOB as JOB
@@ -106,6 +110,7 @@ __all__ = [
     "ATTEMPT_INTERRUPTED",
     "DIFF",
     "FATE",
+    "STACKS",
     "EVENT_TYPES",
     "Journal",
     "AttemptRecord",

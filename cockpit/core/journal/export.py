@@ -197,6 +197,8 @@ def render_markdown(attempts: Iterable[AttemptRecord], *, title: str = "cockpit 
         out.append(f"- **Hypothesis:** {_cell(r.note)}")
         if r.fate:
             out.append(f"- **Then:** {_cell(fate_line(r.fate))}")
+        if r.stacks and isinstance(r.stacks.get("text"), str):
+            out += ["", f"Threads' stacks ({_cell(r.stacks.get('method'))}):", "", _fence(r.stacks["text"].splitlines()[:80]), ""]
         if r.target:
             out.append(f"- **Target:** {_cell(r.target)}")
         out.append(

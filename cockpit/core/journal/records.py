@@ -29,9 +29,10 @@ ATTEMPT_FINISHED = "attempt_finished"
 ATTEMPT_INTERRUPTED = "attempt_interrupted"
 DIFF = "diff"
 FATE = "fate"
+STACKS = "stacks"
 #: fate states that end a job's story (a later reading never replaces them)
 FINAL_FATES = ("finished", "died", "stopped", "vanished")
-EVENT_TYPES = (ATTEMPT_STARTED, STAGE, VERDICT, JOB, ATTEMPT_FINISHED, ATTEMPT_INTERRUPTED, DIFF, FATE)
+EVENT_TYPES = (ATTEMPT_STARTED, STAGE, VERDICT, JOB, ATTEMPT_FINISHED, ATTEMPT_INTERRUPTED, DIFF, FATE, STACKS)
 
 #: Keys every event carries; event-specific fields may not use them.
 ENVELOPE = ("v", "ts", "event", "attempt")
@@ -81,6 +82,8 @@ class AttemptRecord:
     #: the job's latest fate after the verdict (``state``, ``layer``, ``cause``, ``at``, ``after_s``,
     #: ``last_progress``); the outcome above is never changed by it
     fate: dict[str, Any] | None = None
+    #: the job's threads' stacks, latest dump (``method``, ``at``, ``summary``, ``text``, ``threads``)
+    stacks: dict[str, Any] | None = None
     interrupted_reason: str | None = None
     cockpit_pid: int | None = None
     cockpit_host: str | None = None
@@ -176,6 +179,8 @@ class AttemptRecord:
             self.interrupted_reason = _str(ev.get("reason")) or DEFAULT_REASON
         elif kind == DIFF:
             self.diff = {k: v for k, v in ev.items() if k not in ENVELOPE}
+        elif kind == STACKS:
+            self.stacks = {k: v for k, v in ev.items() if k not in ENVELOPE}
         elif kind == FATE:
             if isinstance(ev.get("state"), str) and not (self.fate and self.fate.get("state") in FINAL_FATES):
                 self.fate = {k: v for k, v in ev.items() if k not in ENVELOPE}
@@ -223,6 +228,7 @@ class AttemptRecord:
             ],
             "diff": self.diff,
             "fate": self.fate,
+            "stacks": self.stacks,
             "interrupted_reason": self.interrupted_reason,
             "open": self.open,
             "writer": {"pid": self.cockpit_pid, "host": self.cockpit_host},

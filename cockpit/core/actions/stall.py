@@ -1,0 +1,109 @@
+"""A job that stops making progress is not healthy: stall detection from its progress lines.
+
+:class:`ProgressClock` keeps when progress lines arrived.  Lines read together are spread over the
+time since the previous read (a follower that polls once a second sees several steps at once),
+so the median interval between steps is the job's own rhythm, not cockpit's polling.
+
+``[verify] stall_after``: ``"auto"`` (the default) is the larger of 10× the median interval and
+120 s; a number of seconds sets it; ``0`` turns stall detection off.  A job whose last progress
+line is older than that, and that is still alive, is **stalled**.  A job whose steps are merely
+slow (a long evaluation every N steps) raises the median and stays within the threshold.
+
+:func:`stall_layer` says where a stall lives, from evidence cockpit already has: GPU utilisation
+(all of the job's GPUs idle → a Python-side wait, ``app``; busy with no progress → a device-side
+hang, ``gpu``), an Xid in the host kernel log since the stall began (``gpu``), the job's main
+process stuck in ``D`` (``process``, or ``gpu`` when its wait channel names the NVIDIA driver).
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections import deque
+from dataclasses import dataclass, field
+
+from ..layers import Layer
+
+__all__ = ["ProgressClock", "Stall", "stall_threshold", "stall_layer", "AUTO_FLOOR_S", "AUTO_FACTOR"]
+
+AUTO_FLOOR_S = 120.0
+AUTO_FACTOR = 10.0
+
+
+@dataclass
+class ProgressClock:
+    """When progress lines arrived (see the module doc)."""
+
+    intervals: deque[float] = field(default_factory=lambda: deque(maxlen=512))
+    last_at: float | None = None
+    last_line: str | None = None
+    count: int = 0
+    _pending: int = 0
+    _pending_line: str | None = None
+
+    def saw(self, line: str) -> None:
+        """A progress line was read (call :meth:`tick` once the whole read is fed)."""
+        self._pending += 1
+        self._pending_line = line
+
+    def tick(self, now: float | None = None) -> None:
+        """The end of one read: date the progress lines it held."""
+        if not self._pending:
+            return
+        now = time.time() if now is None else now
+        if self.last_at is not None and now > self.last_at:
+            step = (now - self.last_at) / self._pending
+            self.intervals.extend([step] * min(self._pending, 64))
+        self.count += self._pending
+        self.last_at, self.last_line = now, self._pending_line
+        self._pending, self._pending_line = 0, None
+
+    def median_interval(self) -> float | None:
+        return statistics.median(self.intervals) if self.intervals else None
+
+    def silent_for(self, now: float | None = None) -> float | None:
+        if self.last_at is None:
+            return None
+        return max(0.0, (time.time() if now is None else now) - self.last_at)
+
+
+def stall_threshold(setting: float | str, clock: ProgressClock) -> float | None:
+    """Seconds without progress that make a stall; None when detection is off."""
+    if isinstance(setting, (int, float)):
+        return float(setting) if setting > 0 else None
+    med = clock.median_interval()
+    return max(AUTO_FLOOR_S, AUTO_FACTOR * med) if med is not None else AUTO_FLOOR_S
+
+
+@dataclass(frozen=True)
+class Stall:
+    """A stall: how long without progress, the last progress line, the layer and its evidence."""
+
+    silent_s: float
+    threshold_s: float
+    last_progress: str | None
+    layer: Layer = Layer.APP
+    evidence: str = ""
+
+    def describe(self) -> str:
+        from .cause import fmt_secs
+
+        last = f" (last: {self.last_progress[:100]})" if self.last_progress else ""
+        why = f"; {self.evidence}" if self.evidence else ""
+        return f"no progress for {fmt_secs(self.silent_s)}, over the {fmt_secs(self.threshold_s)} stall threshold{last}{why}"
+
+
+def stall_layer(gpu_util: list[float] | None, xid: str | None, leader_state: str, wchan: str = "") -> tuple[Layer, str]:
+    """Where a stall lives, with the evidence in words (see the module doc)."""
+    if xid:
+        return Layer.GPU, f"an Xid in the host kernel log since the stall began: {xid}"
+    if leader_state.startswith("D"):
+        if any(k in wchan.lower() for k in ("nv", "uvm", "nvidia")):
+            return Layer.GPU, f"the main process is stuck in D in the NVIDIA driver ({wchan})"
+        return Layer.PROCESS, f"the main process is stuck in D (uninterruptible I/O{', ' + wchan if wchan else ''})"
+    if gpu_util:
+        if max(gpu_util) >= 90.0:
+            return Layer.GPU, f"GPUs busy ({', '.join(f'{u:.0f}%' for u in gpu_util)}) with no progress: a device-side hang"
+        if max(gpu_util) <= 1.0:
+            return Layer.APP, "every GPU idle (0%): a Python-side wait (a lock, a collective, a dataloader)"
+    return Layer.APP, ""

@@ -1,0 +1,103 @@
+"""Stalls (issue 16), against the lab: a job that stops making progress is not healthy.
+
+Jobs that hang the ways real ones do: two threads deadlocked on two locks taken in opposite
+order, a main thread blocked in a read nobody answers, a long pause that then resumes, and a
+job whose progress is merely slow (a silent evaluation every N steps) that must never be flagged.
+"""
+
+from __future__ import annotations
+
+import sysconfig
+from pathlib import Path
+
+import pytest
+
+from cockpit.core.fate import latest_fate
+from cockpit.core.journal import Journal
+from cockpit.core.layers import Layer, Outcome
+from tests.lab import await_for
+
+pytestmark = pytest.mark.lab
+
+PY_SPY = Path(sysconfig.get_path("scripts")) / "py-spy"
+
+
+def job(lab, *args):
+    return lab.jobsim_command(*[str(a) for a in args])
+
+
+def fates(cfg, attempt):
+    rec = Journal(cfg.journal_path).get(attempt)
+    return [ev.get("state") for ev in (rec.events if rec is not None else []) if ev.get("event") == "fate"]
+
+
+def fate_state(cfg, attempt):
+    f = latest_fate(Journal(cfg.journal_path).get(attempt))
+    return f.state if f else None
+
+
+async def test_a_deadlock_after_passing_becomes_stalled_with_both_threads_named(lab, lab_config, engines):
+    if not PY_SPY.exists():
+        pytest.skip("py-spy is not installed (pip install py-spy; scripts/test installs it)")
+    cfg = lab_config(job={"command": job(lab, "--steps", 0, "--interval", 0.05, "--hang", "deadlock", "--hang-at", 40),
+                          "py_spy": str(PY_SPY)},
+                     verify={"stall_after": 1.5})
+    eng = engines(cfg)
+    res = await eng.attempt("serialise the compile with a lock")
+    assert res.outcome is Outcome.PASSED, res.verdict.summary()
+    await await_for(lambda: fate_state(cfg, res.attempt) == "stalled", 20, "the stalled fate")
+    f = latest_fate(Journal(cfg.journal_path).get(res.attempt))
+    assert f.layer == "app" and "no progress for" in f.cause and f.last_progress.startswith("step ")
+    dump = await eng.stacks()
+    assert dump is not None and dump.method == "py-spy", dump.note
+    names = {t.name for t in dump.threads}
+    assert {"drafter-lock-a", "trainer-lock-b"} <= names, names
+    frames = "\n".join(f for t in dump.threads for f in t.frames)
+    assert "first (" in frames and "second (" in frames and "jobsim.py:" in frames
+    assert "drafter-lock-a" in dump.text()
+    # stopping a stalled job saves its stacks with the attempt first
+    v = await eng.run_action("stop")
+    assert v.ok, v.summary()
+    rec = Journal(cfg.journal_path).get(res.attempt)
+    assert rec.stacks and "trainer-lock-b" in rec.stacks["text"]
+    assert latest_fate(rec).state == "stopped"
+
+
+async def test_progress_that_resumes_clears_the_stall(lab, lab_config, engines):
+    cfg = lab_config(job={"command": job(lab, "--steps", 0, "--interval", 0.05, "--hang", "pause", "--hang-at", 30, "--pause", 4)},
+                     verify={"stall_after": 1.5})
+    eng = engines(cfg)
+    res = await eng.attempt("a long pause")
+    assert res.outcome is Outcome.PASSED, res.verdict.summary()
+    await await_for(lambda: fates(cfg, res.attempt)[-2:] == ["stalled", "running"], 25, "stalled, then running again")
+    assert fates(cfg, res.attempt)[0] == "running"
+
+
+async def test_slow_but_steady_progress_is_never_flagged(lab, lab_config, engines):
+    cfg = lab_config(job={"command": job(lab, "--steps", 0, "--interval", 0.05, "--eval-every", 10, "--eval-seconds", 1.0)},
+                     verify={"stall_after": 3})
+    eng = engines(cfg)
+    res = await eng.attempt("evaluation every 10 steps")
+    assert res.outcome is Outcome.PASSED, res.verdict.summary()
+    log_path = res.job.log_path
+    # six silent evaluations of 1 s each, every one within the 3 s threshold
+    await await_for(lambda: lab.exec_in(200, f"grep -c '^step' {log_path}").stdout.strip().isdigit()
+                    and int(lab.exec_in(200, f"grep -c '^step' {log_path}").stdout) >= 70, 30, "70 steps")
+    assert "stalled" not in fates(cfg, res.attempt), fates(cfg, res.attempt)
+
+
+async def test_a_stall_inside_the_settle_window_fails_the_attempt(lab, lab_config, engines):
+    cfg = lab_config(job={"command": job(lab, "--steps", 0, "--interval", 0.05, "--hang", "syscall", "--hang-at", 5)},
+                     verify={"stall_after": 0.8, "settle": 4})
+    eng = engines(cfg)
+    res = await eng.attempt("blocked read")
+    assert res.outcome is Outcome.FAILED and res.verdict.layer is Layer.APP, res.verdict.summary()
+    fs = res.verdict.failed_stage
+    assert fs.name == "verify: settled" and "stalled: no progress for" in fs.detail
+    # no py-spy configured and none on the target's PATH: the kernel's view, and how to get more
+    dump = await eng.stacks()
+    assert dump is not None and dump.method in ("proc", "py-spy")
+    if dump.method == "proc":
+        assert "py-spy" in dump.note
+        main = [t for t in dump.threads if t.name.startswith("python")]
+        assert main and main[0].state == "S", [(t.name, t.state, t.wchan) for t in dump.threads]
