@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import sys
 from typing import Any, Callable, Sequence
 
@@ -78,10 +79,11 @@ def build_parser() -> argparse.ArgumentParser:
     add_watch(sub)
 
     s = sub.add_parser("demo", help="the built-in demo: apply or undo the shipped fix, show it, reset the demo project")
-    s.add_argument("what", choices=("fix", "unfix", "diff", "reset", "where", "crash-later"), help="fix: apply the shipped fix; unfix: undo it; "
+    s.add_argument("what", choices=("fix", "unfix", "diff", "reset", "where", "crash-later", "hang"), help="fix: apply the shipped fix; unfix: undo it; "
                    "diff: show it; reset: recreate the demo project; where: print the demo's directories; "
-                   "crash-later: make the running demo job die in a few seconds (to see a passed attempt's fate change)")
-    s.add_argument("--after", type=float, default=5.0, metavar="S", help="crash-later: seconds from now (default 5)")
+                   "crash-later: make the running demo job die in a few seconds (to see a passed attempt's fate change); "
+                   "hang: make it deadlock instead (to see a stall and its stacks)")
+    s.add_argument("--after", type=float, default=5.0, metavar="S", help="crash-later, hang: seconds from now (default 5)")
     s.set_defaults(func=cmd_demo, demo=True)
 
     s = sub.add_parser("check-config", help="validate the config file and print the resolved values")
@@ -273,6 +275,10 @@ def cmd_demo(args: argparse.Namespace, cfg: Config) -> int:
         demo.crash_later(args.after)
         print(f"the running demo job will die in {args.after:g}s; then `cockpit status --demo` or `cockpit history --demo` "
               "shows the attempt as passed → died (app)")
+    elif args.what == "hang":
+        demo.crash_later(args.after, kind="hang")
+        print(f"the running demo job deadlocks in {args.after:g}s; {5:g}s later it reads stalled: "
+              "`cockpit status --demo`, then `cockpit stacks --demo` shows where its threads wait")
     elif args.what == "reset":
         demo.reset_demo()
         print(f"demo project recreated in {demo.demo_paths().src}")
@@ -311,6 +317,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("cockpit: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except BrokenPipeError:  # `cockpit history | head`: the reader left; say nothing more
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_OK
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -94,6 +94,7 @@ async def test_a_stall_inside_the_settle_window_fails_the_attempt(lab, lab_confi
     assert res.outcome is Outcome.FAILED and res.verdict.layer is Layer.APP, res.verdict.summary()
     fs = res.verdict.failed_stage
     assert fs.name == "verify: settled" and "stalled: no progress for" in fs.detail
+    assert Journal(cfg.journal_path).get(res.attempt).stacks, "a hang's attempt keeps the threads' stacks"
     # no py-spy configured and none on the target's PATH: the kernel's view, and how to get more
     dump = await eng.stacks()
     assert dump is not None and dump.method in ("proc", "py-spy")
@@ -101,3 +102,33 @@ async def test_a_stall_inside_the_settle_window_fails_the_attempt(lab, lab_confi
         assert "py-spy" in dump.note
         main = [t for t in dump.threads if t.name.startswith("python")]
         assert main and main[0].state == "S", [(t.name, t.state, t.wchan) for t in dump.threads]
+
+
+async def test_a_headless_status_sees_a_stall_nobody_watched(lab, lab_config):
+    from cockpit.core.engine import Engine
+    from cockpit.core.status import collect_status
+
+    cfg = lab_config(job={"command": job(lab, "--steps", 0, "--interval", 0.05, "--hang", "deadlock", "--hang-at", 30)},
+                     verify={"stall_after": 1.5})
+    eng = Engine(cfg)
+    res = await eng.attempt("nobody watching", follow=False)
+    await eng.close()
+    assert res.outcome is Outcome.PASSED, res.verdict.summary()
+    seen: list[str] = []
+
+    async def status_says_stalled() -> bool:
+        report = await collect_status(cfg, quick=True)
+        seen.append(report["latest_attempt"]["fate"]["state"])
+        return seen[-1] == "stalled"
+
+    import asyncio
+    import time
+
+    deadline = time.monotonic() + 20
+    while not await status_says_stalled():  # each look is a fresh cockpit: the log's mtime dates the last step
+        assert time.monotonic() < deadline, seen
+        await asyncio.sleep(0.5)
+    assert fate_state(cfg, res.attempt) == "stalled"
+    stop = Engine(cfg)
+    await stop.run_action("stop")
+    await stop.close()

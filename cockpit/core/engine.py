@@ -276,6 +276,19 @@ class Engine:
         if v.failed_stage is None:
             await strays_stage(ctx, job, v, self.strays_policy)
 
+    async def _hang_evidence(self, res: AttemptResult) -> None:
+        """An attempt that failed because the job hung (no progress by startup_timeout, or a stall in
+        the settle window) gets the threads' stacks saved with it, while the job is still there."""
+        fs = res.verdict.failed_stage
+        if fs is None or fs.name not in ("verify: progress", "verify: settled"):
+            return
+        if "no progress" not in fs.detail and "stalled" not in fs.detail:
+            return
+        try:
+            await self.stacks()
+        except RemoteError as e:
+            log.warning("could not dump the hung job's stacks: %s", e.message)
+
     async def _first_fate(self, res: AttemptResult) -> None:
         """Right after the verdict: the job's state as its first fate (``passed → running``)."""
         assert res.job is not None
@@ -365,6 +378,7 @@ class Engine:
             res = await run_attempt(self, note, self.context, self._stop_step)
             if res.job is not None and res.job.pid is not None:
                 self.set_job(res.job, res.attempt)
+                await self._hang_evidence(res)
                 await self._first_fate(res)
                 if follow:
                     self.follow(res.attempt, res.job, res.reader)

@@ -278,7 +278,7 @@ def _config_data(paths: DemoPaths) -> dict[str, dict[str, Any]]:
             },
         },
         # a demo job shows its true colours within seconds; real jobs get the default 10 s
-        "verify": {"settle": 3.0, "fate_interval": 1.0},
+        "verify": {"settle": 3.0, "fate_interval": 1.0, "stall_after": 5.0},
         "deploy": {"source": str(paths.src), "dest": str(ws)},
         "cache": {"paths": [str(paths.cache)]},
         "gpu": {"nvidia_smi": str(paths.nvidia_smi)},
@@ -364,7 +364,7 @@ def reset_demo(home: str | os.PathLike[str] | None = None) -> Path:
     return paths.src
 
 
-def crash_later(seconds: float = 5.0, home: str | os.PathLike[str] | None = None) -> Path:
+def crash_later(seconds: float = 5.0, home: str | os.PathLike[str] | None = None, *, kind: str = "crash") -> Path:
     """Make the running demo job die ``seconds`` from now (a RuntimeError in its main loop).
 
     A job that passed and then died: the TUI and ``cockpit watch`` record the fate the moment it
@@ -373,6 +373,6 @@ def crash_later(seconds: float = 5.0, home: str | os.PathLike[str] | None = None
     path = demo_paths(home).workspace / ".crash-later"
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
-    tmp.write_text(f"{seconds:g}\n")
+    tmp.write_text(f"{kind} {seconds:g}\n")
     os.replace(tmp, path)
     return path

@@ -73,6 +73,8 @@ ACTIONS: list[UIAction] = [
              acts=True, key_display="!"),
     UIAction("demo-fix", "F", "demo_fix", "Apply demo fix", "Demo only: copy the shipped fix (serialise the first compile) into the demo's working copy",
              acts=True, demo_only=True),
+    UIAction("demo-hang", "H", "demo_hang", "Demo: hang", "Demo only: make the running demo job deadlock in 5 s: it reads stalled 5 s later; w shows where its threads wait",
+             acts=True, demo_only=True),
     UIAction("demo-crash-later", "K", "demo_crash_later", "Demo: crash later", "Demo only: make the running demo job die in 5 s, to see a passed attempt's fate turn to died in the history",
              acts=True, demo_only=True),
     # -- looking ------------------------------------------------------------------------------
@@ -83,6 +85,8 @@ ACTIONS: list[UIAction] = [
     UIAction("first-error", "E", "first_error", "First error", "Log: jump to the first classified error, usually the root cause"),
     UIAction("job-only", "j", "job_only", "Job only", "Processes: show only the job's processes, zombies, D states and PID 1, or everything"),
     UIAction("verdict", "v", "verdict", "Verdict", "Show the full verdict of the selected attempt (or the last action)"),
+    UIAction("stacks", "w", "stacks", "Stacks", "Where every thread of the job is: py-spy dump inside the target (else the kernel's view), "
+             "grouped by identical stacks and saved with the attempt: the evidence a hang leaves"),
     UIAction("refresh", "u", "refresh", "Refresh", "Refresh processes, GPUs, log and history now"),
     UIAction("focus-procs", "1", "focus_pane('procs')", "Processes", "Focus the process pane"),
     UIAction("focus-log", "2", "focus_pane('log')", "Log", "Focus the log pane"),

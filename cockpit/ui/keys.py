@@ -170,6 +170,12 @@ class TargetKeys:
             self.notify("the demo fix is already applied", timeout=4, markup=False)
 
 
+    def action_demo_hang(self) -> None:
+        from .. import demo
+
+        demo.crash_later(5.0, kind="hang")
+        self.notify("the running demo job deadlocks in 5 s and reads stalled 5 s later; then press w for its stacks", timeout=8, markup=False)
+
     def action_demo_crash_later(self) -> None:
         from .. import demo
 
@@ -228,6 +234,26 @@ class ViewKeys:
 
     def action_refresh(self) -> None:
         self.refresh_now()
+
+    def action_stacks(self) -> None:
+        if getattr(self.engine, "job", None) is None:
+            self.notify("no job recorded by cockpit: no stacks to dump", timeout=4, markup=False)
+            return
+        self.notify("dumping every thread's stack…", timeout=3, markup=False)
+        self.run_worker(self._stacks(), name="stacks", group="stacks", exit_on_error=False)
+
+    async def _stacks(self) -> None:
+        from ..core.remote.base import RemoteError
+        from .screens.stacks import StacksScreen
+
+        try:
+            dump = await self.engine.stacks()
+        except RemoteError as e:
+            self.notify(f"stacks: {e.message}", severity="error", timeout=8, markup=False)
+            return
+        if dump is not None:
+            self.push_screen(StacksScreen(dump))
+            self.load_history()
 
     def action_verdict(self) -> None:
         pane = self.query_one(HistoryPane)

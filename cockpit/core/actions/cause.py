@@ -92,7 +92,10 @@ def error_cause(scan: LogScan) -> Cause | None:
         who = (f"thread {threads[0]} died" if len(threads) == 1 else f"threads {', '.join(threads)} died") + ": "
     more = f" (+{len(errs) - 1} more error{'s' if len(errs) > 2 else ''})" if len(errs) > 1 and not threads else ""
     data = {"first_error": scan.error(), "final_error": scan.final_error(), "dead_threads": threads, "errors": len(errs)}
-    return Cause(first.layer, f"{who}{first.label}{more}", first.advice, data, state="unhealthy")
+    behind = scan.nccl.behind() if first.kind.startswith("nccl") else ""
+    if behind:
+        data["nccl"] = behind
+    return Cause(first.layer, f"{who}{first.label}{more}" + (f"; {behind}" if behind else ""), first.advice, data, state="unhealthy")
 
 
 async def _oom_evidence(ctx: ActionContext, job: JobRecord) -> str | None:

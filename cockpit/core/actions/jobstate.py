@@ -25,9 +25,11 @@ from __future__ import annotations
 
 import re
 import shlex
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..probes.nccl import NcclWatch
 from ..probes.signatures import Classifier, Match, load_signatures
 from .base import ActionContext
 from .stall import ProgressClock
@@ -52,7 +54,8 @@ def state_command(job: JobRecord, offset: int, read_max: int = READ_MAX) -> str:
         f"p=$(cat {q(job.pid_file)} 2>/dev/null); echo \"pid=$p\"; "
         f"echo \"exit=$(cat {q(job.exit_file)} 2>/dev/null)\"; "
         f"echo \"exit_mtime=$(stat -c %Y {q(job.exit_file)} 2>/dev/null)\"; "
-        f"if [ -e {q(job.log_path)} ]; then echo \"size=$(wc -c < {q(job.log_path)})\"; else echo size=-1; fi; "
+        f"if [ -e {q(job.log_path)} ]; then echo \"size=$(wc -c < {q(job.log_path)})\"; echo \"log_mtime=$(stat -c %Y {q(job.log_path)})\"; "
+        "else echo size=-1; fi; "
         "echo \"now=$(date +%s)\"; echo \"init=$(cat /proc/1/stat 2>/dev/null)\"; echo @@stat; "
         "if [ -n \"$p\" ] && [ -d /proc/$p ]; then "
         "k=$(cat /proc/$p/task/*/children 2>/dev/null); g=; "
@@ -76,6 +79,8 @@ class JobState:
     exit_foreign: str | None = None
     exit_at: float | None = None
     log_size: int = -1
+    #: when the log was last written, by the target's clock (seconds since the epoch)
+    log_mtime: float | None = None
     remote_now: float | None = None
     #: the target's PID 1 (its start time tells whether the container rebooted since the launch)
     init: ProcStat | None = None
@@ -156,6 +161,8 @@ def parse_state(out: bytes, job: JobRecord) -> JobState:
             st.exit_at = float(v)
         elif k == "size" and v.lstrip("-").isdigit():
             st.log_size = int(v)
+        elif k == "log_mtime" and v.isdigit():
+            st.log_mtime = float(v)
         elif k == "now" and v.isdigit():
             st.remote_now = float(v)
         elif k == "init" and v:
@@ -206,6 +213,8 @@ class LogScan:
     thread_headers: list[str] = field(default_factory=list)
     #: when progress lines arrived (stall detection)
     clock: ProgressClock = field(default_factory=ProgressClock)
+    #: NCCL watchdog reports per rank (which rank fell behind in a distributed hang)
+    nccl: NcclWatch = field(default_factory=NcclWatch)
 
     def feed(self, data: bytes) -> None:
         buf = self.partial + data
@@ -231,6 +240,8 @@ class LogScan:
             self.clock.saw(line)
             if self.progress_line is None:
                 self.progress_line = line
+        if "NCCL work" in line:
+            self.nccl.feed(line)
         if "Exception in thread " in line:
             for name in _THREAD_HEADER.findall(line):
                 if name not in self.thread_headers:
@@ -312,6 +323,15 @@ class JobReader:
         self.max_bytes = max_bytes
         self.log_seen = False
         self.last = JobState()
+        self.first = True
+
+    def _date_backlog(self, st: JobState) -> None:
+        """A first read sees lines written long ago: date the last progress by the log's mtime
+        (by the target's own clock), so a stall is seen even by a one-shot ``cockpit status``."""
+        clock = self.scan.clock
+        if self.first and clock.last_at is not None and st.log_mtime is not None and st.remote_now is not None:
+            clock.last_at = min(clock.last_at, time.time() - max(0.0, st.remote_now - st.log_mtime))
+        self.first = False
 
     async def read(self) -> JobState:
         read = 0
@@ -322,6 +342,7 @@ class JobReader:
                 cut = st.data.find(b"\n") + 1 if st.log_size > -self.offset else 0
                 self.scan.feed(st.data[cut:])
                 self.scan.clock.tick()
+                self._date_backlog(st)
                 self.offset = max(0, st.log_size)
                 self.log_seen, self.last = st.log_size >= 0, st
                 if st.exited:
@@ -339,6 +360,7 @@ class JobReader:
             self.log_seen = self.log_seen or st.log_size >= 0
             self.last = st
             if len(st.data) < READ_MAX or read >= self.max_bytes:
+                self._date_backlog(st)
                 if st.exited:
                     self.scan.flush()
                 return st

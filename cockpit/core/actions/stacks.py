@@ -144,6 +144,7 @@ async def dump_stacks(ctx: ActionContext, job: JobRecord, *, timeout: float = 10
             k = ktids.get((t.pid, t.tid))
             if k is not None:
                 t.wchan = k.wchan
+        dump.note = ""  # a wrapper shell py-spy cannot read is no news once the Python process is dumped
     else:
         dump.method = "proc"
         dump.threads = list(ktids.values())

@@ -147,11 +147,13 @@ def main() -> int:
 
 
 class CrashLater:
-    """``cockpit demo crash-later``: the file holds seconds; the job dies that long after it appears."""
+    """``cockpit demo crash-later`` / ``hang``: the file holds ``crash|hang SECONDS``; that long after
+    it appears the job dies with a RuntimeError, or deadlocks (two locks taken in opposite order)."""
 
     def __init__(self, path: str | None) -> None:
         self.path = path
         self.due: float | None = None
+        self.kind = "crash"
 
     def check(self, step: int) -> None:
         if not self.path:
@@ -159,15 +161,36 @@ class CrashLater:
         if self.due is None:
             try:
                 with open(self.path) as fh:
-                    delay = float(fh.read().strip() or 0)
-            except (OSError, ValueError):
+                    words = fh.read().split()
+                kind, delay = (words[0], float(words[1])) if len(words) > 1 else ("crash", float(words[0]) if words else 0.0)
+            except (OSError, ValueError, IndexError):
                 return
             os.unlink(self.path)
-            self.due = time.monotonic() + delay
-            say(f"[train] (demo) a crash is scheduled in {delay:g}s")
+            self.kind, self.due = kind, time.monotonic() + delay
+            say(f"[train] (demo) a {kind} is scheduled in {delay:g}s")
         if time.monotonic() >= self.due:
             self.due = None
+            if self.kind == "hang":
+                deadlock()
             raise RuntimeError(f"loss is NaN at step {step}: gradients exploded (demo crash-later)")
+
+
+def deadlock() -> None:
+    """The main loop and a checkpoint thread take the same two locks in opposite order."""
+    compile_lock, ckpt_lock = threading.Lock(), threading.Lock()
+    both = threading.Barrier(2)
+
+    def checkpoint() -> None:
+        with ckpt_lock:
+            both.wait()
+            with compile_lock:
+                pass
+
+    threading.Thread(target=checkpoint, name="checkpoint-writer", daemon=True).start()
+    with compile_lock:
+        both.wait()
+        with ckpt_lock:  # never: the checkpoint writer holds it and waits for ours
+            pass
 
 
 def give_up(gpu: GpuState, drafters: list[Drafter], threads: list[threading.Thread], dead: list[str]) -> None:
