@@ -352,7 +352,7 @@ class CpuWindow:
     def __init__(self, sampler: Sampler, tui: int) -> None:
         self.sampler, self.tui = sampler, tui
 
-    def __enter__(self) -> "CpuWindow":
+    def __enter__(self) -> CpuWindow:
         self.t0 = time.monotonic()
         self.c0 = cpu_ticks(self.tui) or 0
         self.h0 = self.sampler.helpers_ticks()
@@ -368,14 +368,14 @@ class CpuWindow:
         pass
 
 
-def quiet_cpu(sampler: "Sampler", tui: int, seconds: float) -> tuple[float, float, float]:
+def quiet_cpu(sampler: Sampler, tui: int, seconds: float) -> tuple[float, float, float]:
     """CPU of the TUI and its helpers over ``seconds`` without any key press."""
     with CpuWindow(sampler, tui) as w:
         time.sleep(seconds)  # the measuring window itself
     return w.close()
 
 
-def repaint_probe(tmux: Tmux, sampler: "Sampler", want: int | None = None) -> tuple[int | None, int | None, int | None]:
+def repaint_probe(tmux: Tmux, sampler: Sampler, want: int | None = None) -> tuple[int | None, int | None, int | None]:
     """Pause and resume following (``f`` ``f``: ``set_following(True)`` scrolls to the end and repaints the
     whole log) to tell "the pane has not received the lines" from "the screen was not repainted".
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import os
 import site
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any
 
 import pytest
 

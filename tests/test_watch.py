@@ -20,8 +20,6 @@ from types import SimpleNamespace
 
 import pytest
 
-from tests.lab.util import await_for as until
-
 from cockpit.core.engine import Busy
 from cockpit.core.watch import (
     AttemptLoop,
@@ -33,6 +31,7 @@ from cockpit.core.watch import (
     loop_config,
     strip_counter,
 )
+from tests.lab.util import await_for as until
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -366,7 +365,7 @@ def test_deployed_ok_and_loop_config():
     failed = SimpleNamespace(verdict=SimpleNamespace(stages=[SimpleNamespace(name="connect: ssh", status=SimpleNamespace(value="fail"))]))
     assert deployed_ok(ok) and not deployed_ok(failed)
     assert loop_config(SimpleNamespace()) == LoopConfig()
-    from cockpit.config import _section, ConfigError
+    from cockpit.config import ConfigError, _section
 
     lc = _section(None, "loop", LoopConfig, {"attempt_on_save": True, "debounce": 2})
     assert lc.attempt_on_save and lc.debounce == 2.0

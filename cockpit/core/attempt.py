@@ -10,8 +10,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Awaitable, Callable
+from typing import TYPE_CHECKING, Any
 
 from .actions.base import ActionContext
 from .actions.cache import clear_cache
@@ -70,7 +71,7 @@ class Tee(Verdict):
         return stage
 
 
-async def run_attempt(engine: "Engine", note: str, make_ctx: Callable[[Callable[[str, Stage], None]], ActionContext],
+async def run_attempt(engine: Engine, note: str, make_ctx: Callable[[Callable[[str, Stage], None]], ActionContext],
                       stop_step: Callable[[ActionContext, Verdict], Awaitable[Any]]) -> AttemptResult:
     """The attempt sequence (see the module doc); ``stop_step`` is the engine's stop + strays."""
     cfg, journal = engine.cfg, engine.journal

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import shlex
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from ..config import Config
 from .layers import Layer, Stage, Status, Verdict

@@ -18,8 +18,9 @@ import contextlib
 import fcntl
 import os
 import time
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
-from typing import Any, AsyncIterator, Awaitable, Callable
+from typing import Any
 
 from ..config import Config
 from .actions.base import ActionContext
@@ -30,7 +31,7 @@ from .actions.jobstate import JobReader
 from .actions.reboot import reboot
 from .actions.strays import strays_stage
 from .actions.verify import verify
-from .attempt import AttemptResult, Tee, run_attempt
+from .attempt import AttemptResult, run_attempt
 from .connectivity import check_connectivity
 from .events import ActionFinished, ActionStarted, Event, FateChanged, StageProgress, Subscriber
 from .fate import FATE_EVENT, Fate, FateFollower, latest_fate, read_fate, stopped_fate

@@ -27,7 +27,8 @@ import re
 import shutil
 import subprocess
 import sys
-from typing import Any, Mapping, TextIO
+from collections.abc import Mapping
+from typing import Any, TextIO
 
 __all__ = ["notify_verdict", "notify_verdict_async", "verdict_line", "error_text", "TMUX_OPTION"]
 

@@ -13,7 +13,8 @@ import asyncio
 import dataclasses
 import difflib
 import time
-from typing import Any, Callable, ClassVar
+from collections.abc import Callable
+from typing import Any, ClassVar
 
 from textual import on, work
 from textual.app import App, ComposeResult
@@ -24,10 +25,10 @@ from textual.worker import Worker, WorkerState
 
 from ..config import Config
 from .actions import ACTIONS, BY_ID, HOME_ROW, UIAction, action_spec, bindings
+from .adapter import EventAdapter
 from .commands import CockpitCommands
 from .driver import Driver
 from .keys import TargetKeys, ViewKeys, demo_fix
-from .adapter import EventAdapter
 from .live import LoopRunner, Reloaders
 from .messages import (
     ActionFinished,

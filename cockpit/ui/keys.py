@@ -9,20 +9,21 @@ engine calls go to async workers in group ``action``.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
+from ..core.watch import strip_counter
 from .confirmtext import reboot_command, stop_commands, target_where
+from .panes.gpu import GpuPane
 from .panes.history import HistoryPane
 from .panes.log import LogPane
 from .panes.procs import ProcsPane
-from .panes.gpu import GpuPane
 from .screens.confirm import ConfirmScreen
 from .screens.help import HelpScreen
 from .screens.prompt import HypothesisScreen
 from .screens.verdict import VerdictScreen
 from .shell import shell_command
-from ..core.watch import strip_counter
 
 __all__ = ["TargetKeys", "ViewKeys", "demo_fix", "PANES"]
 

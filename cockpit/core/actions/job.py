@@ -72,7 +72,7 @@ class JobRecord:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "JobRecord":
+    def from_dict(cls, d: dict[str, Any]) -> JobRecord:
         known = {k: d.get(k) for k in cls.__dataclass_fields__ if k in d}
         return cls(**known)  # type: ignore[arg-type]
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import difflib
 from collections import Counter
-from typing import Any, Callable, Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 __all__ = ["Reader", "diff_files"]
 

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from datetime import datetime, timezone
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from ..layers import Layer, Outcome, Status
 from .records import AttemptRecord, _str, _value, outcome_label

@@ -14,8 +14,9 @@ import asyncio
 import inspect
 import logging
 import time
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
-from typing import Any, Awaitable, Callable, Mapping
+from typing import Any
 
 from .notes import NoteCounter
 from .watcher import ChangeSet, SourceWatcher

@@ -25,8 +25,8 @@ from __future__ import annotations
 import re
 import shlex
 from collections import deque
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Iterable, Iterator
 
 from .signatures import Classifier, Match
 
@@ -83,7 +83,7 @@ _ANSI = re.compile(
 _CTRL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
-def _visible(m: "re.Match[str]") -> str:
+def _visible(m: re.Match[str]) -> str:
     c = m.group(0)
     o = ord(c)
     if o < 0x20:

@@ -21,8 +21,8 @@ from __future__ import annotations
 import abc
 import shlex
 import time
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from typing import AsyncIterator
 
 from ..layers import Evidence, Layer, tail
 
@@ -123,7 +123,7 @@ class Transport(abc.ABC):
     async def close(self) -> None:
         """Close everything."""
 
-    async def __aenter__(self) -> "Transport":
+    async def __aenter__(self) -> Transport:
         return self
 
     async def __aexit__(self, *exc: object) -> None:

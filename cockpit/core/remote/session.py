@@ -32,7 +32,8 @@ import itertools
 import re
 import shlex
 import time
-from typing import Awaitable, Callable, Protocol
+from collections.abc import Awaitable, Callable
+from typing import Protocol
 
 from ..layers import Layer
 from .base import CommandResult, RemoteError

@@ -18,8 +18,9 @@ import asyncio
 import contextlib
 import os
 import time
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import Any, AsyncIterator
+from typing import Any
 
 import asyncssh
 
@@ -103,7 +104,7 @@ def explain_connect_error(exc: BaseException, params: SSHParams) -> RemoteError:
 
 
 class _Client(asyncssh.SSHClient):
-    def __init__(self, owner: "SSHTransport") -> None:
+    def __init__(self, owner: SSHTransport) -> None:
         self._owner = owner
 
     def connection_lost(self, exc: Exception | None) -> None:

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import AsyncContextManager, AsyncIterator, Protocol
+from collections.abc import AsyncIterator
+from typing import AsyncContextManager, Protocol
 
 __all__ = ["ChunkReader", "read_stream", "CHUNK"]
 

@@ -7,7 +7,8 @@ verdict.  ``failed`` and ``untested`` differ by glyph, word and colour (``✘ FA
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from rich.text import Text
 from textual.app import ComposeResult

@@ -7,7 +7,8 @@ reaped it).  The findings (zombie, D state, job missing, duplicate job) are list
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from rich.text import Text
 from textual.app import ComposeResult

@@ -6,8 +6,9 @@ the warning style; data never collected shows ``—``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from rich.text import Text
 from textual.widgets import Static

@@ -3,7 +3,8 @@ the order and the cursor (dolphie's habit: never clear a live table)."""
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from textual.widgets import DataTable
 

@@ -8,8 +8,9 @@ one, or the running one) with its layer as a label and a colour.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable
+from typing import Any
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -17,7 +18,7 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Static
 
 from ...core.layers import Stage, Status
-from ..format import outcome_text, status_glyph, one_line
+from ..format import one_line, outcome_text, status_glyph
 from .base import Styled, layer_tag
 
 __all__ = ["VerdictStrip", "stage_group", "StageRow"]
