@@ -111,10 +111,11 @@ async def run_attempt(engine: Engine, note: str, make_ctx: Callable[[Callable[[s
             res = await fn(sub)
             timings[name] = time.monotonic() - t
             journal.record_verdict(attempt_id, name, sub.finish())
-            if name == "deploy" and sub.failed_stage is None and ctx.state.get("manifest"):
+            source = cfg.deploy_source  # set whenever deploy left a manifest
+            if name == "deploy" and sub.failed_stage is None and ctx.state.get("manifest") and source is not None:
                 # what changed since the previous attempt's deploy: kept beside the journal
                 ctx.state["changes"] = await asyncio.to_thread(
-                    record_attempt_changes, journal, attempt_id, cfg.deploy_source, cfg.deploy.exclude,
+                    record_attempt_changes, journal, attempt_id, source, cfg.deploy.exclude,
                     max_bytes=cfg.loop.diff_max_bytes, deployed=ctx.state["manifest"])
             if name == "launch":
                 job = res[1]

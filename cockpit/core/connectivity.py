@@ -64,7 +64,7 @@ async def check_connectivity(transport: Transport, cfg: Config, verdict: Verdict
 
     # 2. host / runtime
     t0 = time.monotonic()
-    rt = transport.runtime  # type: ignore[attr-defined]
+    rt = transport.runtime
     try:
         if rt.in_container:
             cmd = rt.pct_command("status")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Union
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from .layers import Stage, Verdict
 
@@ -73,5 +73,5 @@ class StraysFound:
     action_taken: str
 
 
-Event = Union[StageProgress, ActionStarted, ActionFinished, FateChanged, StraysFound]
+Event: TypeAlias = StageProgress | ActionStarted | ActionFinished | FateChanged | StraysFound
 Subscriber = Callable[[Event], None]

@@ -47,7 +47,7 @@ class Layer(str, Enum):
     def rank(self) -> int:
         return _LAYER_ORDER.index(self)
 
-    def __lt__(self, other: object) -> bool:  # type: ignore[override]
+    def __lt__(self, other: object) -> bool:
         if not isinstance(other, Layer):
             return NotImplemented
         return self.rank < other.rank

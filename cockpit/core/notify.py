@@ -117,7 +117,7 @@ def notify_verdict(
     done: dict[str, Any] = {"message": "", "bell": False, "tmux": [], "errors": [], "skipped": None}
     try:
         done["message"] = verdict_line(result, prefix=prefix)
-    except Exception as e:  # a malformed result still rings
+    except Exception as e:  # noqa: BLE001 - a malformed result still rings; the error goes to done["errors"]
         done["message"] = f"{prefix}: a verdict landed"
         done["errors"].append(f"formatting the verdict: {e}")
     if read_only:
@@ -132,7 +132,7 @@ def notify_verdict(
                 out.write("\a")
                 out.flush()
                 done["bell"] = True
-            except Exception as e:  # broad: any stream may be passed, and notifying never raises; reported in errors
+            except Exception as e:  # noqa: BLE001 - any stream may be passed, and notifying never raises; reported in done["errors"]
                 done["errors"].append(f"bell: {e}")
     env_ = dict(os.environ if env is None else env)
     if tmux and env_.get("TMUX"):

@@ -128,7 +128,7 @@ class VerdictBuilder:
 
     def finish(self) -> Verdict:
         if self.failed:
-            self.verdict.not_reached([(n, l) for n, l in self.plan if n not in self._done])
+            self.verdict.not_reached([(name, layer) for name, layer in self.plan if name not in self._done])
         return self.verdict.finish()
 
 

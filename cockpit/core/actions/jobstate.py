@@ -26,11 +26,14 @@ from __future__ import annotations
 import re
 import shlex
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..probes.signatures import Classifier, Match, load_signatures
 from .base import ActionContext
 from .job import JobRecord, ProcStat, read_stat
+
+if TYPE_CHECKING:
+    from ...config import Config
 
 __all__ = ["JobState", "JobReader", "LogScan", "state_command", "parse_state", "make_scan", "error_dict", "READ_MAX"]
 
@@ -284,7 +287,7 @@ def error_dict(err: Match | None) -> dict[str, Any] | None:
     }
 
 
-def make_scan(cfg: Any) -> LogScan:
+def make_scan(cfg: Config) -> LogScan:
     """A :class:`LogScan` with the built-in and the user's signatures and the config's ignore list."""
     progress_re = re.compile(cfg.job.progress_pattern) if cfg.job.progress_pattern else None
     classifier = Classifier(user=load_signatures(cfg.user_signatures()))

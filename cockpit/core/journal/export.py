@@ -218,8 +218,8 @@ def render_markdown(attempts: Iterable[AttemptRecord], *, title: str = "cockpit 
             out.append(f"- **Code:** {_cell('; '.join(bits))}")
         if r.diff:
             d = r.diff
-            files = d.get("files") if isinstance(d.get("files"), list) else []
-            text = f"{len(files)} file(s), +{d.get('added', '?')} −{d.get('removed', '?')}"
+            changed = d.get("files")
+            text = f"{len(changed) if isinstance(changed, list) else 0} file(s), +{d.get('added', '?')} −{d.get('removed', '?')}"
             if d.get("diff_path"):
                 text += f", `{_str(d['diff_path'])}`"
             out.append(f"- **Diff:** {_cell(text)}")

@@ -174,7 +174,7 @@ class LogEvent:
     at: float
     detail: str = ""
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, str | float]:
         return {"kind": self.kind, "at": round(self.at, 3), "detail": self.detail}
 
 
@@ -351,7 +351,7 @@ class LogFollowerState:
         upd = LogUpdate()
         try:
             self._apply(stdout, now, upd)
-        except Exception as exc:  # pragma: no cover - defensive: a poll must not die on bad output
+        except Exception as exc:  # noqa: BLE001  # pragma: no cover - a poll must not die on bad output; reported as a probe-error event
             self._event(upd, "probe-error", now, f"could not read the log probe's output: {exc!r}")
         self.last_probe_at = now
         return upd

@@ -170,7 +170,7 @@ class SSHTransport(Transport):
                 raise RemoteError(err.layer, err.message, hint=f"retrying in {self.backoff.wait_s:.1f}s", output=err.output)
             try:
                 conn, _ = await asyncssh.create_connection(lambda: _Client(self), self.params.host, **self._options())
-            except Exception as e:  # every failure to connect becomes a layered, explained error
+            except Exception as e:  # noqa: BLE001 - every failure to connect (asyncssh, OS, DNS, bad options) is re-raised as a layered, explained RemoteError
                 err = explain_connect_error(e, self.params)
                 self.last_error = err
                 self.backoff.failed()
@@ -208,14 +208,14 @@ class SSHTransport(Transport):
             try:
                 res = await conn.run(host_command, input=input, timeout=timeout, check=False, encoding=None)
             except asyncssh.TimeoutError as e:
-                return CommandResult(host_command, 124, bytes(e.stdout or b""), bytes(e.stderr or b""), time.monotonic() - t0, timed_out=True)
+                return CommandResult(host_command, 124, _raw(e.stdout), _raw(e.stderr), time.monotonic() - t0, timed_out=True)
             except (asyncssh.Error, OSError) as e:
                 raise self._channel_error(e) from None
         code = res.exit_status
         if code is None or code < 0:
             sig = res.exit_signal[0] if res.exit_signal else None
             code = 128 + _signum(sig) if sig else -1
-        return CommandResult(host_command, code, bytes(res.stdout or b""), bytes(res.stderr or b""), time.monotonic() - t0)
+        return CommandResult(host_command, code, _raw(res.stdout), _raw(res.stderr), time.monotonic() - t0)
 
     async def run_host(self, command: str, *, timeout: float = 10.0, input: bytes | None = None) -> CommandResult:
         return await self._exec(command, timeout=timeout, input=input)
@@ -251,6 +251,13 @@ class SSHTransport(Transport):
             conn.close()
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(conn.wait_closed(), 2.0)
+
+
+def _raw(out: bytes | str | None) -> bytes:
+    """A channel's output as bytes (``encoding=None`` gives bytes; asyncssh's types also allow str)."""
+    if isinstance(out, str):
+        return out.encode("utf-8", "surrogateescape")
+    return bytes(out or b"")
 
 
 def _signum(name: str) -> int:
