@@ -39,12 +39,12 @@ class ProcsPane(Pane):
         self.wide = False
 
     def compose(self) -> ComposeResult:
-        table: DataTable = DataTable(id="procs-table", cursor_type="row", zebra_stripes=False)
+        table: DataTable[Any] = DataTable(id="procs-table", cursor_type="row", zebra_stripes=False)
         self._columns(table)
         yield table
         yield Static("", id="procs-findings", markup=False)
 
-    def _columns(self, table: DataTable) -> None:
+    def _columns(self, table: DataTable[Any]) -> None:
         for key, label in COLUMNS:
             if self.wide or key in _NARROW:
                 table.add_column(label, key=key)
@@ -59,7 +59,7 @@ class ProcsPane(Pane):
             self.redraw()
 
     @property
-    def table(self) -> DataTable:
+    def table(self) -> DataTable[Any]:
         return self.query_one("#procs-table", DataTable)
 
     def show(self, view: Any) -> None:

@@ -91,7 +91,7 @@ class StatusLine(Styled, Static):
         errors = [(lay, err) for (_, err, lay) in self.state.parts.values() if err]
         return link_states(transport=self.state.transport, errors=errors, container_ok=self.state.container_ok)
 
-    def render(self) -> Text:  # type: ignore[override]
+    def render(self) -> Text:
         st, now = self.state, self.clock()
         t = Text(no_wrap=True, overflow="ellipsis", end="")
         sep = Text(" │ ", style=self.cs("txt--dim"))

@@ -132,9 +132,8 @@ class VerdictStrip(Styled, Vertical):
 
     def focus_row(self) -> StageRow | None:
         """The stage that matters now: the failing one, else the running/pending one, else the last."""
-        for pred in (lambda r: r.status == Status.FAIL.value, lambda r: r.status == Status.RUNNING.value,
-                     lambda r: r.status == Status.PENDING.value):
-            hit = next((r for r in self.rows if pred(r)), None)
+        for want in (Status.FAIL.value, Status.RUNNING.value, Status.PENDING.value):
+            hit = next((r for r in self.rows if r.status == want), None)
             if hit is not None:
                 return hit
         return self.rows[-1] if self.rows else None
