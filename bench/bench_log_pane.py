@@ -191,7 +191,7 @@ def slope(points: list[tuple[float, float]]) -> float:
     xs, ys = [p[0] for p in points], [p[1] for p in points]
     mx, my = statistics.fmean(xs), statistics.fmean(ys)
     den = sum((x - mx) ** 2 for x in xs)
-    return sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / den if den else float("nan")
+    return sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / den if den else float("nan")
 
 
 # ------------------------------------------------------------------------------------------------
@@ -651,7 +651,7 @@ def report(args, run: Run, stats: dict, log_bytes: bytes, pane_at_end, pane_fina
               f"job over, no key presses {slope(still):+.3f} MiB/s")
         print("  per help press (? then Esc), idle: " + "   ".join(f"{ph} {v:+.2f} MiB" for ph, v in run.rss_press.items()))
         marks = {"idle-before": "i", "attempt": "a", "loaded": "L", "loaded-quiet": "Q", "catch-up": "c", "idle-after": "i"}
-        print("  series (MiB, phase): " + " ".join(f"{v:.0f}{marks.get(s.phase, '')}" for s, (_, v) in zip(samples, rss)))
+        print("  series (MiB, phase): " + " ".join(f"{v:.0f}{marks.get(s.phase, '')}" for s, (_, v) in zip(samples, rss, strict=False)))
 
     n_lines = log_bytes.count(b"\n")
     print()

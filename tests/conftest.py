@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from tests.lab import Lab
 
 try:
-    from tests.lab.fixtures import lab  # noqa: F401  (session-scoped real sshd + emulated Proxmox host)
+    from tests.lab.fixtures import fresh_lab, lab  # noqa: F401  (the real sshd + emulated Proxmox host: session-scoped, and a fresh one)
 except ImportError:  # pragma: no cover - while the lab is being built
     pass
 

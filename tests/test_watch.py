@@ -134,7 +134,7 @@ async def test_burst_of_saves_triggers_one_attempt(src: Path):
         for i in range(5):  # each save after the previous one was seen: five separate detections
             n = len(h.activity)
             save(src / "drafter.py", f"def draft():\n    return {i + 2}\n")
-            await until(lambda: len(h.activity) > n, 5, f"save {i} to be seen")
+            await until(lambda n=n: len(h.activity) > n, 5, f"save {i} to be seen")
             assert not eng.calls, "an attempt started in the middle of the burst"
         await until(lambda: eng.calls, 10, "the attempt")
         assert len(h.activity) >= 5
@@ -151,7 +151,7 @@ async def test_save_during_attempt_queues_exactly_one_more(src: Path):
         for i, name in enumerate(["drafter.py", "train.py", "new_module.py"]):
             n = len(h.changes)
             save(src / name, f"during attempt 1: {i}\n")
-            await until(lambda: len(h.changes) > n, 10, f"save {name} to settle")
+            await until(lambda n=n: len(h.changes) > n, 10, f"save {name} to settle")
         assert h.loop.queued and len(eng.calls) == 1
         gate.clear()
         eng.gate = None

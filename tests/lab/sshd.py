@@ -460,7 +460,7 @@ class Lab:
                 proc.kill()
                 proc.wait(5)
             self._sshd = None
-            raise LabError(f"sshd did not come up on {self.host}:{self.port}:\n{self.sshd_log_tail()}")
+            raise LabError(f"sshd did not come up on {self.host}:{self.port}:\n{self.sshd_log_tail()}") from None
 
     def sshd_log_tail(self, lines: int = 20) -> str:
         try:
