@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import time
 from collections.abc import AsyncIterator
@@ -32,6 +33,8 @@ from .session import FramedSession
 from .stream import ChunkReader, read_stream
 
 __all__ = ["SSHTransport", "SSHParams", "Backoff", "explain_connect_error", "MAX_CHANNELS"]
+
+log = logging.getLogger(__name__)
 
 MAX_CHANNELS = 8
 
@@ -249,8 +252,10 @@ class SSHTransport(Transport):
         conn, self._conn = self._conn, None
         if conn is not None:
             conn.close()
-            with contextlib.suppress(Exception):
+            try:
                 await asyncio.wait_for(conn.wait_closed(), 2.0)
+            except Exception:  # noqa: BLE001 - closed already; waiting for the end is best effort (a timeout, a dead peer): debug-logged
+                log.debug("waiting for the SSH connection to close failed", exc_info=True)
 
 
 def _raw(out: bytes | str | None) -> bytes:
