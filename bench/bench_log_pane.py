@@ -191,7 +191,7 @@ def slope(points: list[tuple[float, float]]) -> float:
     xs, ys = [p[0] for p in points], [p[1] for p in points]
     mx, my = statistics.fmean(xs), statistics.fmean(ys)
     den = sum((x - mx) ** 2 for x in xs)
-    return sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / den if den else float("nan")
+    return sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / den if den else float("nan")
 
 
 # ------------------------------------------------------------------------------------------------
@@ -352,7 +352,7 @@ class CpuWindow:
     def __init__(self, sampler: Sampler, tui: int) -> None:
         self.sampler, self.tui = sampler, tui
 
-    def __enter__(self) -> "CpuWindow":
+    def __enter__(self) -> CpuWindow:
         self.t0 = time.monotonic()
         self.c0 = cpu_ticks(self.tui) or 0
         self.h0 = self.sampler.helpers_ticks()
@@ -368,14 +368,14 @@ class CpuWindow:
         pass
 
 
-def quiet_cpu(sampler: "Sampler", tui: int, seconds: float) -> tuple[float, float, float]:
+def quiet_cpu(sampler: Sampler, tui: int, seconds: float) -> tuple[float, float, float]:
     """CPU of the TUI and its helpers over ``seconds`` without any key press."""
     with CpuWindow(sampler, tui) as w:
         time.sleep(seconds)  # the measuring window itself
     return w.close()
 
 
-def repaint_probe(tmux: Tmux, sampler: "Sampler", want: int | None = None) -> tuple[int | None, int | None, int | None]:
+def repaint_probe(tmux: Tmux, sampler: Sampler, want: int | None = None) -> tuple[int | None, int | None, int | None]:
     """Pause and resume following (``f`` ``f``: ``set_following(True)`` scrolls to the end and repaints the
     whole log) to tell "the pane has not received the lines" from "the screen was not repainted".
 
@@ -651,7 +651,7 @@ def report(args, run: Run, stats: dict, log_bytes: bytes, pane_at_end, pane_fina
               f"job over, no key presses {slope(still):+.3f} MiB/s")
         print("  per help press (? then Esc), idle: " + "   ".join(f"{ph} {v:+.2f} MiB" for ph, v in run.rss_press.items()))
         marks = {"idle-before": "i", "attempt": "a", "loaded": "L", "loaded-quiet": "Q", "catch-up": "c", "idle-after": "i"}
-        print("  series (MiB, phase): " + " ".join(f"{v:.0f}{marks.get(s.phase, '')}" for s, (_, v) in zip(samples, rss)))
+        print("  series (MiB, phase): " + " ".join(f"{v:.0f}{marks.get(s.phase, '')}" for s, (_, v) in zip(samples, rss, strict=False)))
 
     n_lines = log_bytes.count(b"\n")
     print()

@@ -11,7 +11,8 @@ import asyncio
 import json
 import os
 import sys
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from . import __version__
 from .config import Config, ConfigError, find_config, load_config
@@ -158,9 +159,8 @@ class _Busy(Exception):
 
 def with_engine(args: argparse.Namespace, cfg: Config, work: Callable[[Any], Any]) -> Any:
     """Run ``work(engine)`` in a fresh event loop (live stages on a terminal's stderr); Busy → exit 75."""
-    from .core.engine import Busy, Engine
-
     from .cli_live import LiveStages, live_wanted
+    from .core.engine import Busy, Engine
 
     async def go() -> Any:
         eng = Engine(cfg)

@@ -34,7 +34,7 @@ class LiveStages:
         self.max_lines = max_lines
         self.live = Live(Text(""), console=Console(stderr=True), transient=True, auto_refresh=False)
 
-    def __enter__(self) -> "LiveStages":
+    def __enter__(self) -> LiveStages:
         self.live.__enter__()
         return self
 

@@ -19,9 +19,10 @@ import difflib
 import os
 import re
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -199,7 +200,7 @@ class LoopConfig:
 @dataclass
 class SignatureConfig:
     pattern: str = _f("", "Regular expression matched against each log line.", check=_regex)
-    layer: str = _f("app", "Failure layer of a match.", choices=tuple(l.value for l in Layer))
+    layer: str = _f("app", "Failure layer of a match.", choices=tuple(layer.value for layer in Layer))
     label: str = _f("", "Short name shown for a match.")
     advice: str = _f("", "One line of advice shown with a match.")
     severity: str = _f("error", "\"error\": a match fails a verdict; \"warning\": it is shown, never fails anything.", choices=("error", "warning"))

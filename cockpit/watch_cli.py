@@ -22,7 +22,8 @@ import json
 import signal
 import sys
 import time
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 __all__ = ["add_parser", "cmd_watch", "main", "verdict_payload"]
 

@@ -44,7 +44,7 @@ async def main(out: Path) -> int:
             await until(lambda: type(app.screen).__name__ == "HypothesisScreen", 10, "the prompt")
             app.screen.query_one("#prompt-input").value = note
             await pilot.press("enter")
-            await until(lambda: len(history.records) == n and str(history.records[-1].outcome) not in ("running", "Outcome.RUNNING"),
+            await until(lambda n=n: len(history.records) == n and str(history.records[-1].outcome) not in ("running", "Outcome.RUNNING"),
                         60, f"attempt {n}")
         log = app.query_one("LogPane")
         await until(lambda: log.last_no >= 20, 20, "training steps in the log")

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import os
 import site
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -14,7 +15,7 @@ if TYPE_CHECKING:
     from tests.lab import Lab
 
 try:
-    from tests.lab.fixtures import lab  # noqa: F401  (session-scoped real sshd + emulated Proxmox host)
+    from tests.lab.fixtures import fresh_lab, lab  # noqa: F401  (the real sshd + emulated Proxmox host: session-scoped, and a fresh one)
 except ImportError:  # pragma: no cover - while the lab is being built
     pass
 

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from cockpit.config import ConfigError, find_config, load_config, parse_config, section_docs, JobConfig, TargetConfig
+from cockpit.config import ConfigError, JobConfig, TargetConfig, find_config, load_config, parse_config, section_docs
 
 ROOT = Path(__file__).resolve().parents[1]
 

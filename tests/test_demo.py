@@ -82,7 +82,8 @@ class LineReader:
         while True:
             left = deadline - time.monotonic()
             if left <= 0:
-                raise AssertionError("no matching line within %gs; output so far:\n%s" % (timeout, "\n".join(self.lines[-30:])))
+                so_far = "\n".join(self.lines[-30:])
+                raise AssertionError(f"no matching line within {timeout:g}s; output so far:\n{so_far}")
             try:
                 line = self._q.get(timeout=left)
             except queue.Empty:

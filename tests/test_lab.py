@@ -16,15 +16,14 @@ import signal
 import subprocess
 import sys
 import time
-import tomllib
 from pathlib import Path
 
 import pytest
+import tomllib
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.lab import Lab, wait_for
-from tests.lab.fixtures import fresh_lab, lab  # noqa: F401  (also imported by tests/conftest.py)
 from tests.lab.sshd import lab_unavailable_reason
 from tests.lab.util import pid_alive
 
@@ -377,7 +376,7 @@ def test_nvidia_smi_any_field_subset(lab: Lab, fields: list[str], header: bool, 
         assert [h.split(" [")[0] for h in lines[0].split(", ")] == fields
     values = lines[-1].split(", ")
     assert len(values) == len(fields)
-    for f, v in zip(fields, values):
+    for f, v in zip(fields, values, strict=True):
         if f == "memory.used":
             assert v == ("1 MiB" if units else "1")
 

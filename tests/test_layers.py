@@ -4,7 +4,7 @@ from cockpit.core.layers import Evidence, Finding, Layer, Outcome, Stage, Status
 
 
 def test_layers_are_ordered_bottom_up():
-    assert [l.value for l in sorted(Layer)] == ["config", "ssh", "host", "container", "process", "gpu", "app"]
+    assert [layer.value for layer in sorted(Layer)] == ["config", "ssh", "host", "container", "process", "gpu", "app"]
     assert Layer.SSH < Layer.APP and not Layer.APP < Layer.SSH
 
 

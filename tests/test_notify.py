@@ -13,11 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.lab.util import wait_for
-
 from cockpit.core.engine import AttemptResult
 from cockpit.core.layers import Layer, Outcome, Stage, Status, Verdict
 from cockpit.core.notify import TMUX_OPTION, notify_verdict, verdict_line
+from tests.lab.util import wait_for
 
 ROOT = Path(__file__).resolve().parents[1]
 FX = "RuntimeError: Detected that you are using FX to symbolically trace a dynamo-optimized function."
@@ -83,7 +82,7 @@ class PrivateTmux:
     def tmux(self, *args: str) -> subprocess.CompletedProcess:
         return subprocess.run(["tmux", "-L", self.name, *args], capture_output=True, text=True, timeout=10)
 
-    def __enter__(self) -> "PrivateTmux":
+    def __enter__(self) -> PrivateTmux:
         r = self.tmux("-f", "/dev/null", "new-session", "-d", "-s", "t", "-x", "120", "-y", "30")
         assert r.returncode == 0, r.stderr
         self.socket, self.pane = self.tmux("display-message", "-p", "-t", "t", "#{socket_path}\t#{pane_id}").stdout.strip().split("\t")

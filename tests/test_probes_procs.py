@@ -11,8 +11,6 @@ import pytest
 from cockpit.core.layers import Layer, Severity
 from cockpit.core.probes.procs import (
     PS_COMMAND,
-    ps_command,
-    ps_probe_findings,
     Proc,
     ProcTree,
     analyse,
@@ -20,6 +18,8 @@ from cockpit.core.probes.procs import (
     job_members,
     parse_ps,
     pid1_reaps,
+    ps_command,
+    ps_probe_findings,
 )
 
 FIX = Path(__file__).parent / "fixtures" / "procs"

@@ -4,8 +4,9 @@ and waiting on conditions with a deadline (never a fixed sleep)."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from cockpit.config import parse_config
 from tests.lab.util import await_for

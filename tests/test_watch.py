@@ -20,8 +20,6 @@ from types import SimpleNamespace
 
 import pytest
 
-from tests.lab.util import await_for as until
-
 from cockpit.core.engine import Busy
 from cockpit.core.watch import (
     AttemptLoop,
@@ -33,6 +31,7 @@ from cockpit.core.watch import (
     loop_config,
     strip_counter,
 )
+from tests.lab.util import await_for as until
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -135,7 +134,7 @@ async def test_burst_of_saves_triggers_one_attempt(src: Path):
         for i in range(5):  # each save after the previous one was seen: five separate detections
             n = len(h.activity)
             save(src / "drafter.py", f"def draft():\n    return {i + 2}\n")
-            await until(lambda: len(h.activity) > n, 5, f"save {i} to be seen")
+            await until(lambda n=n: len(h.activity) > n, 5, f"save {i} to be seen")
             assert not eng.calls, "an attempt started in the middle of the burst"
         await until(lambda: eng.calls, 10, "the attempt")
         assert len(h.activity) >= 5
@@ -152,7 +151,7 @@ async def test_save_during_attempt_queues_exactly_one_more(src: Path):
         for i, name in enumerate(["drafter.py", "train.py", "new_module.py"]):
             n = len(h.changes)
             save(src / name, f"during attempt 1: {i}\n")
-            await until(lambda: len(h.changes) > n, 10, f"save {name} to settle")
+            await until(lambda n=n: len(h.changes) > n, 10, f"save {name} to settle")
         assert h.loop.queued and len(eng.calls) == 1
         gate.clear()
         eng.gate = None
@@ -366,7 +365,7 @@ def test_deployed_ok_and_loop_config():
     failed = SimpleNamespace(verdict=SimpleNamespace(stages=[SimpleNamespace(name="connect: ssh", status=SimpleNamespace(value="fail"))]))
     assert deployed_ok(ok) and not deployed_ok(failed)
     assert loop_config(SimpleNamespace()) == LoopConfig()
-    from cockpit.config import _section, ConfigError
+    from cockpit.config import ConfigError, _section
 
     lc = _section(None, "loop", LoopConfig, {"attempt_on_save": True, "debounce": 2})
     assert lc.attempt_on_save and lc.debounce == 2.0

@@ -10,8 +10,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Awaitable, Callable
+from typing import TYPE_CHECKING, Any
 
 from .actions.base import ActionContext
 from .actions.cache import clear_cache
@@ -70,7 +71,7 @@ class Tee(Verdict):
         return stage
 
 
-async def run_attempt(engine: "Engine", note: str, make_ctx: Callable[[Callable[[str, Stage], None]], ActionContext],
+async def run_attempt(engine: Engine, note: str, make_ctx: Callable[[Callable[[str, Stage], None]], ActionContext],
                       stop_step: Callable[[ActionContext, Verdict], Awaitable[Any]]) -> AttemptResult:
     """The attempt sequence (see the module doc); ``stop_step`` is the engine's stop + strays."""
     cfg, journal = engine.cfg, engine.journal
@@ -110,10 +111,11 @@ async def run_attempt(engine: "Engine", note: str, make_ctx: Callable[[Callable[
             res = await fn(sub)
             timings[name] = time.monotonic() - t
             journal.record_verdict(attempt_id, name, sub.finish())
-            if name == "deploy" and sub.failed_stage is None and ctx.state.get("manifest"):
+            source = cfg.deploy_source  # set whenever deploy left a manifest
+            if name == "deploy" and sub.failed_stage is None and ctx.state.get("manifest") and source is not None:
                 # what changed since the previous attempt's deploy: kept beside the journal
                 ctx.state["changes"] = await asyncio.to_thread(
-                    record_attempt_changes, journal, attempt_id, cfg.deploy_source, cfg.deploy.exclude,
+                    record_attempt_changes, journal, attempt_id, source, cfg.deploy.exclude,
                     max_bytes=cfg.loop.diff_max_bytes, deployed=ctx.state["manifest"])
             if name == "launch":
                 job = res[1]

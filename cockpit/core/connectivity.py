@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import shlex
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from ..config import Config
 from .layers import Layer, Stage, Status, Verdict
@@ -64,7 +64,7 @@ async def check_connectivity(transport: Transport, cfg: Config, verdict: Verdict
 
     # 2. host / runtime
     t0 = time.monotonic()
-    rt = transport.runtime  # type: ignore[attr-defined]
+    rt = transport.runtime
     try:
         if rt.in_container:
             cmd = rt.pct_command("status")

@@ -19,8 +19,9 @@ import fcntl
 import logging
 import os
 import time
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
-from typing import Any, AsyncIterator, Awaitable, Callable
+from typing import Any
 
 from ..config import Config
 from .action_table import SINGLE_ACTIONS, TABLE

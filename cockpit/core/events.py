@@ -7,8 +7,9 @@ are frozen: a subscriber can keep one without it changing under it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Union
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from .layers import Stage, Verdict
 
@@ -41,7 +42,7 @@ class ActionFinished:
 
     action: str
     verdict: Verdict
-    result: "AttemptResult | None" = None
+    result: AttemptResult | None = None
     duration_s: float = 0.0
     trigger: str = "manual"
 
@@ -55,7 +56,7 @@ class FateChanged:
     """An attempt's job changed state after its verdict (``running`` → ``died`` …)."""
 
     attempt: int
-    fate: "Fate"
+    fate: Fate
     outcome: str | None = None
 
     @property
@@ -72,5 +73,5 @@ class StraysFound:
     action_taken: str
 
 
-Event = Union[StageProgress, ActionStarted, ActionFinished, FateChanged, StraysFound]
+Event: TypeAlias = StageProgress | ActionStarted | ActionFinished | FateChanged | StraysFound
 Subscriber = Callable[[Event], None]

@@ -24,8 +24,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from typing import Any, Callable
+from typing import Any
 
 from .actions.base import ActionContext
 from .actions.cause import death_cause, fmt_secs
@@ -65,7 +66,7 @@ class Fate:
         return d
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any] | None) -> "Fate | None":
+    def from_dict(cls, d: dict[str, Any] | None) -> Fate | None:
         if not isinstance(d, dict) or d.get("state") not in FATE_STATES:
             return None
         after = d.get("after_s")

@@ -13,9 +13,10 @@ Everything here is plain data that round-trips through JSON (``to_dict`` / ``fro
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, Iterable
+from typing import Any
 
 __all__ = [
     "Layer",
@@ -46,7 +47,7 @@ class Layer(str, Enum):
     def rank(self) -> int:
         return _LAYER_ORDER.index(self)
 
-    def __lt__(self, other: object) -> bool:  # type: ignore[override]
+    def __lt__(self, other: object) -> bool:
         if not isinstance(other, Layer):
             return NotImplemented
         return self.rank < other.rank
@@ -126,7 +127,7 @@ class Evidence:
         return {"command": self.command, "exit_code": self.exit_code, "output": self.output}
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "Evidence":
+    def from_dict(cls, d: dict[str, Any]) -> Evidence:
         return cls(command=d.get("command", ""), exit_code=d.get("exit_code"), output=d.get("output", ""))
 
 
@@ -166,7 +167,7 @@ class Stage:
         return d
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "Stage":
+    def from_dict(cls, d: dict[str, Any]) -> Stage:
         ev = d.get("evidence")
         return cls(
             name=d["name"],
@@ -225,7 +226,7 @@ class Verdict:
         for name, layer in names:
             self.add(Stage(name, Status.NOT_REACHED, layer, "not reached: an earlier stage failed"))
 
-    def finish(self) -> "Verdict":
+    def finish(self) -> Verdict:
         self.finished_at = time.time()
         return self
 
@@ -248,7 +249,7 @@ class Verdict:
         }
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "Verdict":
+    def from_dict(cls, d: dict[str, Any]) -> Verdict:
         return cls(
             action=d["action"],
             stages=[Stage.from_dict(s) for s in d.get("stages", [])],
@@ -301,7 +302,7 @@ class Finding:
         }
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "Finding":
+    def from_dict(cls, d: dict[str, Any]) -> Finding:
         return cls(
             layer=Layer(d["layer"]),
             kind=d["kind"],

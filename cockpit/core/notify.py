@@ -27,7 +27,8 @@ import re
 import shutil
 import subprocess
 import sys
-from typing import Any, Mapping, TextIO
+from collections.abc import Mapping
+from typing import Any, TextIO
 
 __all__ = ["notify_verdict", "notify_verdict_async", "verdict_line", "error_text", "TMUX_OPTION"]
 
@@ -116,7 +117,7 @@ def notify_verdict(
     done: dict[str, Any] = {"message": "", "bell": False, "tmux": [], "errors": [], "skipped": None}
     try:
         done["message"] = verdict_line(result, prefix=prefix)
-    except Exception as e:  # a malformed result still rings
+    except Exception as e:  # noqa: BLE001 - a malformed result still rings; the error goes to done["errors"]
         done["message"] = f"{prefix}: a verdict landed"
         done["errors"].append(f"formatting the verdict: {e}")
     if read_only:
@@ -131,7 +132,7 @@ def notify_verdict(
                 out.write("\a")
                 out.flush()
                 done["bell"] = True
-            except Exception as e:  # broad: any stream may be passed, and notifying never raises; reported in errors
+            except Exception as e:  # noqa: BLE001 - any stream may be passed, and notifying never raises; reported in done["errors"]
                 done["errors"].append(f"bell: {e}")
     env_ = dict(os.environ if env is None else env)
     if tmux and env_.get("TMUX"):

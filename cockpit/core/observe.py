@@ -192,7 +192,8 @@ class Observer:
                 res = await self.transport.run("ps -e -o pid=,stat=", timeout=10)
         except RemoteError:
             return []
-        live, zombies = set(), set()
+        live: set[int] = set()
+        zombies: set[int] = set()
         for line in res.text.splitlines():
             parts = line.split()
             if len(parts) >= 2 and parts[0].isdigit():

@@ -22,8 +22,9 @@ import inspect
 import logging
 import os
 import time
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any
 
 from .fswatch import FsWatch, stop_task
 
@@ -92,7 +93,7 @@ class FileReloader:
         self._watch: FsWatch | None = None
         self._settler: asyncio.Task[None] | None = None
 
-    async def start(self) -> "FileReloader":
+    async def start(self) -> FileReloader:
         if self._watch is not None:
             return self
         for p in self.paths:
@@ -120,7 +121,7 @@ class FileReloader:
         await stop_task(self._settler)  # one started by a last batch while the watch was ending
         self._settler = None
 
-    async def __aenter__(self) -> "FileReloader":
+    async def __aenter__(self) -> FileReloader:
         return await self.start()
 
     async def __aexit__(self, *exc: Any) -> None:

@@ -26,6 +26,7 @@ import math
 import os
 import sys
 import time
+from typing import Any
 
 HERE = os.path.dirname(os.path.realpath(__file__))
 DEFAULT_STATE = os.path.join(os.path.dirname(HERE), "run", "gpu.json")
@@ -34,7 +35,8 @@ STALL_S = 5.0
 
 DRIVER = "550.54.15"
 CUDA = "12.4"
-GPU = {
+#: one value per query field (str, int or float, as nvidia-smi prints them)
+GPU: dict[str, Any] = {
     "index": 0,
     "name": "NVIDIA A100-SXM4-80GB",
     "uuid": "GPU-3f5c2a7e-9b41-4d2e-8c6f-1a2b3c4d5e6f",
@@ -117,7 +119,7 @@ def _alive(pid: int, start_time: object) -> bool:
     return True
 
 
-def load_job(path: str) -> dict | None:
+def load_job(path: str) -> dict[str, Any] | None:
     """The job's state when a live job owns the GPU, else None."""
     try:
         with open(path) as fh:
@@ -125,13 +127,13 @@ def load_job(path: str) -> dict | None:
         pid = int(state["pid"])
     except (OSError, ValueError, KeyError, TypeError):
         return None
-    if pid <= 0 or not _alive(pid, state.get("start_time")):
+    if not isinstance(state, dict) or pid <= 0 or not _alive(pid, state.get("start_time")):
         return None
     state["pid"] = pid
     return state
 
 
-def gpu_values(job: dict | None, now: float) -> dict:
+def gpu_values(job: dict[str, Any] | None, now: float) -> dict[str, Any]:
     g = dict(GPU)
     wobble = math.sin(now * 1.7) + 0.5 * math.sin(now * 4.3)  # -1.5 … 1.5, smooth
     util = mem = 0
@@ -181,7 +183,7 @@ def parse_format(spec: str | None) -> tuple[bool, bool] | None:
     return "noheader" not in parts, "nounits" not in parts
 
 
-def query(fields_spec: str, fmt_spec: str | None, table: str, job: dict | None, now: float, selected: set[str] | None) -> int:
+def query(fields_spec: str, fmt_spec: str | None, table: str, job: dict[str, Any] | None, now: float, selected: set[str] | None) -> int:
     opts = parse_format(fmt_spec)
     if opts is None:
         return invalid_args()
@@ -228,7 +230,7 @@ def list_gpus() -> int:
     return 0
 
 
-def show_table(job: dict | None, now: float) -> int:
+def show_table(job: dict[str, Any] | None, now: float) -> int:
     """The usual screen, in driver 550's layout."""
     g = gpu_values(job, now)
     w = sys.stdout.write

@@ -13,8 +13,8 @@ the exact command first).  No destructive action sits on a bare home-row key
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 from textual.binding import Binding
 

@@ -9,7 +9,7 @@ same bell and notification.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from textual.message import Message
 

@@ -10,8 +10,10 @@ before sleeping, so polls never overlap.
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
-from typing import Any, Callable, ClassVar
+from collections.abc import Callable
+from typing import Any, ClassVar
 
 from textual import on, work
 from textual.app import App, ComposeResult
@@ -21,10 +23,10 @@ from textual.worker import Worker, WorkerState
 
 from ..config import Config
 from .actions import ACTIONS, UIAction, action_spec, bindings
+from .adapter import EventAdapter
 from .commands import CockpitCommands
 from .driver import Driver
 from .keys import TargetKeys, ViewKeys, demo_fix
-from .adapter import EventAdapter
 from .live import LoopRunner, Reloaders
 from .settings import SettingsMixin
 from .messages import (
@@ -48,6 +50,8 @@ from .panes.procs import ProcsPane
 from .panes.status import StatusLine, StatusState
 from .panes.verdict import VerdictStrip
 from .themes import ThemeSet, default_variables, load_themes
+
+log = logging.getLogger(__name__)
 
 __all__ = ["CockpitApp", "create_app"]
 
@@ -144,8 +148,8 @@ class CockpitApp(SettingsMixin, TargetKeys, ViewKeys, App[int]):
         if self.owns_engine:
             try:
                 await asyncio.wait_for(self.engine.close(), 5)
-            except Exception:  # closing a dead connection must not turn quitting into a traceback
-                pass
+            except Exception:  # noqa: BLE001 - closing a dead connection must not turn quitting into a traceback; debug-logged
+                log.debug("closing the engine failed", exc_info=True)
 
     # -- what is allowed -----------------------------------------------------------------------
     def action_allowed(self, spec: UIAction) -> bool:
@@ -180,7 +184,8 @@ class CockpitApp(SettingsMixin, TargetKeys, ViewKeys, App[int]):
                 try:
                     msg = await fetch()
                     failures = 0
-                except Exception as e:  # a bug in a probe must not end the polling
+                except Exception as e:  # noqa: BLE001 - a bug in a probe must not end the polling; notified (first of a run), debug-logged
+                    log.debug("%s refresh crashed", part, exc_info=True)
                     failures += 1
                     if failures == 1:
                         self.notify(f"{part} refresh crashed: {e!r}", severity="error", timeout=8, markup=False)
@@ -285,7 +290,8 @@ class CockpitApp(SettingsMixin, TargetKeys, ViewKeys, App[int]):
         """The engine's question to the person at the keyboard (e.g. stop strays?), as a confirm dialog."""
         from .screens.confirm import ConfirmScreen
 
-        return bool(await self.push_screen_wait(ConfirmScreen(title, detail, "", yes="Stop them")))
+        ok = await self.push_screen_wait(ConfirmScreen(title, detail, "", yes="Stop them"))
+        return bool(ok)
 
     def on_action_started(self, msg: ActionStarted) -> None:
         self.query_one(VerdictStrip).start(msg.action, msg.note)

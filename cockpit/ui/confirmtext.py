@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..core.actions import job as job_actions
+from ..core.remote.runtime import Runtime
 
 __all__ = ["stop_commands", "reboot_command", "target_where"]
 
@@ -51,7 +52,7 @@ def stop_commands(engine: Any) -> tuple[str, str] | None:
 
 
 def reboot_command(engine: Any) -> str | None:
-    rt = getattr(engine.transport, "runtime", None)
+    rt: Runtime | None = getattr(engine.transport, "runtime", None)
     if rt is None or not getattr(rt, "in_container", False):
         return None
     return rt.pct_command("reboot")

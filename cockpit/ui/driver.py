@@ -8,7 +8,8 @@ what they return; its handlers update the panes.
 from __future__ import annotations
 
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from .messages import (
     ActionRefused,

@@ -8,7 +8,8 @@ nothing is told by colour alone (colour-blind viewers, washed-out projectors, 16
 from __future__ import annotations
 
 import time
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from ..core.layers import Layer, Outcome, Status
 from ..core.probes.gpu import NaType

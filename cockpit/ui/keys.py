@@ -3,28 +3,44 @@
 ``TargetKeys`` act on the target through the engine (and are disabled by ``--read-only``);
 destructive ones push a confirmation that shows the exact command first.  ``ViewKeys`` only
 change what is shown.  Both run in the app (``self`` is the :class:`~cockpit.ui.app.CockpitApp`);
-engine calls go to async workers in group ``action``.
+engine calls go to async workers in group ``action``.  For the type checker both derive from
+``App[int]`` and declare the app's attributes they use; at run time they are plain mixins.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any
 
 from ..core.action_table import BY_ID as CORE
+from ..core.watch import strip_counter
 from .actions import BY_ID
 from .confirmtext import reboot_command, stop_commands, target_where
+from .panes.gpu import GpuPane
 from .panes.history import HistoryPane
 from .panes.log import LogPane
 from .panes.procs import ProcsPane
-from .panes.gpu import GpuPane
 from .screens.confirm import ConfirmScreen
 from .screens.help import HelpScreen
 from .screens.prompt import HypothesisScreen
 from .screens.verdict import VerdictScreen
 from .shell import shell_command
-from ..core.watch import strip_counter
+
+if TYPE_CHECKING:
+    from textual.app import App
+    from textual.worker import Worker
+
+    from ..config import Config
+    from ..core.engine import Engine
+    from .actions import UIAction
+    from .driver import Driver
+    from .live import LoopRunner
+
+    _AppBase = App[int]
+else:
+    _AppBase = object
 
 __all__ = ["TargetKeys", "ViewKeys", "demo_fix", "PANES"]
 
@@ -40,14 +56,15 @@ def demo_fix() -> Callable[[], Any] | None:
     return getattr(demo, "apply_fix", None)
 
 
-class TargetKeys:
+class TargetKeys(_AppBase):
     """Keys that act on the target (attempt, deploy, clear cache, verify, relaunch, stop, reboot,
     shell, demo fix)."""
 
-    engine: Any
-    cfg: Any
-    driver: Any
-    loop_runner: Any
+    engine: Engine
+    cfg: Config
+    driver: Driver
+    loop_runner: LoopRunner | None
+    refresh_now: Callable[[], Worker[None]]
 
     def _busy(self) -> bool:
         cur = getattr(self.engine, "current_action", None)
@@ -152,7 +169,7 @@ class TargetKeys:
                 print(f"cockpit: {sc.display}   (exit the shell to return to cockpit)", flush=True)
                 proc = await asyncio.create_subprocess_exec(*sc.argv, cwd=sc.cwd)
                 await proc.wait()
-        except Exception as e:  # SuspendNotSupported (headless, web), or the command is missing
+        except Exception as e:  # noqa: BLE001 - SuspendNotSupported (headless, web), a missing command, …: each told in a notification
             self.notify(f"cannot open a shell here ({type(e).__name__}): run it yourself: {sc.display}", severity="warning", timeout=10, markup=False)
             return
         self.refresh_now()
@@ -183,12 +200,18 @@ class TargetKeys:
         self.notify("the running demo job dies in 5 s: watch its fate in the attempts pane [4]", timeout=6, markup=False)
 
 
-class ViewKeys:
+class ViewKeys(_AppBase):
     """Keys that change what is shown (zoom, focus, follow, filter, errors, job-only, refresh,
     verdict, help, quit)."""
 
-    engine: Any
+    engine: Engine
     clock: Callable[[], float]
+    read_only: bool
+    demo: bool
+    keymap: dict[str, str]
+    last_verdict: tuple[str, Any] | None
+    refresh_now: Callable[[], Worker[None]]
+    action_allowed: Callable[[UIAction], bool]
     def _focused_pane(self) -> Any:
         w = self.focused
         while w is not None:
@@ -200,8 +223,7 @@ class ViewKeys:
     def action_zoom(self) -> None:
         if self.screen.maximized is not None:
             self.screen.minimize()
-            for cls in (ProcsPane, GpuPane):
-                pane = self.query_one(cls)
+            for pane in (self.query_one(ProcsPane), self.query_one(GpuPane)):
                 if pane._dirty:
                     pane.redraw()
         else:
@@ -281,7 +303,7 @@ class ViewKeys:
         if getattr(rec, "diff", None):
             try:
                 diff = read_diff(Path(self.engine.journal.path).parent, rec.attempt)
-            except Exception:
+            except OSError:  # read_diff answers None for a missing diff; anything else unreadable shows no diff
                 diff = None
         return VerdictScreen(rec, clock=self.clock, diff_text=diff)
 

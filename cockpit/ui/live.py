@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from .messages import (
     ActionFinished,
@@ -49,7 +50,7 @@ def last_manifest(engine: Any) -> Mapping[str, str] | None:
             man = deployed_manifest(jdir, r.attempt)
             if man:
                 return man
-    except Exception:  # an unreadable journal only costs the baseline: the current source counts
+    except (OSError, ValueError):  # an unreadable journal only costs the baseline: the current source counts
         return None
     return None
 

@@ -133,7 +133,7 @@ class HistoryRefreshed(_Snapshot):
     def can_replace(self, message: Message) -> bool:
         if type(message) is not type(self):
             return False
-        self.changed = self.changed or message.changed  # type: ignore[attr-defined]
+        self.changed = self.changed or message.changed
         return True
 
 

@@ -35,17 +35,20 @@ import functools
 import logging
 import os
 import sys
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 if sys.version_info >= (3, 11):
-    import tomllib
     from importlib.resources.abc import Traversable
+
+    import tomllib
 else:  # pragma: no cover - exercised on 3.10 only
-    import tomli as tomllib
     from importlib.abc import Traversable
+
+    import tomli as tomllib
 
 from textual.color import Color, ColorParseError
 from textual.theme import Theme

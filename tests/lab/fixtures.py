@@ -12,7 +12,7 @@ When sshd or unshare cannot work here, the fixture skips with the reason, except
 from __future__ import annotations
 
 import os
-from typing import Iterator
+from collections.abc import Iterator
 
 import pytest
 

@@ -27,8 +27,9 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 from .util import WaitTimeout, children_of, free_port, pid_alive, proc_stat, ssh_banner, wait_for
 
@@ -40,7 +41,7 @@ CONTAINER_PATH = "/sbin:/bin:/usr/sbin:/usr/bin"
 HOST_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 DEFAULT_CT = 200
 
-_live_labs: "set[Lab]" = set()
+_live_labs: set[Lab] = set()
 _live_lock = threading.Lock()
 
 
@@ -223,13 +224,13 @@ class Lab:
         return self.container_dir(ctid) / "workspace"
 
     # ----------------------------------------------------------------------------- lifecycle
-    def __enter__(self) -> "Lab":
+    def __enter__(self) -> Lab:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def start(self) -> "Lab":
+    def start(self) -> Lab:
         """Prepare the lab directory on first use, then start sshd and wait until it answers."""
         if self._closed:
             raise LabError("this lab was closed")
@@ -272,7 +273,7 @@ class Lab:
         if containers:
             self.stop_containers()
 
-    def restart(self) -> "Lab":
+    def restart(self) -> Lab:
         self.stop()
         return self.start()
 
@@ -459,7 +460,7 @@ class Lab:
                 proc.kill()
                 proc.wait(5)
             self._sshd = None
-            raise LabError(f"sshd did not come up on {self.host}:{self.port}:\n{self.sshd_log_tail()}")
+            raise LabError(f"sshd did not come up on {self.host}:{self.port}:\n{self.sshd_log_tail()}") from None
 
     def sshd_log_tail(self, lines: int = 20) -> str:
         try:

@@ -7,7 +7,8 @@ import asyncio
 import os
 import socket
 import time
-from typing import Awaitable, Callable, TypeVar
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
 
 T = TypeVar("T")
 

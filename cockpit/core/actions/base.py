@@ -9,9 +9,10 @@ the journal) see each stage as soon as it is decided, through ``ctx.on_stage``.
 from __future__ import annotations
 
 import time
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import Any, AsyncIterator, Awaitable, Callable
+from typing import Any
 
 from ...config import Config
 from ..layers import Evidence, Layer, Stage, Status, Verdict
@@ -127,7 +128,7 @@ class VerdictBuilder:
 
     def finish(self) -> Verdict:
         if self.failed:
-            self.verdict.not_reached([(n, l) for n, l in self.plan if n not in self._done])
+            self.verdict.not_reached([(name, layer) for name, layer in self.plan if name not in self._done])
         return self.verdict.finish()
 
 

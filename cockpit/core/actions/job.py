@@ -73,7 +73,7 @@ class JobRecord:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "JobRecord":
+    def from_dict(cls, d: dict[str, Any]) -> JobRecord:
         known = {k: d.get(k) for k in cls.__dataclass_fields__ if k in d}
         return cls(**known)  # type: ignore[arg-type]
 
@@ -243,8 +243,8 @@ async def stop(ctx: ActionContext, job: JobRecord | None, verdict: Verdict | Non
                 left = await _wait_gone(ctx, job, 5.0)
                 how = f"KILL after {timeout:g}s of TERM"
             if left:
-                stuck = ", ".join(f"{p[0]} ({p[4]}, {p[3]})" for p in left)
-                raise StageFailed(Layer.CONTAINER, f"still running after KILL: {stuck}", advice="a process that ignores KILL is stuck in the kernel; reboot the container")
+                still = ", ".join(f"{p[0]} ({p[4]}, {p[3]})" for p in left)
+                raise StageFailed(Layer.CONTAINER, f"still running after KILL: {still}", advice="a process that ignores KILL is stuck in the kernel; reboot the container")
             st.ok(f"stopped with {how}")
         if vb.failed:
             return vb.finish()

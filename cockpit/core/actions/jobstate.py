@@ -27,7 +27,7 @@ import re
 import shlex
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..probes.nccl import NcclWatch
 from ..probes.signatures import Classifier, Match, load_signatures
@@ -35,6 +35,9 @@ from .base import ActionContext
 from .stall import ProgressClock
 from ..procstat import ProcStat, read_stat
 from .job import JobRecord
+
+if TYPE_CHECKING:
+    from ...config import Config
 
 __all__ = ["JobState", "JobReader", "LogScan", "state_command", "parse_state", "make_scan", "error_dict", "READ_MAX"]
 
@@ -300,7 +303,7 @@ def error_dict(err: Match | None) -> dict[str, Any] | None:
     }
 
 
-def make_scan(cfg: Any) -> LogScan:
+def make_scan(cfg: Config) -> LogScan:
     """A :class:`LogScan` with the built-in and the user's signatures and the config's ignore list."""
     progress_re = re.compile(cfg.job.progress_pattern) if cfg.job.progress_pattern else None
     classifier = Classifier(user=load_signatures(cfg.user_signatures()))

@@ -21,13 +21,13 @@ REBOOT_TIMEOUT = 180.0
 
 
 def reboot_command(ctx: ActionContext) -> str:
-    rt = getattr(ctx.transport, "runtime")
+    rt = ctx.transport.runtime
     return rt.pct_command("reboot")
 
 
 async def reboot(ctx: ActionContext, verdict: Verdict | None = None) -> Verdict:
     vb = VerdictBuilder(ctx, "reboot", REBOOT_PLAN, verdict)
-    rt = getattr(ctx.transport, "runtime")
+    rt = ctx.transport.runtime
     async with vb.stage("reboot") as st:
         if not rt.in_container:
             raise StageFailed(Layer.CONFIG, "reboot needs [target] runtime = \"pct\": cockpit does not reboot hosts", advice="reboot the host by hand if you must")

@@ -158,7 +158,7 @@ async def _judge(ctx: ActionContext, vb: VerdictBuilder, job: JobRecord, st: Job
             else:
                 raise StageFailed(Layer.PROCESS, f"the job never wrote {job.pid_file}: it never spawned", evidence=evidence)
         else:
-            sp.ok(f"pid {st.pid_text} (group {job.pgid})", **base)
+            sp.ok(f"pid {st.pid_text} (group {job.pgid})", evidence=None, **base)
     if vb.failed or not st.spawned:
         if not vb.failed:
             _rest(vb, "spawned")
@@ -172,10 +172,10 @@ async def _judge(ctx: ActionContext, vb: VerdictBuilder, job: JobRecord, st: Job
             cause = await death_cause(ctx, job, st, scan)
             raise StageFailed(cause.layer, cause.full, evidence=evidence, advice=cause.advice, data=cause.data)
         else:
-            stuck = w.d_since is not None and now - w.d_since >= STUCK_D_S
+            in_d = None if w.d_since is None else now - w.d_since
             lead = st.leader
-            if stuck and lead is not None:
-                raise StageFailed(Layer.PROCESS, f"{lead.comm} pid {lead.pid} is stuck in D (uninterruptible) for {fmt_secs(now - w.d_since)}",
+            if in_d is not None and in_d >= STUCK_D_S and lead is not None:
+                raise StageFailed(Layer.PROCESS, f"{lead.comm} pid {lead.pid} is stuck in D (uninterruptible) for {fmt_secs(in_d)}",
                                   evidence=evidence, advice="stuck in the kernel: I/O on a dead file system or the GPU driver; see the process pane")
             al.ok(f"running: {st.describe()}" + (f"; ignored a foreign exit status ({st.exit_foreign})" if st.exit_foreign else ""))
     if vb.failed:
@@ -189,7 +189,7 @@ async def _judge(ctx: ActionContext, vb: VerdictBuilder, job: JobRecord, st: Job
         else:
             raise StageFailed(Layer.PROCESS, f"{job.log_path} was never created within startup_timeout ({cfg.job.startup_timeout:g}s)",
                               evidence=evidence, advice="does the job write where [job] log says? is it stuck before logging?")
-    if vb.failed or vb.verdict.stages[-1].status is Status.PENDING:
+    if vb.failed or _last_pending(vb):
         if not vb.failed:
             _rest(vb, "log created")
         return
@@ -202,7 +202,7 @@ async def _judge(ctx: ActionContext, vb: VerdictBuilder, job: JobRecord, st: Job
             lg.pending(f"log is empty ({now - started:.0f}s of {cfg.job.startup_timeout:g}s)")
         elif err is None:
             raise StageFailed(Layer.PROCESS, f"the log stayed empty for startup_timeout ({cfg.job.startup_timeout:g}s)", evidence=evidence)
-    if vb.failed or vb.verdict.stages[-1].status is Status.PENDING:
+    if vb.failed or _last_pending(vb):
         if not vb.failed:
             _rest(vb, "log growing")
         return
@@ -220,7 +220,7 @@ async def _judge(ctx: ActionContext, vb: VerdictBuilder, job: JobRecord, st: Job
         else:
             raise StageFailed(Layer.APP, f"alive but no progress marker within startup_timeout ({cfg.job.startup_timeout:g}s)",
                               evidence=evidence, advice="is the job hung (stuck compiling, deadlocked threads)? check the process pane and py-spy")
-    if vb.failed or vb.verdict.stages[-1].status is Status.PENDING:
+    if vb.failed or _last_pending(vb):
         if not vb.failed:
             _rest(vb, "progress")
         return
@@ -259,6 +259,11 @@ def _stalled(cfg: Any, scan: LogScan, now: float) -> Stall | None:
 
 def reader_log_seen(st: JobState) -> bool:
     return st.log_size >= 0
+
+
+def _last_pending(vb: VerdictBuilder) -> bool:
+    """The stage just added is pending (a function, so that each check reads the verdict afresh)."""
+    return vb.verdict.stages[-1].status is Status.PENDING
 
 
 def _rest(vb: VerdictBuilder, after: str) -> None:

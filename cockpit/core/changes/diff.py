@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import difflib
 from collections import Counter
-from typing import Any, Callable, Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 __all__ = ["Reader", "diff_files"]
 
@@ -73,8 +74,8 @@ def _hunks(a: list[str], b: list[str], n: int = 3) -> tuple[list[str], int, int]
             out.append("\\ No newline at end of file\n")
 
     for group in sm.get_grouped_opcodes(n):
-        f, l = group[0], group[-1]
-        out.append(f"@@ -{_fmt_range(f[1], l[2] - f[1])} +{_fmt_range(f[3], l[4] - f[3])} @@\n")
+        first, last = group[0], group[-1]
+        out.append(f"@@ -{_fmt_range(first[1], last[2] - first[1])} +{_fmt_range(first[3], last[4] - first[3])} @@\n")
         for tag, i1, i2, j1, j2 in group:
             if tag == "equal":
                 for s in a[i1:i2]:

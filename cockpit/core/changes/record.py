@@ -5,12 +5,16 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from ..hashing import bytes_sha256
 from .diff import diff_files
 from .store import atomic_write, file_mode, get_object, journal_dir_of, load_manifest, previous_snapshot, snapshot, snapshot_ids
+
+if TYPE_CHECKING:
+    from ..journal.store import Journal
 
 __all__ = ["record_attempt_changes", "diff_manifests", "diff_source", "read_diff", "summarise", "DEFAULT_MAX_BYTES"]
 
@@ -81,7 +85,7 @@ def diff_source(journal_dir: str | os.PathLike[str], source: str | os.PathLike[s
 
 
 def record_attempt_changes(
-    journal: Any,
+    journal: Journal,
     attempt_id: int,
     source: str | os.PathLike[str],
     exclude: Iterable[str] = (),

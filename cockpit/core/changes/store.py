@@ -12,8 +12,9 @@ import re
 import stat
 import tempfile
 import time
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from ..hashing import bytes_sha256
 

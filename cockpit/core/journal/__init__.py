@@ -80,12 +80,12 @@ from .records import ATTEMPT_INTERRUPTED as ATTEMPT_INTERRUPTED
 from .records import ATTEMPT_STARTED as ATTEMPT_STARTED
 from .records import DEFAULT_REASON as DEFAULT_REASON
 from .records import DIFF as DIFF
-from .records import FATE as FATE
-from .records import STACKS as STACKS
 from .records import ENVELOPE as ENVELOPE
 from .records import EVENT_TYPES as EVENT_TYPES
+from .records import FATE as FATE
 from .records import JOB as JOB
 from .records import SCHEMA_VERSION as SCHEMA_VERSION
+from .records import STACKS as STACKS
 from .records import STAGE as STAGE
 from .records import VERDICT as VERDICT
 from .records import AttemptRecord as AttemptRecord

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from datetime import datetime, timezone
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from ..layers import Layer, Outcome, Status
 from .records import AttemptRecord, _str, _value, outcome_label
@@ -219,8 +220,8 @@ def render_markdown(attempts: Iterable[AttemptRecord], *, title: str = "cockpit 
             out.append(f"- **Code:** {_cell('; '.join(bits))}")
         if r.diff:
             d = r.diff
-            files = d.get("files") if isinstance(d.get("files"), list) else []
-            text = f"{len(files)} file(s), +{d.get('added', '?')} −{d.get('removed', '?')}"
+            changed = d.get("files")
+            text = f"{len(changed) if isinstance(changed, list) else 0} file(s), +{d.get('added', '?')} −{d.get('removed', '?')}"
             if d.get("diff_path"):
                 text += f", `{_str(d['diff_path'])}`"
             out.append(f"- **Diff:** {_cell(text)}")

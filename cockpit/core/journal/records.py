@@ -12,9 +12,10 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from ..layers import Layer, Outcome, Stage, Status, Verdict
 

@@ -10,8 +10,9 @@ from __future__ import annotations
 import os
 import threading
 import time
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Mapping
+from typing import Any
 
 try:  # pragma: no cover - always present on Linux/macOS
     import fcntl
@@ -40,6 +41,7 @@ from .records import (
 )
 from .writer import _boot_id, _hostname, proc_start_time, writer_state
 
+
 def default_journal_path(config_path: str | os.PathLike[str]) -> Path:
     """``.cockpit/journal.jsonl`` beside the config file."""
     return Path(config_path).resolve().parent / ".cockpit" / "journal.jsonl"
@@ -66,7 +68,7 @@ class Journal:
         return f"Journal({str(self.path)!r})"
 
     @classmethod
-    def for_config(cls, config_path: str | os.PathLike[str]) -> "Journal":
+    def for_config(cls, config_path: str | os.PathLike[str]) -> Journal:
         return cls(default_journal_path(config_path))
 
     # -- reading ------------------------------------------------------------------------------

@@ -14,8 +14,9 @@ import asyncio
 import inspect
 import logging
 import time
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
-from typing import Any, Awaitable, Callable, Mapping
+from typing import Any
 
 from .notes import NoteCounter
 from .watcher import ChangeSet, SourceWatcher
@@ -210,7 +211,8 @@ class AttemptLoop:
                 except asyncio.CancelledError:
                     self.watcher.set_baseline(prev)
                     raise
-                except Exception as e:  # broad: any failure of the attempt goes to on_error, the loop goes on
+                except Exception as e:  # noqa: BLE001 - any failure of the attempt goes to on_error (and the debug log); the loop goes on
+                    log.debug("attempt failed", exc_info=True)
                     self.watcher.set_baseline(prev)
                     await self._hook(self.on_error, e)
                     return None

@@ -16,8 +16,8 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+from collections.abc import Collection, Iterable
 from pathlib import Path
-from typing import Collection, Iterable
 
 from ..actions.deploy import _excluded
 from ..hashing import file_sha256

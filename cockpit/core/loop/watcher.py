@@ -16,9 +16,10 @@ import inspect
 import logging
 import os
 import time
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, AsyncIterator, Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from ..fswatch import FsWatch
 from .source import SourceFiles
@@ -123,7 +124,7 @@ class SourceWatcher:
 
     # -- lifecycle ------------------------------------------------------------------------------
 
-    async def start(self) -> "SourceWatcher":
+    async def start(self) -> SourceWatcher:
         if self._watch is not None:
             return self
         if not self.source.exists():
@@ -144,7 +145,7 @@ class SourceWatcher:
         if watch is not None:
             await watch.close()
 
-    async def __aenter__(self) -> "SourceWatcher":
+    async def __aenter__(self) -> SourceWatcher:
         return await self.start()
 
     async def __aexit__(self, *exc: object) -> None:

@@ -25,8 +25,8 @@ from __future__ import annotations
 import re
 import shlex
 from collections import deque
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Iterable, Iterator
 
 from .signatures import Classifier, Match
 
@@ -83,7 +83,7 @@ _ANSI = re.compile(
 _CTRL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
-def _visible(m: "re.Match[str]") -> str:
+def _visible(m: re.Match[str]) -> str:
     c = m.group(0)
     o = ord(c)
     if o < 0x20:
@@ -174,7 +174,7 @@ class LogEvent:
     at: float
     detail: str = ""
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, str | float]:
         return {"kind": self.kind, "at": round(self.at, 3), "detail": self.detail}
 
 
@@ -351,7 +351,7 @@ class LogFollowerState:
         upd = LogUpdate()
         try:
             self._apply(stdout, now, upd)
-        except Exception as exc:  # pragma: no cover - defensive: a poll must not die on bad output
+        except Exception as exc:  # noqa: BLE001  # pragma: no cover - a poll must not die on bad output; reported as a probe-error event
             self._event(upd, "probe-error", now, f"could not read the log probe's output: {exc!r}")
         self.last_probe_at = now
         return upd

@@ -13,7 +13,7 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["CommandResult", "RemoteError", "Transport", "Runtime", "make_transport"]
 
 
-def make_transport(cfg: "Config") -> Transport:
+def make_transport(cfg: Config) -> Transport:
     """The transport a config describes (SSH by default, local for the demo)."""
     import os
 

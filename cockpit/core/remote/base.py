@@ -21,10 +21,11 @@ from __future__ import annotations
 import abc
 import shlex
 import time
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from typing import AsyncIterator
 
 from ..layers import Evidence, Layer, tail
+from .runtime import Runtime
 
 __all__ = ["CommandResult", "RemoteError", "Transport"]
 
@@ -88,6 +89,8 @@ class Transport(abc.ABC):
 
     #: short human description: "root@10.1.2.6 pct 200"
     description: str = ""
+    #: how commands get inside the target (set by each implementation's ``__init__``)
+    runtime: Runtime
 
     @abc.abstractmethod
     async def run(self, command: str, *, timeout: float = 10.0) -> CommandResult:
@@ -116,14 +119,14 @@ class Transport(abc.ABC):
         """Open the connection (also done lazily by ``run``); ``force`` ignores any reconnect backoff."""
         return None
 
-    async def reset_session(self) -> None:
+    async def reset_session(self) -> None:  # noqa: B027 - optional: a transport without a persistent session has nothing to throw away
         """Throw the persistent session away; the next ``run`` builds a new one."""
 
     @abc.abstractmethod
     async def close(self) -> None:
         """Close everything."""
 
-    async def __aenter__(self) -> "Transport":
+    async def __aenter__(self) -> Transport:
         return self
 
     async def __aexit__(self, *exc: object) -> None:

@@ -11,7 +11,7 @@ import contextlib
 import os
 import sys
 import time
-from typing import AsyncIterator
+from collections.abc import AsyncIterator
 
 from .base import CommandResult, Transport
 from .procs import LocalShell

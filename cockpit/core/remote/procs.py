@@ -15,7 +15,8 @@ import contextlib
 import logging
 import os
 import signal
-from typing import TYPE_CHECKING, Any, Awaitable, Callable
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import asyncssh
@@ -60,7 +61,7 @@ class LocalShell:
         self._drain = asyncio.ensure_future(self._drain_stderr())
 
     @classmethod
-    async def spawn(cls, argv: list[str], **kw: Any) -> "LocalShell":
+    async def spawn(cls, argv: list[str], **kw: Any) -> LocalShell:
         proc = await asyncio.create_subprocess_exec(
             *argv,
             stdin=asyncio.subprocess.PIPE,

@@ -32,7 +32,8 @@ import itertools
 import re
 import shlex
 import time
-from typing import Awaitable, Callable, Protocol
+from collections.abc import Awaitable, Callable
+from typing import Protocol
 
 from ..layers import Layer
 from .base import CommandResult, RemoteError
@@ -129,7 +130,8 @@ class FramedSession:
         except (asyncio.TimeoutError, TimeoutError):
             proc.close()
             await proc.wait_closed()
-            raise self._fail(None, proc, f"the target shell did not answer within {timeout:g}s", Layer.CONTAINER if self._runtime == "pct" else Layer.HOST)
+            raise self._fail(None, proc, f"the target shell did not answer within {timeout:g}s",
+                             Layer.CONTAINER if self._runtime == "pct" else Layer.HOST) from None
         except (OSError, EOFError, asyncio.IncompleteReadError, ConnectionError) as e:
             line = b""
             _ = e
@@ -182,7 +184,7 @@ class FramedSession:
                 await self._kill()
                 return CommandResult(command, 124, b"", b"cockpit: the session did not answer; it was rebuilt", time.monotonic() - t0, timed_out=True)
             except (OSError, EOFError, asyncio.IncompleteReadError, ConnectionError, BrokenPipeError) as e:
-                raise await self._died(proc, e)
+                raise await self._died(proc, e) from e
             dt = time.monotonic() - t0
             timed_out = code in (124, 137) and dt >= timeout * 0.95
             return CommandResult(command, code, payload[:olen], payload[olen:], dt, timed_out=timed_out)

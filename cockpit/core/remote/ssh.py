@@ -16,10 +16,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import time
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import Any, AsyncIterator
+from typing import Any
 
 import asyncssh
 
@@ -31,6 +33,8 @@ from .session import FramedSession
 from .stream import ChunkReader, read_stream
 
 __all__ = ["SSHTransport", "SSHParams", "Backoff", "explain_connect_error", "MAX_CHANNELS"]
+
+log = logging.getLogger(__name__)
 
 MAX_CHANNELS = 8
 
@@ -103,7 +107,7 @@ def explain_connect_error(exc: BaseException, params: SSHParams) -> RemoteError:
 
 
 class _Client(asyncssh.SSHClient):
-    def __init__(self, owner: "SSHTransport") -> None:
+    def __init__(self, owner: SSHTransport) -> None:
         self._owner = owner
 
     def connection_lost(self, exc: Exception | None) -> None:
@@ -169,7 +173,7 @@ class SSHTransport(Transport):
                 raise RemoteError(err.layer, err.message, hint=f"retrying in {self.backoff.wait_s:.1f}s", output=err.output)
             try:
                 conn, _ = await asyncssh.create_connection(lambda: _Client(self), self.params.host, **self._options())
-            except Exception as e:  # every failure to connect becomes a layered, explained error
+            except Exception as e:  # noqa: BLE001 - every failure to connect (asyncssh, OS, DNS, bad options) is re-raised as a layered, explained RemoteError
                 err = explain_connect_error(e, self.params)
                 self.last_error = err
                 self.backoff.failed()
@@ -207,14 +211,14 @@ class SSHTransport(Transport):
             try:
                 res = await conn.run(host_command, input=input, timeout=timeout, check=False, encoding=None)
             except asyncssh.TimeoutError as e:
-                return CommandResult(host_command, 124, bytes(e.stdout or b""), bytes(e.stderr or b""), time.monotonic() - t0, timed_out=True)
+                return CommandResult(host_command, 124, _raw(e.stdout), _raw(e.stderr), time.monotonic() - t0, timed_out=True)
             except (asyncssh.Error, OSError) as e:
                 raise self._channel_error(e) from None
         code = res.exit_status
         if code is None or code < 0:
             sig = res.exit_signal[0] if res.exit_signal else None
             code = 128 + _signum(sig) if sig else -1
-        return CommandResult(host_command, code, bytes(res.stdout or b""), bytes(res.stderr or b""), time.monotonic() - t0)
+        return CommandResult(host_command, code, _raw(res.stdout), _raw(res.stderr), time.monotonic() - t0)
 
     async def run_host(self, command: str, *, timeout: float = 10.0, input: bytes | None = None) -> CommandResult:
         return await self._exec(command, timeout=timeout, input=input)
@@ -248,8 +252,17 @@ class SSHTransport(Transport):
         conn, self._conn = self._conn, None
         if conn is not None:
             conn.close()
-            with contextlib.suppress(Exception):
+            try:
                 await asyncio.wait_for(conn.wait_closed(), 2.0)
+            except Exception:  # noqa: BLE001 - closed already; waiting for the end is best effort (a timeout, a dead peer): debug-logged
+                log.debug("waiting for the SSH connection to close failed", exc_info=True)
+
+
+def _raw(out: bytes | str | None) -> bytes:
+    """A channel's output as bytes (``encoding=None`` gives bytes; asyncssh's types also allow str)."""
+    if isinstance(out, str):
+        return out.encode("utf-8", "surrogateescape")
+    return bytes(out or b"")
 
 
 def _signum(name: str) -> int:

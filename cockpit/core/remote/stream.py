@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import AsyncContextManager, AsyncIterator, Protocol
+from collections.abc import AsyncIterator
+from contextlib import AbstractAsyncContextManager
+from typing import Protocol
 
 __all__ = ["ChunkReader", "read_stream", "CHUNK"]
 
@@ -24,7 +26,7 @@ class ChunkReader(Protocol):
     async def read(self, n: int = -1) -> bytes: ...
 
 
-async def read_stream(channel: AsyncContextManager[ChunkReader], timeout: float | None = None) -> AsyncIterator[bytes]:
+async def read_stream(channel: AbstractAsyncContextManager[ChunkReader], timeout: float | None = None) -> AsyncIterator[bytes]:
     """Yield what ``channel``'s reader gives until EOF; past ``timeout`` s (for the whole stream,
     not per chunk) ``asyncio.TimeoutError`` is raised."""
     async with channel as reader:

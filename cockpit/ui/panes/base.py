@@ -36,6 +36,7 @@ class Styled:
     """Mixin for widgets that build Rich text: ``self.cs("layer--app")`` is the theme's style."""
 
     DEFAULT_CLASSES = "cs"
+    COMPONENT_CLASSES: ClassVar[set[str]]  # set on each subclass below
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         # Textual collects COMPONENT_CLASSES only from DOMNode classes, not from mixins: put them
@@ -99,6 +100,8 @@ class Pane(Styled, Vertical):
     ALLOW_MAXIMIZE = True
     pane_id: ClassVar[str] = ""
     pane_title: ClassVar[str] = ""
+    #: the refresh interval the pane's staleness is judged by (set by each pane's ``__init__``)
+    interval: float
 
     def __init__(self, **kw: Any) -> None:
         super().__init__(id=kw.pop("id", self.pane_id), **kw)

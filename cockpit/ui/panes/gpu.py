@@ -8,7 +8,8 @@ Collection keeps going while the pane is hidden by a zoom; only the re-render is
 from __future__ import annotations
 
 from collections import deque
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from rich.text import Text
 from textual.app import ComposeResult

@@ -7,12 +7,14 @@ verdict.  ``failed`` and ``untested`` differ by glyph, word and colour (``✘ FA
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.message import Message
 from textual.widgets import DataTable
+from textual.widgets.data_table import CellDoesNotExist
 
 from ...core.actions.cause import fmt_secs
 from ..format import code_version_text, first_error_text, fmt_clock, is_stale, one_line, outcome_text
@@ -45,13 +47,13 @@ class HistoryPane(Pane):
         self.collected_at: float | None = None
 
     def compose(self) -> ComposeResult:
-        table: DataTable = DataTable(id="history-table", cursor_type="row")
+        table: DataTable[Any] = DataTable(id="history-table", cursor_type="row")
         for key, label in COLUMNS:
             table.add_column(label, key=key)
         yield table
 
     @property
-    def table(self) -> DataTable:
+    def table(self) -> DataTable[Any]:
         return self.query_one("#history-table", DataTable)
 
     def show(self, records: list[Any], collected_at: float | None = None) -> None:
@@ -101,8 +103,9 @@ class HistoryPane(Pane):
         if not t.row_count:
             return None
         try:
-            return int(t.coordinate_to_cell_key(t.cursor_coordinate).row_key.value)
-        except Exception:
+            key = t.coordinate_to_cell_key(t.cursor_coordinate).row_key.value
+            return int(key) if key is not None else None
+        except (CellDoesNotExist, ValueError):  # no row under the cursor, or a key that is not an attempt number
             return None
 
     def record(self, attempt: int) -> Any:

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import bisect
 from collections import deque
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from rich.segment import Segment
 from rich.style import Style

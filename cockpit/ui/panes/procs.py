@@ -7,7 +7,8 @@ reaped it).  The findings (zombie, D state, job missing, duplicate job) are list
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -38,12 +39,12 @@ class ProcsPane(Pane):
         self.wide = False
 
     def compose(self) -> ComposeResult:
-        table: DataTable = DataTable(id="procs-table", cursor_type="row", zebra_stripes=False)
+        table: DataTable[Any] = DataTable(id="procs-table", cursor_type="row", zebra_stripes=False)
         self._columns(table)
         yield table
         yield Static("", id="procs-findings", markup=False)
 
-    def _columns(self, table: DataTable) -> None:
+    def _columns(self, table: DataTable[Any]) -> None:
         for key, label in COLUMNS:
             if self.wide or key in _NARROW:
                 table.add_column(label, key=key)
@@ -58,7 +59,7 @@ class ProcsPane(Pane):
             self.redraw()
 
     @property
-    def table(self) -> DataTable:
+    def table(self) -> DataTable[Any]:
         return self.query_one("#procs-table", DataTable)
 
     def show(self, view: Any) -> None:

@@ -6,8 +6,9 @@ the warning style; data never collected shows ``—``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from rich.text import Text
 from textual.widgets import Static
@@ -90,7 +91,7 @@ class StatusLine(Styled, Static):
         errors = [(lay, err) for (_, err, lay) in self.state.parts.values() if err]
         return link_states(transport=self.state.transport, errors=errors, container_ok=self.state.container_ok)
 
-    def render(self) -> Text:  # type: ignore[override]
+    def render(self) -> Text:
         st, now = self.state, self.clock()
         t = Text(no_wrap=True, overflow="ellipsis", end="")
         sep = Text(" │ ", style=self.cs("txt--dim"))

@@ -3,9 +3,11 @@ the order and the cursor (dolphie's habit: never clear a live table)."""
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from textual.widgets import DataTable
+from textual.widgets.data_table import CellDoesNotExist
 
 __all__ = ["sync_rows"]
 
@@ -14,7 +16,7 @@ def _plain(cell: Any) -> str:
     return cell.plain if hasattr(cell, "plain") else str(cell)
 
 
-def sync_rows(table: DataTable, rows: Sequence[tuple[str, Sequence[Any]]], *, key_column: int = 0,
+def sync_rows(table: DataTable[Any], rows: Sequence[tuple[str, Sequence[Any]]], *, key_column: int = 0,
               stick_to_top: bool = False) -> bool:
     """Make ``table`` show ``rows`` (``(key, cells)`` in display order); returns True if it changed.
 
@@ -30,20 +32,20 @@ def sync_rows(table: DataTable, rows: Sequence[tuple[str, Sequence[Any]]], *, ke
     if table.row_count and table.cursor_row >= 0 and not (stick_to_top and at_top):
         try:
             cursor_key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
-        except Exception:  # an empty or just-emptied table
+        except CellDoesNotExist:  # an empty or just-emptied table
             cursor_key = None
-    existing = [rk.value for rk in table.rows]
+    existing = list(table.rows)
     changed = False
     columns = list(table.columns)
-    for key in existing:
-        if key not in wanted:
-            table.remove_row(key)
+    for row_key in existing:
+        if row_key.value not in wanted:
+            table.remove_row(row_key)
             changed = True
     present = set(table.rows)
     for key, cells in rows:
         if key in present:
             old = table.get_row(key)
-            for col, o, n in zip(columns, old, cells):
+            for col, o, n in zip(columns, old, cells, strict=False):
                 if o != n:
                     table.update_cell(key, col, n, update_width=True)
                     changed = True

@@ -8,8 +8,9 @@ one, or the running one) with its layer as a label and a colour.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable
+from typing import Any
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -17,7 +18,7 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Static
 
 from ...core.layers import Stage, Status
-from ..format import outcome_text, status_glyph, one_line
+from ..format import one_line, outcome_text, status_glyph
 from .base import Styled, layer_tag
 
 __all__ = ["VerdictStrip", "stage_group", "StageRow"]
@@ -131,9 +132,8 @@ class VerdictStrip(Styled, Vertical):
 
     def focus_row(self) -> StageRow | None:
         """The stage that matters now: the failing one, else the running/pending one, else the last."""
-        for pred in (lambda r: r.status == Status.FAIL.value, lambda r: r.status == Status.RUNNING.value,
-                     lambda r: r.status == Status.PENDING.value):
-            hit = next((r for r in self.rows if pred(r)), None)
+        for want in (Status.FAIL.value, Status.RUNNING.value, Status.PENDING.value):
+            hit = next((r for r in self.rows if r.status == want), None)
             if hit is not None:
                 return hit
         return self.rows[-1] if self.rows else None

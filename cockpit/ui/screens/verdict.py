@@ -3,7 +3,8 @@ the failing stage's evidence (command, exit code, output tail) and the first err
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from rich.console import Group
 from rich.table import Table

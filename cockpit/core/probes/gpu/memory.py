@@ -6,7 +6,8 @@ host's live and zombie pids and with each GPU's used memory.
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from ...layers import Finding, Layer, Severity
 from .model import GPUSnapshot, jsonable

@@ -79,7 +79,7 @@ class NaType:
 
     __pos__ = __abs__ = __neg__
 
-    def __round__(self, ndigits: int | None = None) -> "NaType":
+    def __round__(self, ndigits: int | None = None) -> NaType:
         return self
 
     def __reduce__(self) -> tuple[type[NaType], tuple[str]]:

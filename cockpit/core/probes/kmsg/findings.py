@@ -16,7 +16,7 @@
 from __future__ import annotations
 
 import re
-from typing import Iterable
+from collections.abc import Iterable
 
 from ...layers import Finding, Layer, Severity
 from .lines import KmsgLine
@@ -81,7 +81,7 @@ def add_findings(lines: list[KmsgLine], findings: list[Finding]) -> None:
                 findings.append(_segv_finding(m, ln))
 
 
-def _xid_finding(m: "re.Match[str]", ln: KmsgLine, seen: _Seen, findings: list[Finding]) -> None:
+def _xid_finding(m: re.Match[str], ln: KmsgLine, seen: _Seen, findings: list[Finding]) -> None:
     xid = int(m.group("xid"))
     bus = m.group("bus")
     rest = m.group("rest") or ""
@@ -151,7 +151,7 @@ def _xid_like_lost(bus: str, ln: KmsgLine, seen: _Seen, findings: list[Finding])
     findings.append(f)
 
 
-def _hung_finding(m: "re.Match[str]", ln: KmsgLine, after: Iterable[KmsgLine]) -> Finding:
+def _hung_finding(m: re.Match[str], ln: KmsgLine, after: Iterable[KmsgLine]) -> Finding:
     in_nv = False
     for a in after:
         if "blocked for more than" in a.text:
@@ -180,7 +180,7 @@ def _hung_finding(m: "re.Match[str]", ln: KmsgLine, after: Iterable[KmsgLine]) -
     )
 
 
-def _segv_finding(m: "re.Match[str]", ln: KmsgLine) -> Finding:
+def _segv_finding(m: re.Match[str], ln: KmsgLine) -> Finding:
     pid = int(m.group("pid"))
     comm = m.group("comm")
     lib = m.groupdict().get("lib")

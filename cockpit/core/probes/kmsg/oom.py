@@ -10,7 +10,7 @@ optionally in one container.
 from __future__ import annotations
 
 import re
-from typing import Iterable
+from collections.abc import Iterable
 
 from ...layers import Finding, Layer, Severity
 from .lines import KmsgLine
@@ -52,7 +52,7 @@ def _fmt_kb(kb: int) -> str:
     return f"{kb} KiB"
 
 
-def _oom_finding(m: "re.Match[str]", ctx: dict[str, str] | None, ln: KmsgLine) -> Finding:
+def _oom_finding(m: re.Match[str], ctx: dict[str, str] | None, ln: KmsgLine) -> Finding:
     pid = int(m.group("pid"))
     comm = m.group("comm")
     rss = {r.group("k"): int(r.group("v")) for r in _RSS.finditer(m.group("rest"))}

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Iterable
+from collections.abc import Iterable
 
 from ...layers import Finding, Layer, Severity
 from ..text import fmt_age, to_text

@@ -24,7 +24,7 @@ from __future__ import annotations
 import logging
 import re
 import unicodedata
-from typing import Iterator
+from collections.abc import Iterator
 
 from ...procstat import read_stat
 from ..text import to_text

@@ -7,8 +7,9 @@ output, :mod:`.findings` reads the tree.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass
-from typing import Any, Iterable, Iterator
+from typing import Any
 
 __all__ = ["Proc", "ProcTree"]
 
