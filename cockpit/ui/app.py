@@ -28,7 +28,6 @@ from .commands import CockpitCommands
 from .driver import Driver
 from .keys import TargetKeys, ViewKeys, demo_fix
 from .live import LoopRunner, Reloaders
-from .settings import SettingsMixin
 from .messages import (
     ActionFinished,
     ActionRefused,
@@ -49,6 +48,7 @@ from .panes.log import LogPane
 from .panes.procs import ProcsPane
 from .panes.status import StatusLine, StatusState
 from .panes.verdict import VerdictStrip
+from .settings import SettingsMixin
 from .themes import ThemeSet, default_variables, load_themes
 
 log = logging.getLogger(__name__)

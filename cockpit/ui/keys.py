@@ -212,6 +212,8 @@ class ViewKeys(_AppBase):
     last_verdict: tuple[str, Any] | None
     refresh_now: Callable[[], Worker[None]]
     action_allowed: Callable[[UIAction], bool]
+    load_history: Callable[[], None]
+
     def _focused_pane(self) -> Any:
         w = self.focused
         while w is not None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual.app import App
 from textual.binding import Binding
@@ -25,17 +25,28 @@ from .panes.status import StatusLine
 from .panes.verdict import VerdictStrip
 from .themes import DEFAULT_THEME
 
+if TYPE_CHECKING:
+    from ..config import Config
+    from .live import LoopRunner
+    from .panes.status import StatusState
+    from .themes import ThemeSet
+
+    _AppBase = App[int]
+else:
+    _AppBase = object
+
 __all__ = ["SettingsMixin"]
 
 
-class SettingsMixin:
+class SettingsMixin(_AppBase):
     """Themes, keymap and live reload for :class:`~cockpit.ui.app.CockpitApp`."""
 
-    cfg: Any
-    themes: Any
-    loop_runner: Any
+    cfg: Config
+    themes: ThemeSet
+    loop_runner: LoopRunner | None
     read_only: bool
-    status_state: Any
+    status_state: StatusState
+    keymap: dict[str, str]
 
     # -- themes and keys ---------------------------------------------------------------------
     def _apply_themes(self) -> None:

@@ -91,7 +91,7 @@ def error_cause(scan: LogScan) -> Cause | None:
     if threads:
         who = (f"thread {threads[0]} died" if len(threads) == 1 else f"threads {', '.join(threads)} died") + ": "
     more = f" (+{len(errs) - 1} more error{'s' if len(errs) > 2 else ''})" if len(errs) > 1 and not threads else ""
-    data = {"first_error": scan.error(), "final_error": scan.final_error(), "dead_threads": threads, "errors": len(errs)}
+    data: dict[str, Any] = {"first_error": scan.error(), "final_error": scan.final_error(), "dead_threads": threads, "errors": len(errs)}
     behind = scan.nccl.behind() if first.kind.startswith("nccl") else ""
     if behind:
         data["nccl"] = behind
@@ -147,10 +147,10 @@ async def death_cause(ctx: ActionContext, job: JobRecord, st: JobState, scan: Lo
     if err is not None:
         return Cause(err.layer, f"{how}: {err.detail}", err.advice, {**data, **err.data}, state, after, when)
     if state == "vanished" and st.rebooted_since:
-        return Cause(Layer.HOST, f"the target was restarted under the job: PID 1 is younger than the job",
+        return Cause(Layer.HOST, "the target was restarted under the job: PID 1 is younger than the job",
                      "who rebooted the container? check the host (pct status, its journal)", data, state, after, when)
     if state == "vanished":
-        return Cause(Layer.PROCESS, f"the job and its supervisor are gone without an exit status",
+        return Cause(Layer.PROCESS, "the job and its supervisor are gone without an exit status",
                      "killed from outside together with its supervisor (kill -9 of the group, a reboot)", data, state, after, when)
     advice = "read the log tail; a SIGKILL without a traceback is often the OOM killer" if code == 137 else ""
     return Cause(Layer.PROCESS, f"{how}, with no traceback in the log", advice, data, state, after, when)

@@ -31,10 +31,10 @@ from typing import TYPE_CHECKING, Any
 
 from ..probes.nccl import NcclWatch
 from ..probes.signatures import Classifier, Match, load_signatures
-from .base import ActionContext
-from .stall import ProgressClock
 from ..procstat import ProcStat, read_stat
+from .base import ActionContext
 from .job import JobRecord
+from .stall import ProgressClock
 
 if TYPE_CHECKING:
     from ...config import Config

@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..layers import Layer, Verdict
-from .base import ActionContext, StageFailed, VerdictBuilder
 from ..procstat import read_stat
+from .base import ActionContext, StageFailed, VerdictBuilder
 from .job import JobRecord, signal_group
 
 __all__ = ["Stray", "find_strays", "stop_strays", "describe_strays", "strays_stage"]
