@@ -48,6 +48,9 @@ async def test_a_deadlock_after_passing_becomes_stalled_with_both_threads_named(
     await await_for(lambda: fate_state(cfg, res.attempt) == "stalled", 20, "the stalled fate")
     f = latest_fate(Journal(cfg.journal_path).get(res.attempt))
     assert f.layer == "app" and "no progress for" in f.cause and f.last_progress.startswith("step ")
+    # the stall itself dumps the stacks, saved with the attempt
+    await await_for(lambda: bool(Journal(cfg.journal_path).get(res.attempt).stacks), 20, "the automatic stack dump")
+    assert "drafter-lock-a" in Journal(cfg.journal_path).get(res.attempt).stacks["text"]
     dump = await eng.stacks()
     assert dump is not None and dump.method == "py-spy", dump.note
     names = {t.name for t in dump.threads}

@@ -105,6 +105,8 @@ class Engine:
         #: the attempt whose job ``job`` is (None for a bare ``cockpit launch``)
         self.job_attempt: int | None = None
         self.follower: FateFollower | None = None
+        #: background work the engine started (a stalled job's stack dump); cancelled on close
+        self._tasks: set[asyncio.Task[None]] = set()
         #: ``[job] strays`` unless a front end overrides it (``--stop-strays``)
         self.strays_policy = cfg.job.strays
         #: asks the person at the keyboard (the TUI's confirm dialog); None: nobody to ask
@@ -176,6 +178,10 @@ class Engine:
                 self._target_lock.release()
 
     async def close(self) -> None:
+        for task in list(self._tasks):
+            task.cancel()
+        if self._tasks:
+            await asyncio.gather(*self._tasks, return_exceptions=True)
         if self.follower is not None:
             await self.follower.cancel()
             self.follower = None
@@ -205,6 +211,11 @@ class Engine:
             return  # the end of a story is written once
         self.journal.record(attempt, FATE_EVENT, **fate.to_dict())
         self.publish(FateChanged(attempt, fate, self._outcome_of(attempt)))
+        if fate.state == "stalled" and attempt == self.job_attempt:
+            # where it is stuck, saved with the attempt while the job still hangs
+            task = asyncio.get_running_loop().create_task(self._dump_quietly(), name=f"stacks-{attempt}")
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
 
     def follow(self, attempt: int, job: JobRecord, reader: JobReader | None = None) -> FateFollower | None:
         """Follow ``job`` (of ``attempt``) to its end from now on; needs a running event loop."""
@@ -237,6 +248,12 @@ class Engine:
         fate = await read_fate(self.context(), self.job)
         self.record_fate(self.job_attempt, fate)
         return fate
+
+    async def _dump_quietly(self) -> None:
+        try:
+            await self.stacks()
+        except RemoteError as e:
+            log.warning("could not dump the stalled job's stacks: %s", e.message)
 
     async def stacks(self) -> StackDump | None:
         """Every thread's stack of the recorded job, saved with its attempt (``stacks`` event)."""

@@ -13,9 +13,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from textual.message import Message
+from textual.theme import Theme
 
+from ..config import Config, ConfigError
+from ..core.attempt import AttemptResult
 from ..core.fate import Fate
+from ..core.journal import AttemptRecord
 from ..core.layers import Stage, Verdict
+from ..core.observe import GPUView, KmsgView, LogView, ProcsView
+from ..core.probes.logs import LogEvent
+from ..core.probes.signatures import Match
 
 __all__ = [
     "StageEvent",
@@ -68,7 +75,7 @@ class ActionFinished(Message):
     error: str | None = None
     duration_s: float = 0.0
     #: the engine's AttemptResult when an attempt's verdict landed (bell, tmux, one-line toast)
-    result: Any = None
+    result: AttemptResult | None = None
 
 
 @dataclass
@@ -95,17 +102,17 @@ class ActionRefused(Message):
 
 @dataclass
 class ProcsRefreshed(_Snapshot):
-    view: Any  # cockpit.core.observe.ProcsView
+    view: ProcsView
 
 
 @dataclass
 class GpuRefreshed(_Snapshot):
-    view: Any  # cockpit.core.observe.GPUView
+    view: GPUView
 
 
 @dataclass
 class KmsgRefreshed(_Snapshot):
-    view: Any  # cockpit.core.observe.KmsgView
+    view: KmsgView
 
 
 @dataclass
@@ -119,14 +126,14 @@ class LogBatch(Message):
     path: str | None
     first_no: int
     lines: list[str] = field(default_factory=list)
-    matches: list[Any] = field(default_factory=list)
-    events: list[Any] = field(default_factory=list)
-    view: Any = None
+    matches: list[Match] = field(default_factory=list)
+    events: list[LogEvent] = field(default_factory=list)
+    view: LogView | None = None
 
 
 @dataclass
 class HistoryRefreshed(_Snapshot):
-    records: list[Any]  # cockpit.core.journal.AttemptRecord
+    records: list[AttemptRecord]
     collected_at: float = 0.0
     changed: bool = True  # False: the journal was read again and nothing changed (freshness only)
 
@@ -165,23 +172,23 @@ class LoopNotice(Message):
 class ConfigReloaded(Message):
     """The config file was saved and is valid: ``cfg`` is the new config."""
 
-    cfg: Any
+    cfg: Config
 
 
 @dataclass
 class ConfigInvalid(Message):
     """The config file was saved and is invalid (``error`` is the ConfigError); the running config stays."""
 
-    error: Any
+    error: ConfigError
 
 
 @dataclass
 class ThemeFileReloaded(Message):
     path: str
-    theme: Any  # textual.theme.Theme
+    theme: Theme
 
 
 @dataclass
 class ThemeFileInvalid(Message):
     path: str
-    error: Any  # cockpit.ui.themes.ThemeError
+    error: BaseException  # a ThemeError: the theme reloader catches only those

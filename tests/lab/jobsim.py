@@ -289,6 +289,7 @@ def parse(argv):
                         "the main thread blocks reading a pipe nobody writes, or it pauses --pause seconds and goes on")
     p.add_argument("--hang-at", type=int, default=10, help="step at which --hang happens")
     p.add_argument("--pause", type=float, default=5.0, help="--hang pause: seconds without output")
+    p.add_argument("--jitter", type=float, default=0.0, help="each step takes --interval plus up to this many seconds more (irregular steps)")
     p.add_argument("--eval-every", type=int, default=0, help="a silent 'evaluation' of --eval-seconds every N steps (slow, not stalled)")
     p.add_argument("--eval-seconds", type=float, default=1.0)
     p.add_argument("--mark-file", help="write the wall-clock time of the fatal event here (benchmarks: event → verdict latency)")
@@ -368,7 +369,7 @@ def main(argv=None):
             time.sleep(args.eval_seconds)  # a silent evaluation: slow, not stalled
         emit(f"step {step} loss {loss_at(step, args.seed):.4f} lr {args.lr}")
         step_now[0] = step
-        time.sleep(args.interval)
+        time.sleep(args.interval + (random.random() * args.jitter if args.jitter else 0.0))
     done.set()
     emit(f"training finished: {step} steps")
     return 0
@@ -376,6 +377,7 @@ def main(argv=None):
 
 def hang(kind, args):
     """Stop making progress the ways real jobs do, without a traceback."""
+    mark_fatal()
     if kind == "pause":
         time.sleep(args.pause)
         return
