@@ -39,6 +39,8 @@ class Signature:
     classifier's prefilter); derived from ``pattern`` when empty; ``()`` after derivation means
     "run on every line".  ``label`` may name regex groups as ``{1}`` or ``{name}``.
     ``priority`` decides between signatures matching the same line or traceback chain.
+    ``kind`` is the signature's id (unique among the built-ins; user signatures without one share
+    ``user``): findings carry it, and ``Classifier(ignore=...)`` names signatures by it.
     """
 
     pattern: str
