@@ -119,7 +119,7 @@ class TracebackAssembler:
                 del self._pending_ignored[prefix]
 
     def _route(self, line: str, out: list[Match]) -> None:
-        if self._header(line, out):
+        if self._header(line):
             return
         blk = self._block_for(line) if self._blocks else None
         if blk is not None:
@@ -150,7 +150,7 @@ class TracebackAssembler:
             return
         self._classify_line(line, out)
 
-    def _header(self, line: str, out: list[Match]) -> bool:
+    def _header(self, line: str) -> bool:
         """Handle a traceback header, a header hint or a chain marker; False for other lines."""
         if "Traceback (most recent call last)" in line:
             m = TB_HEADER.match(line)
