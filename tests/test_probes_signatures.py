@@ -16,6 +16,7 @@ from cockpit.core.probes.signatures import (
     _derive_keywords,
     classify_lines,
     load_signatures,
+    unknown_signature_ids,
 )
 
 FIX = Path(__file__).parent / "fixtures" / "logs"
@@ -357,3 +358,58 @@ def test_classifier_is_fast_on_step_lines() -> None:
     dt = time.perf_counter() - t
     assert c.matches == type(c.matches)() or not c.matches
     assert 100_000 / dt > 100_000, f"{100_000 / dt:.0f} lines/s"  # loose: the bench measures the real figure
+
+
+# -- ignored signatures, dead threads, error count ----------------------------------------------
+
+
+def test_dead_threads_and_error_count() -> None:
+    c, _ = run(lines_of("seed_fx_threads.log"))
+    dead = c.dead_threads()
+    assert [(m.thread, m.kind) for m in dead] == [(f"drafter-{i}", "fx-dynamo-race") for i in range(3)]
+    assert dead[0] == c.first_error and c.error_count == 3
+    c, out = run(lines_of("chained.log"))
+    assert len(out) == 3 and c.error_count == 1 and c.dead_threads() == []  # updates are one error
+    c, _ = run(["Killed", "Killed"])
+    assert c.error_count == 2
+
+
+def test_ignore_drops_matches_of_those_ids() -> None:
+    c = Classifier(ignore=frozenset({"killed", "fx-dynamo-race", "no-such-id"}))
+    _, out = run(["Killed", *lines_of("seed_fx_threads.log"), "RuntimeError: CUDA error: unspecified launch failure"], c)
+    assert [m.kind for m in out] == ["cuda-error"]  # the FX tracebacks are dropped whole, not made generic
+    assert c.first_error is not None and c.first_error.kind == "cuda-error" and c.final_error == c.first_error
+    assert [m.kind for m in c.errors] == ["cuda-error"] and c.error_count == 1 and c.dead_threads() == []
+    assert Classifier(ignore={"python-traceback"}).feed_many(lines_of("chained.log")) == []
+
+
+def test_a_chain_that_turns_into_an_ignored_signature_is_withdrawn() -> None:
+    c = Classifier(ignore=frozenset({"fx-dynamo-race"}))
+    assert c.feed("Killed")[0].kind == "killed"
+    c.feed("Traceback (most recent call last):")
+    c.feed('  File "x.py", line 1, in f')
+    assert [m.kind for m in c.feed("RuntimeError: compile failed:")] == ["python-traceback"]
+    assert c.final_error is not None and c.final_error.kind == "python-traceback" and c.error_count == 2
+    assert c.feed("Detected that you are using FX to symbolically trace") == []  # the message decides: ignored
+    assert c.first_error is not None and c.first_error.kind == "killed" and c.final_error == c.first_error
+    assert c.error_count == 1 and [m.kind for m in c.errors] == ["killed"]
+
+
+def test_an_error_chain_that_turns_into_a_warning_is_no_error() -> None:
+    c, out = run([
+        "Traceback (most recent call last):", '  File "x.py", line 1, in f', "ValueError: x", "",
+        "The above exception was the direct cause of the following exception:", "",
+        "Traceback (most recent call last):", '  File "y.py", line 2, in g',
+        "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: ",
+    ])
+    assert [(m.kind, m.severity) for m in out] == [("python-traceback", Severity.ERROR),
+                                                   ("torchrun-child-failed", Severity.WARNING)]
+    assert c.first_error is None and c.final_error is None and c.errors == [] and c.error_count == 0
+
+
+def test_unknown_signature_ids() -> None:
+    user = load_signatures([{"pattern": "x+y", "layer": "app", "label": "z", "kind": "mine"}])
+    ids = ["killed", "kiled", "mine", "python-traceback", "python-traceback-incomplete", "kiled"]
+    assert unknown_signature_ids(ids, user) == ["kiled"]
+    assert unknown_signature_ids(["mine"]) == ["mine"]
+    assert Classifier(ignore=frozenset({"kiled"})).feed("Killed")[0].kind == "killed"

@@ -1,0 +1,255 @@
+"""The built-in signature table: data only.
+
+Each entry says what a log line means (layer, label, advice); :data:`TRACEBACK` and
+:data:`INCOMPLETE_TRACEBACK` label assembled tracebacks that no specific signature matched.
+Order does not matter; ``priority`` breaks ties.  Every ``kind`` is unique: it is the id that
+config uses to ignore a signature.
+"""
+
+from __future__ import annotations
+
+from ..layers import Layer, Severity
+from .sig_model import Signature
+
+__all__ = ["BUILTIN", "TRACEBACK", "INCOMPLETE_TRACEBACK"]
+
+_FX = (
+    "Compile once before the threads start (warm the compiled function up under a lock in the main "
+    "thread), or keep torch.compile out of worker threads; clear the inductor cache between attempts."
+)
+
+#: The built-in table.  Order does not matter; ``priority`` breaks ties.
+BUILTIN: tuple[Signature, ...] = (
+    Signature(
+        r"Detected that you are using FX to symbolically trace",
+        Layer.APP,
+        "FX traced a dynamo-optimized function (torch.compile race between threads?)",
+        _FX,
+        kind="fx-dynamo-race",
+        priority=90,
+        keywords=("using FX to symbolically",),
+    ),
+    Signature(
+        r"OutOfMemoryError|CUDA out of memory|CUDA error: out of memory|CUBLAS_STATUS_ALLOC_FAILED",
+        Layer.GPU,
+        "CUDA out of memory",
+        "Lower the batch size or sequence length, or free the GPU: check nvidia-smi for memory held by "
+        "other or dead processes; PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True reduces fragmentation.",
+        kind="cuda-oom",
+        priority=70,
+        keywords=("OutOfMemoryError", "out of memory", "ALLOC_FAILED"),
+    ),
+    Signature(
+        r"an illegal memory access was encountered|CUDA error: misaligned address|illegal instruction was encountered",
+        Layer.GPU,
+        "CUDA illegal memory access",
+        "The CUDA context is unusable: restart the process. Rerun with CUDA_LAUNCH_BLOCKING=1 to find the "
+        "kernel; check the host's kernel messages for Xid 13/31/43.",
+        kind="cuda-illegal-access",
+        priority=65,
+        keywords=("illegal memory access", "misaligned address", "illegal instruction"),
+    ),
+    Signature(
+        r"device-side assert triggered|Assertion `.*` failed",
+        Layer.APP,
+        "CUDA device-side assert (an index out of range in the code?)",
+        "Usually an out-of-range index (embedding, labels, gather); rerun with CUDA_LAUNCH_BLOCKING=1 "
+        "(or on CPU) to see the failing line.",
+        kind="cuda-assert",
+        priority=66,
+        keywords=("device-side assert", "` failed"),
+    ),
+    Signature(
+        r"No CUDA GPUs are available|no CUDA-capable device is detected|Found no NVIDIA driver on your system"
+        r"|CUDA driver initialization failed|CUDA_ERROR_NO_DEVICE|cudaErrorNoDevice",
+        Layer.GPU,
+        "no GPU visible to CUDA",
+        "The container sees no GPU: check /dev/nvidia* in the container, CUDA_VISIBLE_DEVICES, and the "
+        "host's nvidia-smi.",
+        kind="cuda-no-device",
+        priority=64,
+        keywords=("No CUDA GPUs", "CUDA-capable device", "no NVIDIA driver", "driver initialization", "NO_DEVICE",
+                  "NoDevice"),
+    ),
+    Signature(
+        r"Driver/library version mismatch|CUDA driver version is insufficient",
+        Layer.GPU,
+        "NVIDIA driver/library version mismatch",
+        "The kernel module and the CUDA/NVML userspace differ: reboot the host after a driver upgrade, or "
+        "match the container's libraries to the host's driver.",
+        kind="driver-mismatch",
+        priority=64,
+        keywords=("version mismatch", "version is insufficient"),
+    ),
+    Signature(
+        r"CUDA error: |CUDA driver error|cudaError\w+|CUDA_ERROR_\w+",
+        Layer.GPU,
+        "CUDA error",
+        "Check the host's kernel messages for an Xid and nvidia-smi's state; rerun with "
+        "CUDA_LAUNCH_BLOCKING=1 to locate it.",
+        kind="cuda-error",
+        priority=40,
+        keywords=("CUDA error", "CUDA driver error", "cudaError", "CUDA_ERROR_"),
+    ),
+    Signature(
+        r"Watchdog caught collective operation timeout",
+        Layer.APP,
+        "NCCL watchdog: a collective timed out",
+        "One rank stalled or died: find the first error in the other ranks' logs; NCCL_DEBUG=INFO; check "
+        "that every rank reaches the same collectives.",
+        kind="nccl-timeout",
+        priority=60,
+        keywords=("Watchdog caught",),
+    ),
+    Signature(
+        r"\bNCCL error\b|nccl(?:Internal|System|UnhandledCuda|InvalidUsage|InvalidArgument|Remote)Error"
+        r"|DistBackendError|NCCL communicator was aborted",
+        Layer.APP,
+        "NCCL error",
+        "Read the first rank's error; NCCL_DEBUG=INFO shows the failing transport (IB/socket/P2P).",
+        kind="nccl-error",
+        priority=55,
+        keywords=("NCCL error", "ncclInternalError", "ncclSystemError", "ncclUnhandledCudaError", "ncclInvalidUsage",
+                  "ncclInvalidArgument", "ncclRemoteError", "DistBackendError", "NCCL communicator"),
+    ),
+    Signature(
+        r"BackendCompilerFailed",
+        Layer.APP,
+        "torch.compile backend failed",
+        "The message after 'raised:' is the real error; TORCH_LOGS=+dynamo TORCHDYNAMO_VERBOSE=1 show "
+        "more; clear the inductor cache (/tmp/torchinductor_$USER) between attempts.",
+        kind="dynamo-backend-failed",
+        priority=60,
+        keywords=("BackendCompilerFailed",),
+    ),
+    Signature(
+        r"InductorError|torch\._inductor\.exc\.\w+|LoweringException",
+        Layer.APP,
+        "inductor compile error",
+        "Read the inductor error; clear /tmp/torchinductor_$USER; try mode='default' or the eager backend "
+        "to confirm.",
+        kind="inductor-error",
+        priority=58,
+        keywords=("InductorError", "_inductor.exc", "LoweringException"),
+    ),
+    Signature(
+        r"torch\._dynamo\.exc\.(?!BackendCompilerFailed)(\w+)",
+        Layer.APP,
+        "torch.compile (dynamo) error: {1}",
+        "TORCH_LOGS=+dynamo shows where tracing failed; torch._dynamo.config.suppress_errors=True falls "
+        "back to eager.",
+        kind="dynamo-error",
+        priority=52,
+        keywords=("_dynamo.exc",),
+    ),
+    Signature(
+        r"ModuleNotFoundError: No module named '?([^'\s]+)'?",
+        Layer.APP,
+        "missing module {1}",
+        "Install it in the environment the job runs with (check the interpreter path and venv), or fix "
+        "PYTHONPATH.",
+        kind="module-not-found",
+        priority=62,
+        keywords=("ModuleNotFoundError",),
+    ),
+    Signature(
+        r"ImportError: ",
+        Layer.APP,
+        "import error",
+        "A module or name failed to import: version mismatch between packages, or a circular import.",
+        kind="import-error",
+        priority=61,
+        keywords=("ImportError",),
+    ),
+    Signature(
+        r"^\W*(?:\w+: )?(SyntaxError|IndentationError|TabError): ",
+        Layer.APP,
+        "{1} in the deployed code",
+        "The deployed code does not parse: run `python -m py_compile` before launching.",
+        kind="syntax-error",
+        priority=63,
+        keywords=("SyntaxError", "IndentationError", "TabError"),
+    ),
+    Signature(
+        r"No space left on device|Errno 28\b|Disk quota exceeded",
+        Layer.CONTAINER,
+        "disk full",
+        "Free space in the container (checkpoints, /tmp, the inductor and pip caches): `df -h`.",
+        kind="disk-full",
+        priority=68,
+        keywords=("No space left", "Errno 28", "quota exceeded"),
+    ),
+    Signature(
+        r"can't start new thread|fork: Resource temporarily unavailable|Cannot allocate memory|"
+        r"Too many open files|Errno 24\b",
+        Layer.CONTAINER,
+        "the container ran out of processes, memory or file descriptors",
+        "Check the container's limits (pids.max, memory, ulimit -n) and leftover processes (zombies).",
+        kind="resource-limit",
+        priority=57,
+        keywords=("start new thread", "temporarily unavailable", "allocate memory", "open files", "Errno 24"),
+    ),
+    Signature(
+        r"Fatal Python error: (Segmentation fault|Aborted|Bus error|Floating point exception|\w[^:]*)"
+        r"|Segmentation fault \(core dumped\)|\bSIGSEGV\b",
+        Layer.APP,
+        "the job crashed in native code (segfault)",
+        "A crash inside a C/CUDA extension: faulthandler's stack above shows where; check the host's "
+        "kernel messages (segfault line, Xid); mismatched torch/CUDA/extension builds are a common cause.",
+        kind="segfault",
+        priority=67,
+        keywords=("Fatal Python error", "Segmentation fault", "SIGSEGV"),
+    ),
+    Signature(
+        r"terminate called after throwing an instance of '([^']+)'",
+        Layer.APP,
+        "C++ exception escaped: {1}",
+        "The 'what():' line that follows carries the message; often a CUDA or NCCL error inside an "
+        "extension.",
+        kind="cpp-terminate",
+        priority=59,
+        keywords=("terminate called",),
+    ),
+    Signature(
+        r"^\s*Killed\s*$|\b\d+ Killed\s+\S",
+        Layer.PROCESS,
+        "killed by SIGKILL (the OOM killer?)",
+        "Read the host's kernel messages for an OOM kill of this process; raise the container's memory "
+        "limit or lower RAM use (dataloader workers, pinned memory, model loading).",
+        kind="killed",
+        priority=56,
+        keywords=("Killed",),
+    ),
+    Signature(
+        r"ChildFailedError",
+        Layer.APP,
+        "a torchrun worker failed",
+        "torchrun's summary: the worker's own first error (earlier in the log, or its error file) is the "
+        "cause.",
+        kind="torchrun-child-failed",
+        severity=Severity.WARNING,
+        priority=10,
+        keywords=("ChildFailedError",),
+    ),
+)
+
+#: The generic traceback signature: its label is the final exception line.
+TRACEBACK = Signature(
+    r"Traceback \(most recent call last\)",
+    Layer.APP,
+    "Python exception",
+    "Read the traceback: the last frame in your code is usually where to look.",
+    kind="python-traceback",
+    priority=0,
+)
+
+#: A traceback whose exception line never came (output cut, or the process died while printing).
+INCOMPLETE_TRACEBACK = Signature(
+    r"Traceback \(most recent call last\)",
+    Layer.APP,
+    "traceback without an exception line (output cut?)",
+    "The process may have died while printing; check the process state and the host's kernel messages.",
+    kind="python-traceback-incomplete",
+    severity=Severity.WARNING,
+    priority=0,
+)

@@ -1,0 +1,205 @@
+"""The pieces of traceback assembly: line shapes and the records the classifier keeps.
+
+Line shapes: the headers that open a traceback (``Traceback (most recent call last):``, with an
+``Exception in thread NAME:`` or ``Exception ignored in`` line before it), the markers that chain
+one traceback to the next, what reads like an exception line, and :func:`split_glued`, which
+cuts a line where several threads' unbuffered writes were glued together.  Records: a
+:class:`Chain` (one reported error, possibly several chained tracebacks), the :class:`Block` of a
+traceback still collecting frames, and the :class:`After` state that follows an exception line
+(message continuation, then a gap where a chain marker may come).
+"""
+
+from __future__ import annotations
+
+import re
+
+from .sig_model import Match, Signature
+
+__all__ = [
+    "TB_HEADER", "THREAD_HEADER", "IGNORED_HEADER", "CHAIN_MARKER", "LOGLIKE", "looks_like_exception",
+    "is_tag_prefix", "split_glued", "glued_exception_at", "Chain", "Block", "After",
+]
+
+TB_HEADER = re.compile(r"^(?P<prefix>.*?)Traceback \(most recent call last\):\s*$")
+THREAD_HEADER = re.compile(r"^(?P<prefix>.*?)Exception in thread (?P<name>.*?):\s*$")
+IGNORED_HEADER = re.compile(r"^(?P<prefix>.*?)Exception ignored (?:in|on)\b")
+CHAIN_MARKER = re.compile(
+    r"^(?P<prefix>.*?)(?:During handling of the above exception, another exception occurred:"
+    r"|The above exception was the direct cause of the following exception:)\s*$"
+)
+_EXC_LINE = re.compile(r"(?P<name>[A-Za-z_][\w.]*)(?::(?:\s.*)?)?\Z")
+LOGLIKE = re.compile(
+    r"\s*(?:\[|\d|(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL|FATAL|NOTE)\b|[IWEF]\d{4}\s|(?i:step|epoch|iter)\b)"
+)
+
+
+_BARE_EXC_SUFFIX = ("Error", "Exception", "Interrupt", "Exit", "Iteration", "Warning", "Failed", "Timeout",
+                    "Empty", "Full", "Group")
+
+
+def looks_like_exception(body: str) -> bool:
+    """``Name: message`` or a bare ``Name`` that reads like a Python exception line."""
+    m = _EXC_LINE.match(body)
+    if not m:
+        return False
+    name = m.group("name")
+    last = name.rsplit(".", 1)[-1]
+    if not last:
+        return False
+    if len(body) == len(name):  # no message: only names that end like exceptions
+        return last.endswith(_BARE_EXC_SUFFIX) or ("." in name and last[:1].isupper())
+    if "." in name:
+        return True
+    return last[0].isupper() and len(last) > 1 and not last.isupper()
+
+
+# --------------------------------------------------------------------------------------------
+# glued lines: several threads writing to one stream without a lock
+
+_GLUE_TOKEN = re.compile(r"Traceback \(most recent call last\):|Exception in thread ")
+_TAG_END = ":]|>"
+
+
+def is_tag_prefix(text: str) -> bool:
+    """Whether ``text`` before a header reads as a per-line tag (``[rank0]: ``, ``0: ``, ``svc | ``).
+
+    Indentation and a gutter (``    | ``) are tags too.  Anything else (a frame or code line, an
+    exception line, a cut step line) is another writer's text glued in front of the header.
+    """
+    core = text.strip()
+    if not core:
+        return True
+    if len(core) > 40 or core[-1] not in _TAG_END:
+        return False
+    if text[0] in " \t" and core.strip("|+:>-[] "):  # indented words: a code line, not a gutter
+        return False
+    if "Exception in thread" in core or "Traceback (most recent" in core:
+        return False
+    return not looks_like_exception(core)
+
+
+def _thread_header_end(line: str, j: int) -> int:
+    """End of an ``Exception in thread NAME:`` header whose name starts at ``j``, or -1."""
+    nxt = _GLUE_TOKEN.search(line, j)
+    rest = line[j:] if nxt is None else line[j : nxt.start()]
+    if nxt is None and rest.rstrip().endswith(":"):
+        return len(line)  # the whole line: NAME runs to the last colon, as Python prints it
+    k = rest.find(":")
+    return -1 if k < 0 else j + k + 1
+
+
+def split_glued(line: str) -> list[str]:
+    """Cut ``line`` into the pieces that different writers glued together around its headers.
+
+    Threads that print without a lock interleave their writes, even inside a line: Python prints
+    ``Exception in thread NAME:`` and its newline in two writes, so another thread's text can
+    land between them; a frame line can be cut by another thread's ``Traceback …`` header.  A
+    header (``Traceback (most recent call last):``, ``Exception in thread NAME:``) gets a piece
+    of its own; text before it stays with it only when it reads as a tag prefix
+    (:func:`is_tag_prefix`), text after it becomes the next piece.  A line without glue comes
+    back as ``[line]``.
+    """
+    parts: list[str] = []
+    start = pos = 0
+    while True:
+        m = _GLUE_TOKEN.search(line, pos)
+        if m is None:
+            break
+        if m.group()[0] == "T":
+            end = m.end()
+        else:
+            end = _thread_header_end(line, m.end())
+            if end < 0:  # no colon: not a header
+                pos = m.end()
+                continue
+        if m.start() > start and not is_tag_prefix(line[start : m.start()]):
+            parts.append(line[start : m.start()])
+            start = m.start()
+        if line[end:].strip():
+            parts.append(line[start:end])
+            start = end
+        pos = end
+    if start < len(line) or not parts:
+        parts.append(line[start:])
+    return parts
+
+
+_EXC_START = re.compile(
+    r"(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Warning|Failed)(?=:\s)"
+)
+
+
+def glued_exception_at(body: str, frame: bool) -> int:
+    """Where an exception line glued behind another writer's text starts in ``body``, or -1.
+
+    ``RuntimeError: …`` written right after another thread's cut line (``step 4 los``, a cut
+    frame) ends up inside it.  In a frame or code line (``frame``) the name must follow a
+    character that cannot end a word of code before it (not a space, quote or bracket), so that
+    ``msg = "KeyError: x"`` stays a code line.
+    """
+    for m in _EXC_START.finditer(body):
+        p = m.start()
+        if p > 0 and not (frame and body[p - 1] in " \t\"'([{=,:"):
+            return p
+    return -1
+
+
+# --------------------------------------------------------------------------------------------
+# records
+
+
+class Chain:
+    """One reported traceback chain: its lines, exception lines and deciding signature.
+
+    ``counted``: the chain's current version is an error the classifier counts (error-severity,
+    not ignored); ``emitted``: some version was reported.
+    """
+
+    __slots__ = (
+        "id", "prefix", "start_no", "lines", "cut", "exceptions", "sig", "sig_m", "deciding", "deciding_no",
+        "thread", "ignored", "last_match", "emitted", "version", "match_version", "counted",
+    )
+
+    def __init__(self, cid: int, prefix: str, start_no: int, thread: str | None, ignored: bool):
+        self.id = cid
+        self.prefix = prefix
+        self.start_no = start_no
+        self.lines: list[str] = []
+        self.cut = 0
+        self.exceptions: list[str] = []
+        self.sig: Signature | None = None
+        self.sig_m: "re.Match[str] | None" = None
+        self.deciding = ""
+        self.deciding_no = 0
+        self.thread = thread
+        self.ignored = ignored
+        self.last_match: Match | None = None
+        self.emitted = False
+        self.version = 0  # bumped on every change; last_match is current when match_version == version
+        self.match_version = -1
+        self.counted = False
+
+
+class Block:
+    """A traceback of ``chain`` still collecting frames: lines that start with ``prefix`` go to it."""
+
+    __slots__ = ("prefix", "chain", "strays", "frames")
+
+    def __init__(self, prefix: str, chain: Chain):
+        self.prefix = prefix
+        self.chain = chain
+        self.strays = 0
+        self.frames = 0
+
+
+class After:
+    """What may follow ``chain``'s exception line: message lines, then a gap before a chain marker."""
+
+    __slots__ = ("chain", "mode", "count", "idle", "expect")
+
+    def __init__(self, chain: Chain):
+        self.chain = chain
+        self.mode = "message"  # message -> gap
+        self.count = 0
+        self.idle = 0
+        self.expect = False  # a chain marker was seen: the next header continues the chain

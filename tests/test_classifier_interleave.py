@@ -1,0 +1,197 @@
+"""Property tests: several threads' tracebacks interleaved on one stream, even mid-line.
+
+Three drafter threads die of the demo's FX/dynamo race at once and print their tracebacks without
+a lock, while the main thread keeps printing step lines.  However their writes interleave, every
+thread that died must count as an error, and ``first_error`` must be there.
+
+How the writes are cut follows CPython: ``threading.excepthook`` prints ``Exception in thread
+NAME:`` and its newline in two writes, then ``Traceback (most recent call last):``, one write per
+frame (its ``File`` line and code line together) and one for the exception line.  On top of that
+the "mid-line" strategy cuts each write at random points, as a block-buffered stream does, except
+inside the few words that say what happened (the two headers and the exception's
+``RuntimeError: Detected that you are using FX…``): another writer's text inside those words
+leaves nothing to recognise, and CPython never writes them in pieces.
+"""
+
+from __future__ import annotations
+
+import functools
+import random
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from cockpit.core.layers import Layer, Severity
+from cockpit.core.probes.signatures import Classifier
+
+SETTINGS = settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+FX_KEY = "RuntimeError: Detected that you are using FX to symbolically trace"
+FX_LINE = FX_KEY + " a dynamo-optimized function. This is not supported at the moment."
+FRAMES = [  # the demo's stack: threading → drafter → minitorch's eval_frame
+    ('  File "/usr/lib/python3.11/threading.py", line 1045, in _bootstrap_inner', "    self.run()"),
+    ('  File "/workspace/drafter.py", line 63, in run', "    compile_drafter(self)"),
+    ('  File "/workspace/drafter.py", line 77, in compile_drafter', "    drafter.forward(0.5)"),
+    ('  File "/workspace/minitorch/_dynamo/eval_frame.py", line 43, in _fn', "    raise RuntimeError("),
+]
+THREADS = 3
+
+
+def thread_lines(i: int) -> list[str]:
+    lines = [f"Exception in thread drafter-{i}:", "Traceback (most recent call last):"]
+    for file_line, code in FRAMES:
+        lines += [file_line, code]
+    return lines + [FX_LINE]
+
+
+def thread_writes(i: int) -> list[str]:
+    """The writes CPython's excepthook makes for thread ``i``'s death."""
+    writes = [f"Exception in thread drafter-{i}:", "\n", "Traceback (most recent call last):\n"]
+    writes += [f"{file_line}\n{code}\n" for file_line, code in FRAMES]
+    return writes + [FX_LINE + "\n"]
+
+
+@functools.lru_cache(maxsize=None)
+def cut_points(text: str) -> tuple[int, ...]:
+    """Where ``text`` may be cut: anywhere but inside the words that identify a thread's death."""
+    inside: set[int] = set()
+    for word in ("Exception in thread drafter-", "Traceback (most recent call last):", FX_KEY):
+        at = text.find(word)
+        if at >= 0:
+            end = text.find(":", at + len(word) - 1) + 1 if word.endswith("-") else at + len(word)
+            inside.update(range(at + 1, end))
+    return tuple(i for i in range(1, len(text)) if i not in inside)
+
+
+def cut(rng: random.Random, text: str, most: int) -> list[str]:
+    """``text`` as up to ``most + 1`` writes, cut at random points outside the protected words."""
+    allowed = cut_points(text)
+    points = sorted(set(rng.sample(allowed, min(len(allowed), rng.randint(0, most)))))
+    return [text[a:b] for a, b in zip([0, *points], [*points, len(text)])]
+
+
+@st.composite
+def interleaved_log(draw: st.DrawFn, mid_line: bool) -> list[str]:
+    """Three threads' tracebacks and the main thread's step lines, interleaved; the log's lines.
+
+    Hypothesis draws a seed, the number of step lines and how many cuts a write may get; a
+    seeded ``random.Random`` makes the hundred-odd choices of one log (drawing each from
+    Hypothesis costs a millisecond apiece).
+    """
+    rng = random.Random(draw(st.integers(min_value=0, max_value=2**32 - 1)))
+    steps = draw(st.integers(min_value=0, max_value=20))
+    most = draw(st.integers(min_value=1, max_value=3)) if mid_line else 0
+    step_writes = [f"step {n} loss {2.0 - n / 100:.4f}\n" for n in range(steps)]
+    if mid_line:
+        writers = [thread_writes(i) for i in range(THREADS)] + [step_writes]
+        writers = [[piece for w in ws for piece in cut(rng, w, most)] for ws in writers]
+    else:
+        writers = [[line + "\n" for line in thread_lines(i)] for i in range(THREADS)] + [step_writes]
+    at = [0] * len(writers)
+    stream: list[str] = []
+    while True:
+        live = [k for k in range(len(writers)) if at[k] < len(writers[k])]
+        if not live:
+            break
+        k = rng.choice(live)
+        stream.append(writers[k][at[k]])
+        at[k] += 1
+    text = "".join(stream)
+    assert text.endswith("\n")
+    return text[:-1].split("\n")
+
+
+def classify(lines: list[str]) -> Classifier:
+    c = Classifier()
+    for line in lines:
+        c.feed(line)
+    return c
+
+
+@SETTINGS
+@given(interleaved_log(mid_line=False))
+def test_whole_lines_interleaved_every_thread_counts(lines: list[str]) -> None:
+    c = classify(lines)
+    first = c.first_error
+    assert first is not None and first.layer is Layer.APP and first.kind == "fx-dynamo-race"
+    dead = c.dead_threads()
+    assert len(dead) == THREADS and c.error_count == THREADS
+    assert {m.thread for m in dead} == {f"drafter-{i}" for i in range(THREADS)}
+    assert all(m.is_error and m.kind == "fx-dynamo-race" for m in dead)
+    assert not c.flush()  # nothing left open
+    assert len(c.dead_threads()) == THREADS and c.error_count == THREADS
+
+
+@SETTINGS
+@given(interleaved_log(mid_line=True))
+def test_writes_cut_mid_line_still_count_every_thread(lines: list[str]) -> None:
+    c = classify(lines)
+    first = c.first_error
+    assert first is not None and first.layer is Layer.APP and first.is_error
+    assert len(c.dead_threads()) >= 1
+    c.flush()  # the process is gone: a traceback whose exception line was lost still says its thread died
+    dead = c.dead_threads()
+    assert {m.thread for m in dead} == {f"drafter-{i}" for i in range(THREADS)}
+    assert all(m.is_error and m.layer is Layer.APP for m in dead)
+    assert c.error_count >= THREADS
+    assert c.first_error is not None and c.first_error.layer is Layer.APP
+
+
+# -- the shapes seen in real logs ---------------------------------------------------------------
+
+
+def test_thread_header_glued_after_a_frame_line() -> None:
+    lines = [
+        "Exception in thread drafter-1:",
+        "Traceback (most recent call last):",
+        '  File "/workspace/drafter.py", line 63, in run',
+        '    raise RuntimeError("FX traced a dynamo-optimized function")Exception in thread drafter-2:',
+        "RuntimeError: FX traced a dynamo-optimized function",
+        "Traceback (most recent call last):",
+        '  File "/workspace/drafter.py", line 63, in run',
+        FX_LINE,
+    ]
+    c = classify(lines)
+    dead = c.dead_threads()
+    assert [m.thread for m in dead] == ["drafter-1", "drafter-2"]
+    assert [m.kind for m in dead] == ["python-traceback", "fx-dynamo-race"]
+    assert dead[0].traceback[-2] == '    raise RuntimeError("FX traced a dynamo-optimized function")'
+    assert c.first_error is not None and c.first_error.thread == "drafter-1" and c.error_count == 2
+
+
+def test_traceback_header_starts_mid_line() -> None:
+    lines = [
+        "Exception in thread drafter-0:",
+        "Exception in thread drafter-1:",
+        '  File "/workspace/drafter.py", line 63, in runTraceback (most recent call last):',
+        "Traceback (most recent call last):",
+        '  File "/workspace/drafter.py", line 63, in run',
+        FX_LINE,
+        FX_LINE,
+    ]
+    c = classify(lines)
+    assert sorted(m.thread or "" for m in c.dead_threads()) == ["drafter-0", "drafter-1"]
+    assert c.error_count == 2 and c.counts == {"fx-dynamo-race": 2}
+
+
+def test_tagged_prefixes_still_separate_ranks() -> None:
+    c = classify([
+        "[rank0]: Traceback (most recent call last):",
+        "[rank1]: Traceback (most recent call last):",
+        '[rank0]:   File "a.py", line 1, in f',
+        "[rank1]: ValueError: one",
+        "[rank0]: KeyError: 'two'",
+    ])
+    assert [(m.label, m.traceback[0]) for m in c.errors] == [
+        ("ValueError: one", "[rank1]: Traceback (most recent call last):"),
+        ("KeyError: 'two'", "[rank0]: Traceback (most recent call last):"),
+    ]
+
+
+def test_a_thread_traceback_cut_before_its_exception_is_an_error_at_flush() -> None:
+    c = classify(["Exception in thread drafter-0:", "Traceback (most recent call last):",
+                  '  File "/workspace/drafter.py", line 63, in run', "    compile_drafter(self)"])
+    assert c.first_error is None
+    (m,) = c.flush()
+    assert m.kind == "python-traceback-incomplete" and m.severity is Severity.ERROR and m.thread == "drafter-0"
+    assert c.first_error == m and [d.thread for d in c.dead_threads()] == ["drafter-0"]
