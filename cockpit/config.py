@@ -425,8 +425,24 @@ def check_cache_path(p: str) -> str | None:
     return None
 
 
+def _check_ignored_signatures(cfg: Config, path: Path | None) -> None:
+    """``[verify] ignore_signatures`` may name only signatures that exist (a typo would silently ignore nothing)."""
+    if not cfg.verify.ignore_signatures:
+        return
+    from .core.probes.signatures import load_signatures, signature_ids, unknown_signature_ids
+
+    user = load_signatures(cfg.user_signatures())
+    bad = unknown_signature_ids(cfg.verify.ignore_signatures, user)
+    if bad:
+        close = difflib.get_close_matches(bad[0], signature_ids(user), n=1)
+        hint = f"did you mean {close[0]!r}? " if close else ""
+        raise ConfigError(path, "verify.ignore_signatures", f"{bad[0]!r} is not the id of any signature",
+                          hint + "use a built-in kind (cockpit's signatures, e.g. \"python-traceback\") or the id of a [[signatures]] entry")
+
+
 def _check_whole(cfg: Config, path: Path | None) -> None:
     """Checks that involve more than one key."""
+    _check_ignored_signatures(cfg, path)
     t = cfg.target
     if t.transport == "ssh" and not t.host:
         raise ConfigError(path, "target.host", "is missing", "set host = \"10.1.2.6\" (an address, a name, or a ~/.ssh/config alias), or transport = \"local\"")

@@ -51,7 +51,7 @@ def thread_writes(i: int) -> list[str]:
     return writes + [FX_LINE + "\n"]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def cut_points(text: str) -> tuple[int, ...]:
     """Where ``text`` may be cut: anywhere but inside the words that identify a thread's death."""
     inside: set[int] = set()
@@ -67,7 +67,7 @@ def cut(rng: random.Random, text: str, most: int) -> list[str]:
     """``text`` as up to ``most + 1`` writes, cut at random points outside the protected words."""
     allowed = cut_points(text)
     points = sorted(set(rng.sample(allowed, min(len(allowed), rng.randint(0, most)))))
-    return [text[a:b] for a, b in zip([0, *points], [*points, len(text)])]
+    return [text[a:b] for a, b in zip([0, *points], [*points, len(text)], strict=True)]
 
 
 @st.composite

@@ -306,8 +306,9 @@ def error_dict(err: Match | None) -> dict[str, Any] | None:
 def make_scan(cfg: Config) -> LogScan:
     """A :class:`LogScan` with the built-in and the user's signatures and the config's ignore list."""
     progress_re = re.compile(cfg.job.progress_pattern) if cfg.job.progress_pattern else None
-    classifier = Classifier(user=load_signatures(cfg.user_signatures()))
-    return LogScan(progress_re, classifier, ignore=frozenset(cfg.verify.ignore_signatures))
+    ignore = frozenset(cfg.verify.ignore_signatures)
+    classifier = Classifier(user=load_signatures(cfg.user_signatures()), ignore=ignore)
+    return LogScan(progress_re, classifier, ignore=ignore)
 
 
 class JobReader:

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import re
 from collections import deque
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 from ..layers import Severity
 from .sig_model import Match, Signature

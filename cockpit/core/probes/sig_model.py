@@ -12,8 +12,9 @@ from __future__ import annotations
 import difflib
 import logging
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
 from ..layers import Finding, Layer, Severity
 
@@ -53,7 +54,7 @@ class Signature:
     keywords: tuple[str, ...] = ()
     ignore_case: bool = False
     source: str = "builtin"
-    regex: "re.Pattern[str]" = field(init=False, repr=False, compare=False, hash=False)
+    regex: re.Pattern[str] = field(init=False, repr=False, compare=False, hash=False)
 
     def __post_init__(self) -> None:
         flags = re.IGNORECASE if self.ignore_case else 0
@@ -64,14 +65,14 @@ class Signature:
         elif self.ignore_case:
             object.__setattr__(self, "keywords", tuple(k.lower() for k in self.keywords))
 
-    def search(self, line: str) -> "re.Match[str] | None":
+    def search(self, line: str) -> re.Match[str] | None:
         return self.regex.search(line)
 
-    def render_label(self, m: "re.Match[str] | None") -> str:
+    def render_label(self, m: re.Match[str] | None) -> str:
         if m is None or "{" not in self.label:
             return self.label
 
-        def sub(tok: "re.Match[str]") -> str:
+        def sub(tok: re.Match[str]) -> str:
             key = tok.group(1)
             try:
                 val = m.group(int(key)) if key.isdigit() else m.group(key)
@@ -108,7 +109,7 @@ def derive_keywords(pattern: str, flags: int) -> tuple[str, ...] | None:
         if best is None:
             return None
         return tuple(k.lower() for k in best) if ci else best
-    except Exception as exc:  # the parser's internals vary by version: fall back, never fail a config
+    except Exception as exc:  # noqa: BLE001 - the parser's internals vary by version: fall back to no keywords (debug-logged), never fail a config
         log.debug("no prefilter keywords for %r: %r", pattern, exc)
         return None
 

@@ -9,7 +9,7 @@ regexes.  :data:`STRUCT_KEYWORDS` add the traceback structure (headers, chain ma
 from __future__ import annotations
 
 import re
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 from .sig_model import Signature
 
@@ -21,7 +21,7 @@ _Trie = dict[str, "_Trie"]
 STRUCT_KEYWORDS = ("Traceback (most recent", "Exception in thread", "Exception ignored", "above exception")
 
 
-def build_prefilter(signatures: Iterable[Signature]) -> "Callable[[str], re.Match[str] | None]":
+def build_prefilter(signatures: Iterable[Signature]) -> Callable[[str], re.Match[str] | None]:
     """The ``search`` of one regex that hits every line a signature (or the structure) may match."""
     sigs = tuple(signatures)
     cs = min_keywords(k for s in sigs if not s.ignore_case for k in s.keywords)

@@ -168,7 +168,7 @@ class Chain:
         self.cut = 0
         self.exceptions: list[str] = []
         self.sig: Signature | None = None
-        self.sig_m: "re.Match[str] | None" = None
+        self.sig_m: re.Match[str] | None = None
         self.deciding = ""
         self.deciding_no = 0
         self.thread = thread
