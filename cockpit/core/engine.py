@@ -201,6 +201,14 @@ class Engine:
         vals = [g.utilization_pct for g in snap.gpus]
         return [float(v) for v in vals if isinstance(v, (int, float))] or None
 
+    def xid_since(self, t: float) -> str | None:
+        """An Xid the host kernel log reported at or after ``t`` (the observer's last reading)."""
+        for f in self.observer.kmsg.findings:
+            ts = f.subject.get("last_ts") or f.subject.get("ts")
+            if f.kind == "xid" and isinstance(ts, (int, float)) and ts >= t:
+                return f.summary
+        return None
+
     def record_fate(self, attempt: int, fate: Fate) -> None:
         """Journal a fate change of ``attempt`` (never its outcome) and tell the subscribers."""
         rec = self.journal.get(attempt)
@@ -227,7 +235,8 @@ class Engine:
         if old is not None and old.task is not None:
             old.task.cancel()
         self.follower = FateFollower(self.context(), attempt, job, reader, self.record_fate,
-                                     interval=self.cfg.verify.fate_interval, last=last, gpu_util=self.gpu_util)
+                                     interval=self.cfg.verify.fate_interval, last=last, gpu_util=self.gpu_util,
+                                     xid_since=self.xid_since)
         self.follower.start()
         return self.follower
 

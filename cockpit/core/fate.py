@@ -90,9 +90,11 @@ def fate_text(fate: Fate | dict[str, Any] | None, *, short: bool = False) -> str
 
 
 GpuUtil = Callable[[], "list[float] | None"]
+XidSince = Callable[[float], "str | None"]
 
 
-async def read_fate(ctx: ActionContext, job: JobRecord, reader: JobReader | None = None, *, gpu_util: GpuUtil | None = None) -> Fate:
+async def read_fate(ctx: ActionContext, job: JobRecord, reader: JobReader | None = None, *, gpu_util: GpuUtil | None = None,
+                    xid_since: XidSince | None = None) -> Fate:
     """The job's fate now, from one reading of its processes and its (whole, or new) log.
 
     ``gpu_util`` gives the GPUs' utilisation from the last observation (where a stall lives)."""
@@ -112,7 +114,8 @@ async def read_fate(ctx: ActionContext, job: JobRecord, reader: JobReader | None
         silent = scan.clock.silent_for(now)
         if limit is not None and silent is not None and silent > limit:
             lead = st.leader
-            layer, why = stall_layer(gpu_util() if gpu_util else None, None, lead.state if lead else "")
+            began = scan.clock.last_at or now
+            layer, why = stall_layer(gpu_util() if gpu_util else None, xid_since(began) if xid_since else None, lead.state if lead else "")
             stall = Stall(silent, limit, scan.last_progress, layer, why)
             return Fate("stalled", layer.value, stall.describe(), now, since, scan.last_progress)
         return Fate("running", None, st.describe(), now, since, scan.last_progress)
@@ -139,9 +142,9 @@ class FateFollower:
 
     def __init__(self, ctx: ActionContext, attempt: int, job: JobRecord, reader: JobReader | None,
                  on_fate: Callable[[int, Fate], None], *, interval: float, last: Fate | None = None,
-                 gpu_util: GpuUtil | None = None) -> None:
+                 gpu_util: GpuUtil | None = None, xid_since: XidSince | None = None) -> None:
         self.ctx, self.attempt, self.job = ctx, attempt, job
-        self.gpu_util = gpu_util
+        self.gpu_util, self.xid_since = gpu_util, xid_since
         self.reader = reader if reader is not None else JobReader(ctx, job)
         self.on_fate, self.interval = on_fate, interval
         self.last = last
@@ -171,7 +174,7 @@ class FateFollower:
     async def check(self) -> Fate | None:
         """One reading; reports a change.  None when the target could not be read this time."""
         try:
-            fate = await read_fate(self.ctx, self.job, self.reader, gpu_util=self.gpu_util)
+            fate = await read_fate(self.ctx, self.job, self.reader, gpu_util=self.gpu_util, xid_since=self.xid_since)
         except RemoteError as e:  # a dropped link is not a death: try again next tick
             log.info("fate of attempt %s: target unreachable (%s); retrying", self.attempt, e.message)
             return None
