@@ -26,6 +26,7 @@ from .actions import ACTIONS, UIAction, action_spec, bindings
 from .adapter import EventAdapter
 from .commands import CockpitCommands
 from .driver import Driver
+from .guard import while_mounted
 from .keys import TargetKeys, ViewKeys, demo_fix
 from .live import LoopRunner, Reloaders
 from .messages import (
@@ -52,6 +53,7 @@ from .settings import SettingsMixin
 from .themes import ThemeSet, default_variables, load_themes
 
 log = logging.getLogger(__name__)
+
 
 __all__ = ["CockpitApp", "create_app"]
 
@@ -203,6 +205,7 @@ class CockpitApp(SettingsMixin, TargetKeys, ViewKeys, App[int]):
             self.post_message(self.driver.history())
             await asyncio.sleep(self.cfg.ui.refresh_interval)
 
+    @while_mounted
     def load_history(self) -> None:
         self.post_message(self.driver.history(force=True))
 
@@ -228,11 +231,13 @@ class CockpitApp(SettingsMixin, TargetKeys, ViewKeys, App[int]):
             self.post_message(LogBatch(obs.log.path, first, lines, self.driver.log_errors(), view=obs.log))
 
     # -- message handlers: the only code that touches widgets -----------------------------------
+    @while_mounted
     def on_procs_refreshed(self, msg: ProcsRefreshed) -> None:
         v = msg.view
         self.query_one(ProcsPane).show(v)
         self.query_one(StatusLine).update_part("procs", v.collected_at, v.error, v.error_layer)
 
+    @while_mounted
     def on_gpu_refreshed(self, msg: GpuRefreshed) -> None:
         v = msg.view
         self.query_one(GpuPane).show(v)
@@ -241,17 +246,20 @@ class CockpitApp(SettingsMixin, TargetKeys, ViewKeys, App[int]):
         # a GPU failure seen by a successful probe is GPU data, not a stale part: the pane shows it
         self.query_one(StatusLine).update_part("gpu", v.collected_at, err, v.error_layer if err else None)
 
+    @while_mounted
     def on_kmsg_refreshed(self, msg: KmsgRefreshed) -> None:
         v = msg.view
         if v.error and "only for runtime" not in v.error:
             self.query_one(StatusLine).update_part("kernel", v.collected_at, v.error, v.error_layer)
 
+    @while_mounted
     def on_log_batch(self, msg: LogBatch) -> None:
         self.query_one(LogPane).feed(msg.path, msg.first_no, msg.lines, msg.matches, msg.view)
         v = msg.view
         if v is not None:
             self.query_one(StatusLine).update_part("log", v.collected_at, v.error, v.error_layer)
 
+    @while_mounted
     def on_history_refreshed(self, msg: HistoryRefreshed) -> None:
         pane = self.query_one(HistoryPane)
         if msg.changed:
@@ -263,9 +271,11 @@ class CockpitApp(SettingsMixin, TargetKeys, ViewKeys, App[int]):
         if msg.records and strip.state == "idle":
             strip.show_record(msg.records[-1])
 
+    @while_mounted
     def on_stage_event(self, msg: StageEvent) -> None:
         self.query_one(VerdictStrip).stage(msg.action, msg.stage)
 
+    @while_mounted
     def on_fate_changed(self, msg: FateChanged) -> None:
         """A job's fate after its verdict: the history shows it; a passed job that died is news."""
         from ..core.fate import story
@@ -293,10 +303,12 @@ class CockpitApp(SettingsMixin, TargetKeys, ViewKeys, App[int]):
         ok = await self.push_screen_wait(ConfirmScreen(title, detail, "", yes="Stop them"))
         return bool(ok)
 
+    @while_mounted
     def on_action_started(self, msg: ActionStarted) -> None:
         self.query_one(VerdictStrip).start(msg.action, msg.note)
         self.query_one(StatusLine).set_action(msg.action)
 
+    @while_mounted
     def on_action_finished(self, msg: ActionFinished) -> None:
         self.query_one(VerdictStrip).finish(msg.action, msg.verdict, outcome=msg.outcome, attempt=msg.attempt,
                                             error=msg.error, duration_s=msg.duration_s)
@@ -333,12 +345,14 @@ class CockpitApp(SettingsMixin, TargetKeys, ViewKeys, App[int]):
             self.run_worker(notify_verdict_async(res, bell=False, tmux=True, read_only=self.read_only),
                             name="notify-verdict", group="notify", exit_on_error=False)
 
+    @while_mounted
     def on_source_changed(self, msg: SourceChanged) -> None:
         self.query_one(StatusLine).set_source(sorted(msg.pending), msg.on_save, msg.state, msg.queued)
 
     def on_loop_notice(self, msg: LoopNotice) -> None:
         self.notify(msg.text, title=msg.title, severity=msg.severity, timeout=8, markup=False)  # type: ignore[arg-type]
 
+    @while_mounted
     def on_action_refused(self, msg: ActionRefused) -> None:
         self.query_one(VerdictStrip).refused(msg.action, msg.reason)
         self.query_one(StatusLine).set_action(getattr(self.engine, "current_action", None))
@@ -358,6 +372,7 @@ class CockpitApp(SettingsMixin, TargetKeys, ViewKeys, App[int]):
             if w.group == "action":
                 self.post_message(ActionFinished(w.name or "action", None, error=repr(err)))
 
+    @while_mounted
     def _tick(self) -> None:
         for cls in (ProcsPane, GpuPane, LogPane, HistoryPane):
             pane = self.query_one(cls)

@@ -16,6 +16,7 @@ from textual.app import App
 from textual.binding import Binding
 
 from .actions import BY_ID, HOME_ROW
+from .guard import while_mounted
 from .messages import ConfigInvalid, ConfigReloaded, ThemeFileInvalid, ThemeFileReloaded
 from .panes.gpu import GpuPane
 from .panes.history import HistoryPane
@@ -97,6 +98,7 @@ class SettingsMixin(_AppBase):
         self.theme = nxt
         self.notify(f"theme: {nxt}", timeout=2, markup=False)
 
+    @while_mounted
     def _on_theme_changed(self, theme: Any) -> None:
         self.query_one(HistoryPane).retheme()
         self.query_one(LogPane).retheme()
@@ -109,6 +111,7 @@ class SettingsMixin(_AppBase):
     #: keys a saved config applies at once; the rest waits for a restart
     LIVE_KEYS = ("ui.theme", "ui.refresh_interval", "keymap")
 
+    @while_mounted
     def on_config_reloaded(self, msg: ConfigReloaded) -> None:
         from ..core.reload import changed_keys, needs_reconnect
 
@@ -150,6 +153,7 @@ class SettingsMixin(_AppBase):
             sev = "warning"
         self.notify(text, title="config reloaded", severity=sev, timeout=8, markup=False)  # type: ignore[arg-type]
 
+    @while_mounted
     def on_config_invalid(self, msg: ConfigInvalid) -> None:
         err = msg.error
         text = getattr(err, "message", None) or str(err)
