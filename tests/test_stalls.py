@@ -39,14 +39,18 @@ def fate_state(cfg, attempt):
 async def test_a_deadlock_after_passing_becomes_stalled_with_both_threads_named(lab, lab_config, engines):
     if not PY_SPY.exists():
         pytest.skip("py-spy is not installed (pip install py-spy; scripts/test installs it)")
-    cfg = lab_config(job={"command": job(lab, "--steps", 0, "--interval", 0.05, "--hang", "deadlock", "--hang-at", 40),
-                          "py_spy": str(PY_SPY)},
+    mark = f"{lab.workspace()}/hang.mark"
+    cfg = lab_config(job={"command": job(lab, "--steps", 0, "--interval", 0.05, "--hang", "deadlock", "--hang-at", 40,
+                                         "--mark-file", mark), "py_spy": str(PY_SPY)},
                      verify={"stall_after": 1.5})
     eng = engines(cfg)
     res = await eng.attempt("serialise the compile with a lock")
     assert res.outcome is Outcome.PASSED, res.verdict.summary()
     await await_for(lambda: fate_state(cfg, res.attempt) == "stalled", 20, "the stalled fate")
     f = latest_fate(Journal(cfg.journal_path).get(res.attempt))
+    hung_at = float(lab.exec_in(200, f"cat {mark}").stdout)
+    # detected within stall_after plus one follower interval (0.5 s in the lab), with slack for a loaded machine
+    assert f.at - hung_at <= 1.5 + 0.5 + 1.5, f.at - hung_at
     assert f.layer == "app" and "no progress for" in f.cause and f.last_progress.startswith("step ")
     # the stall itself dumps the stacks, saved with the attempt
     await await_for(lambda: bool(Journal(cfg.journal_path).get(res.attempt).stacks), 20, "the automatic stack dump")
@@ -56,7 +60,10 @@ async def test_a_deadlock_after_passing_becomes_stalled_with_both_threads_named(
     names = {t.name for t in dump.threads}
     assert {"drafter-lock-a", "trainer-lock-b"} <= names, names
     frames = "\n".join(f for t in dump.threads for f in t.frames)
-    assert "first (" in frames and "second (" in frames and "jobsim.py:" in frames
+    src = (Path(__file__).parent / "lab" / "jobsim.py").read_text().splitlines()
+    line_b = next(i for i, x in enumerate(src, 1) if "with b:  # the compile lock" in x)
+    line_a = next(i for i, x in enumerate(src, 1) if "with a:  # … and first there" in x)
+    assert f"first (jobsim.py:{line_b})" in frames and f"second (jobsim.py:{line_a})" in frames, frames
     assert "drafter-lock-a" in dump.text()
     # stopping a stalled job saves its stacks with the attempt first
     v = await eng.run_action("stop")
