@@ -116,7 +116,7 @@ class Pane(Styled, Vertical):
         self.set_class(stale, "-stale")
         glyph = "⚠ " if stale else ""
         when = "no data yet" if age is None else f"{fmt_age(age)} ago"
-        self.border_subtitle = f"{glyph}{when}" + (f" · {note}" if note else "")
+        self.border_subtitle = Text(f"{glyph}{when}" + (f" · {note}" if note else ""))  # data, never markup
 
     @property
     def hidden_by_zoom(self) -> bool:

@@ -283,7 +283,7 @@ class LogPane(Pane):
         v = self.view
         if v is None:
             self.set_freshness(None, False, note="no job launched yet" if self.path is None else "")
-            self.border_subtitle = self.path or "no job launched yet"
+            self.border_subtitle = Text(self.path or "no job launched yet")  # a path is data, never markup
             return
         age = None if v.collected_at is None else self.clock() - v.collected_at
         note = one_line(self.path or "", 60)

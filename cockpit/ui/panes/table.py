@@ -6,10 +6,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from rich.text import Text
 from textual.widgets import DataTable
 from textual.widgets.data_table import CellDoesNotExist
 
 __all__ = ["sync_rows"]
+
+
+def _as_text(cell: Any) -> Any:
+    """A ``str`` cell becomes a plain ``Text``: DataTable parses str cells as markup, and remote
+    text (a note ``try [fix]``, a ``[rank0]:`` prefix, a path with ``[/]``) is data, never markup."""
+    return Text(cell) if isinstance(cell, str) else cell
 
 
 def _plain(cell: Any) -> str:
@@ -25,6 +32,7 @@ def sync_rows(table: DataTable[Any], rows: Sequence[tuple[str, Sequence[Any]]], 
     order is restored by sorting on it).  The cursor stays on its row; with ``stick_to_top`` a
     cursor on the first row stays on the first row (a newest-first list follows new entries).
     """
+    rows = [(k, [_as_text(c) for c in cells]) for k, cells in rows]
     wanted = {k: cells for k, cells in rows}
     order = {k: i for i, (k, _) in enumerate(rows)}
     cursor_key: str | None = None

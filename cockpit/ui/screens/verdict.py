@@ -59,21 +59,21 @@ class VerdictBody(Styled, Static):
             info = Table.grid(padding=(0, 2))
             info.add_column(style=self.cs("txt--dim"), no_wrap=True)
             info.add_column()
-            info.add_row("attempt", f"#{r.attempt}  started {fmt_clock(r.started_at, now)}" + (f"  took {r.duration_s:.1f}s" if r.duration_s else ""))
-            info.add_row("hypothesis", r.note or "—")
-            info.add_row("code", code_version_text(r.code_version))
+            info.add_row("attempt", _data(f"#{r.attempt}  started {fmt_clock(r.started_at, now)}" + (f"  took {r.duration_s:.1f}s" if r.duration_s else "")))
+            info.add_row("hypothesis", _data(r.note or "—"))
+            info.add_row("code", _data(code_version_text(r.code_version)))
             changes = self.changes_text()
             if changes:
-                info.add_row("changes", changes)
-            info.add_row("log", r.log_path or "—")
+                info.add_row("changes", _data(changes))
+            info.add_row("log", _data(r.log_path or "—"))
             if r.job:
-                info.add_row("job", ", ".join(f"{k} {v}" for k, v in r.job.items() if k in ("pid", "pgid", "unit", "start_time") and v))
+                info.add_row("job", _data(", ".join(f"{k} {v}" for k, v in r.job.items() if k in ("pid", "pgid", "unit", "start_time") and v)))
             if r.caches is not None:
-                info.add_row("caches", ", ".join(str(c.get("path", c)) if isinstance(c, dict) else str(c) for c in r.caches) or "none cleared")
+                info.add_row("caches", _data(", ".join(str(c.get("path", c)) if isinstance(c, dict) else str(c) for c in r.caches) or "none cleared"))
             if r.summary:
-                info.add_row("summary", r.summary)
+                info.add_row("summary", _data(r.summary))
             if r.interrupted_reason:
-                info.add_row("interrupted", r.interrupted_reason)
+                info.add_row("interrupted", _data(r.interrupted_reason))
             if getattr(r, "fate", None):
                 from ...core.fate import fate_text
 
@@ -139,6 +139,11 @@ class VerdictBody(Styled, Static):
                 if tb:
                     parts.append(Text("\n".join(str(x) for x in tb[-40:]), style=self.layer_style(fe.get("layer"))))
         return Group(*parts)
+
+
+def _data(value: object) -> Text:
+    """Job and journal text shown as it is: never parsed as markup (``[/]``, ``[rank0]:``)."""
+    return value if isinstance(value, Text) else Text(str(value))
 
 
 class VerdictScreen(ModalScreen[None]):
