@@ -85,6 +85,15 @@ def _regex(v: Any) -> str | None:
     return None
 
 
+_ENV_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+
+
+def _env_keys(v: Any) -> str | None:
+    """Environment variable names only: a key like ``-S…`` would be an option to ``env``."""
+    bad = [k for k in v if not _ENV_KEY.match(k)]
+    return None if not bad else f"has {bad[0]!r}, which is not a variable name (letters, digits and _, not starting with a digit)"
+
+
 def _abs_remote(v: Any) -> str | None:
     return None if not v or v.startswith("/") else "must be an absolute path inside the target (starting with /)"
 
@@ -121,7 +130,7 @@ class JobConfig:
     healthy_after: float = _f(60.0, "Without a progress_pattern: seconds without a crash after which the job counts as healthy.", check=_positive)
     capture_output: bool = _f(True, "true: cockpit writes the job's stdout and stderr to the log; false: the job writes [job] log itself (its console output goes to LOG.console).")
     stop_timeout: float = _f(10.0, "Seconds between SIGTERM and SIGKILL when stopping the job.", check=_positive)
-    env: dict[str, str] = _f(doc="Environment variables for the job (values are strings).", factory=dict)
+    env: dict[str, str] = _f(doc="Environment variables for the job (values are strings).", factory=dict, check=_env_keys)
     py_spy: str = _f("", "py-spy inside the target, for the threads' stacks of a stalled job (cockpit stacks); empty: py-spy on the target's PATH, else the kernel's view of each thread.")
     dump_before_stop: bool = _f(True, "Before stop or relaunch of a stalled job, save every thread's stack with its attempt: the one piece of evidence a hang leaves.")
     strays: str = _f("ask", "Copies of the job that cockpit did not start (same command line in the same workdir), found before each launch: \"ask\" (the TUI asks, the CLI reports and goes on), \"stop\" (stop them), \"leave\" (report only). Never matched by pattern.", choices=("ask", "stop", "leave"))

@@ -128,7 +128,7 @@ async def launch(ctx: ActionContext, attempt: int, verdict: Verdict | None = Non
             launcher = "systemd-run" if pid1 == "systemd" else "setsid"
         rec.launcher = launcher
         prep = (
-            f"cd {q(cfg.job.workdir)} || {{ echo 'workdir {cfg.job.workdir} is missing' >&2; exit 90; }}; "
+            f"cd {q(cfg.job.workdir)} || {{ echo {q('workdir ' + cfg.job.workdir + ' is missing')} >&2; exit 90; }}; "
             f"mkdir -p {q(os.path.dirname(log))} || exit 91; "
             f"rm -f {q(pid_file)} {q(exit_file)}; "
             # a log of this name from an older journal must not pass for this attempt's output
@@ -217,7 +217,13 @@ async def stop(ctx: ActionContext, job: JobRecord | None, verdict: Verdict | Non
             return vb.finish()
         res = await ctx.run(f"cat /proc/{int(job.pid)}/stat 2>/dev/null", timeout=5)
         stat = read_stat(res.text)
-        if stat is not None and job.start_time is not None and stat.start_time != job.start_time:
+        if job.start_time is None or (job.pgid or job.pid or 0) <= 1 or job.pid <= 1:
+            # never signal without proof of identity: a job that exited at once left no start
+            # time, and a group id of 0 or 1 would reach every process (kill -- -1)
+            st.skip(f"job pid {job.pid} (group {job.pgid}) has no recorded start time or a group of 1 or less: "
+                    "not signalled (nothing proves it is still the job)")
+            return vb.finish()
+        if stat is not None and stat.start_time != job.start_time:
             st.skip(f"pid {job.pid} now belongs to another process (start time {stat.start_time} ≠ {job.start_time}): the job is long gone")
             return vb.finish()
         table = await ps_table(ctx)
@@ -285,6 +291,8 @@ def signal_group(sig: str, job: JobRecord) -> str:
     pattern: the process group is the one the job's own supervisor created with setsid.
     """
     g, p = int(job.pgid or job.pid or 0), int(job.pid or 0)
+    if g <= 1 or p <= 1:
+        raise ValueError(f"refusing to signal process group {g} / pid {p}: it would reach processes that are not the job")
     return f"kill -s {sig} -- -{g} 2>/dev/null || kill -{sig} -{g} 2>/dev/null; kill -s {sig} {p} 2>/dev/null; true"
 
 

@@ -42,6 +42,14 @@ if TYPE_CHECKING:
 __all__ = ["JobState", "JobReader", "LogScan", "state_command", "parse_state", "make_scan", "error_dict", "READ_MAX"]
 
 READ_MAX = 1 << 20
+#: the longest line judged whole; a longer one is cut (its start is what a person reads first)
+MAX_LINE = 16 << 10
+
+
+def _capped(raw: bytes) -> bytes:
+    if len(raw) <= MAX_LINE:
+        return raw
+    return raw[:MAX_LINE] + f" …[{len(raw) - MAX_LINE} more bytes cut]".encode()
 _THREAD_HEADER = re.compile(r"Exception in thread ([^\s:]+(?: \([^)]*\))?):")
 _SHELLS = ("sh", "bash", "dash", "ash", "zsh", "busybox")
 
@@ -223,11 +231,14 @@ class LogScan:
         buf = self.partial + data
         *complete, self.partial = buf.split(b"\n")
         for raw in complete:
-            self._line(raw.decode("utf-8", "replace").rstrip("\r"))
+            self._line(_capped(raw).decode("utf-8", "replace").rstrip("\r"))
+        if len(self.partial) > MAX_LINE:  # megabytes without a newline: judge what there is, keep nothing
+            self._line(_capped(self.partial).decode("utf-8", "replace"))
+            self.partial = b""
 
     def flush(self) -> None:
         if self.partial:
-            self._line(self.partial.decode("utf-8", "replace"))
+            self._line(_capped(self.partial).decode("utf-8", "replace"))
             self.partial = b""
         if self.classifier is not None:
             self.classifier.flush()
