@@ -119,3 +119,23 @@ def test_cli_version_and_help():
 def test_parse_config_accepts_identity_file_string():
     cfg = parse_config('[target]\nhost = "h"\n[ssh]\nidentity_file = "~/.ssh/k"\n')
     assert cfg.ssh.identity_file == ["~/.ssh/k"]
+
+
+@pytest.mark.parametrize("path, rule", [
+    ("/home/./someone", "home directories"), ("/usr/lib", "system directory"), ("/var/lib", "system directory"),
+    ("/srv", "system directory"), ("/run", "system directory"), ("/proc/1", "kernel, device and system trees"),
+    ("/sys/fs/cgroup", "kernel, device and system trees"), ("/workspace", "system directory"),
+    ("/data/job", "what the job needs"), ("/data/job/", "what the job needs"),
+])
+def test_clear_cache_refuses_what_it_must_never_remove(path, rule):
+    from cockpit.config import check_cache_path
+
+    why = check_cache_path(path, ("/data/job/run", "/data/job"))
+    assert why is not None and rule in why, why
+
+
+def test_clear_cache_accepts_a_real_cache_and_judges_it_normalised():
+    from cockpit.config import check_cache_path, norm_remote_path
+
+    assert check_cache_path("/tmp/torchinductor_root/", ("/workspace",)) is None
+    assert norm_remote_path("/tmp/./x/") == "/tmp/x"

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import shlex
 
-from ...config import check_cache_path
+from ...config import check_cache_path, norm_remote_path
 from ..layers import Layer, Verdict
 from .base import ActionContext, StageFailed, VerdictBuilder, check
 
@@ -24,14 +24,20 @@ async def clear_cache(ctx: ActionContext, verdict: Verdict | None = None) -> Ver
     vb = VerdictBuilder(ctx, "clear-cache", CACHE_PLAN, verdict)
     sizes: dict[str, int | None] = {}
     async with vb.stage("measure") as st:
+        protect = (ctx.cfg.job.workdir, ctx.cfg.deploy.dest or "")
         for p in paths:
-            why = check_cache_path(p)
+            why = check_cache_path(p, protect)
             if why:
                 raise StageFailed(Layer.CONFIG, f"refusing to clear {p!r}: it {why}", advice="fix [cache] paths")
+        paths = [norm_remote_path(p) for p in paths]  # a trailing slash on a symlink would make rm empty its target
         if not paths:
             st.skip("no [cache] paths configured")
             return vb.finish()
         q = " ".join(shlex.quote(p) for p in paths)
+        links = await ctx.run(f"for p in {q}; do [ -L \"$p\" ] && echo \"$p -> $(readlink \"$p\")\"; done; true", timeout=20)
+        if links.text.strip():
+            raise StageFailed(Layer.CONFIG, f"refusing to clear a symlink: {links.text.strip().splitlines()[0]}",
+                              advice="list the real cache directory in [cache] paths, not a link to it (rule: no symlinks)")
         res = await ctx.run(f"for p in {q}; do if [ -e \"$p\" ]; then echo \"$(du -sk \"$p\" 2>/dev/null | cut -f1) $p\"; else echo \"- $p\"; fi; done", timeout=60)
         for line in res.text.splitlines():
             size, _, path = line.partition(" ")

@@ -1,0 +1,30 @@
+"""Destructive actions cannot hit the wrong thing (issue 10, first part), against the lab."""
+
+from __future__ import annotations
+
+import pytest
+
+from cockpit.core.layers import Layer
+
+pytestmark = pytest.mark.lab
+
+
+async def test_clear_cache_refuses_a_symlink_and_leaves_its_target_whole(lab, lab_config, engines):
+    ws = lab.workspace()
+    lab.exec_in(200, f"mkdir -p {ws}/precious && echo keep > {ws}/precious/data && ln -sfn {ws}/precious /tmp/cache-link")
+    cfg = lab_config(cache={"paths": ["/tmp/cache-link/"]})
+    v = await engines(cfg).run_action("clear-cache")
+    assert not v.ok and v.layer is Layer.CONFIG and "symlink" in v.failed_stage.detail, v.summary()
+    assert lab.exec_in(200, f"cat {ws}/precious/data").stdout.strip() == "keep"
+
+
+async def test_stop_never_signals_a_record_without_a_start_time(lab, lab_config, engines):
+    from cockpit.core.actions.job import JobRecord
+
+    eng = engines(lab_config())
+    eng.job = JobRecord(pid=1, pgid=1)  # what a job that exited at once could leave: no start time
+    v = await eng.run_action("stop")
+    ident = [s for s in v.stages if s.name == "identify job"][0]
+    assert "not signalled" in ident.detail, ident.detail
+    assert lab.exec_in(200, "cat /proc/1/stat").stdout.startswith("1 ")  # PID 1 untouched
+    eng.job = None
