@@ -85,6 +85,10 @@ def _regex(v: Any) -> str | None:
     return None
 
 
+def _umask(v: Any) -> str | None:
+    return None if re.fullmatch(r"0?[0-7]{3}", v) else "must be an octal umask such as \"022\" or \"077\""
+
+
 _ENV_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
@@ -131,6 +135,7 @@ class JobConfig:
     capture_output: bool = _f(True, "true: cockpit writes the job's stdout and stderr to the log; false: the job writes [job] log itself (its console output goes to LOG.console).")
     stop_timeout: float = _f(10.0, "Seconds between SIGTERM and SIGKILL when stopping the job.", check=_positive)
     env: dict[str, str] = _f(doc="Environment variables for the job (values are strings).", factory=dict, check=_env_keys)
+    umask: str = _f("022", "The job's umask (octal): its logs and checkpoints readable by a teammate; \"077\" keeps them private.", check=_umask)
     py_spy: str = _f("", "py-spy inside the target, for the threads' stacks of a stalled job (cockpit stacks); empty: py-spy on the target's PATH, else the kernel's view of each thread.")
     dump_before_stop: bool = _f(True, "Before stop or relaunch of a stalled job, save every thread's stack with its attempt: the one piece of evidence a hang leaves.")
     strays: str = _f("ask", "Copies of the job that cockpit did not start (same command line in the same workdir), found before each launch: \"ask\" (the TUI asks, the CLI reports and goes on), \"stop\" (stop them), \"leave\" (report only). Never matched by pattern.", choices=("ask", "stop", "leave"))

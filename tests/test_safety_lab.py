@@ -28,3 +28,17 @@ async def test_stop_never_signals_a_record_without_a_start_time(lab, lab_config,
     assert "not signalled" in ident.detail, ident.detail
     assert lab.exec_in(200, "cat /proc/1/stat").stdout.startswith("1 ")  # PID 1 untouched
     eng.job = None
+
+
+async def test_a_token_in_job_env_never_reaches_the_journal_and_files_have_sane_modes(lab, lab_config, engines):
+    import stat as st_mod
+
+    token = "hf_SECRETSECRETSECRET1234"
+    cfg = lab_config(job={"command": lab.jobsim_command("--steps", "0", "--interval", "0.05"), "env": {"HF_TOKEN": token}})
+    res = await engines(cfg).attempt("with a token")
+    assert res.outcome.value == "passed", res.verdict.summary()
+    data = cfg.journal_path.read_bytes()
+    assert token.encode() not in data and b"HF_TOKEN=***" in data
+    assert st_mod.S_IMODE(cfg.journal_path.stat().st_mode) == 0o600
+    mode = lab.exec_in(200, f"stat -c %a {res.job.log_path}").stdout.strip()
+    assert mode == "644", mode  # the job's umask is [job] umask (022), not the session's 077

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import secrets
 import shlex
 import signal
@@ -150,14 +151,20 @@ async def launch(ctx: ActionContext, attempt: int, verdict: Verdict | None = Non
             rec.unit = f"cockpit-{_unit_safe(cfg.display_name)}-{attempt}-{int(time.time())}"
             envflags = " ".join(f"--setenv={q(f'{k}={v}')}" for k, v in cfg.job.env.items())
             inner = f"exec </dev/null >>{q(out)} 2>&1; " + SUPERVISOR
-            cmd = (f"systemd-run --unit={q(rec.unit)} --collect --quiet -p WorkingDirectory={q(cfg.job.workdir)} {envflags} "
+            cmd = (f"systemd-run --unit={q(rec.unit)} --collect --quiet -p WorkingDirectory={q(cfg.job.workdir)} "
+                   f"-p UMask={q(cfg.job.umask.rjust(4, '0'))} {envflags} "
                    f"/bin/sh -c {q(inner)} cockpit-job {q(pid_file)} {q(exit_file)} {q(cfg.job.command)}")
         else:
-            cmd = (f"cd {q(cfg.job.workdir)} && {envp}setsid -f /bin/sh -c {q(SUPERVISOR)} cockpit-job "
+            cmd = (f"cd {q(cfg.job.workdir)} && umask {q(cfg.job.umask)} && {envp}setsid -f /bin/sh -c {q(SUPERVISOR)} cockpit-job "
                    f"{q(pid_file)} {q(exit_file)} {q(cfg.job.command)} </dev/null >>{q(out)} 2>&1")
         rec.launched_at = time.time()
         res = await ctx.run(cmd, timeout=15)
-        check(res, Layer.PROCESS, f"starting the job with {rec.launcher}")
+        try:
+            check(res, Layer.PROCESS, f"starting the job with {rec.launcher}")
+        except StageFailed as failed:
+            if failed.evidence is not None:
+                failed.evidence = redact_evidence(failed.evidence, cfg.job.env)
+            raise
         # the supervisor writes its pid as its first act; give it a moment to exist
         deadline = time.monotonic() + 5.0
         stat: ProcStat | None = None
@@ -178,9 +185,27 @@ async def launch(ctx: ActionContext, attempt: int, verdict: Verdict | None = Non
             # it already exited: the exit file tells how; verify reports it
             rec.pgid = rec.pid
         detail = f"pid {rec.pid}, process group {rec.pgid}" + (f", unit {rec.unit}" if rec.unit else "")
-        st.ok(detail, Evidence(command=cmd, exit_code=res.exit_code, output=""), job=rec.to_dict())
+        st.ok(detail, redact_evidence(Evidence(command=cmd, exit_code=res.exit_code, output=""), cfg.job.env), job=rec.to_dict())
     ctx.state["job"] = rec
     return vb.finish(), rec
+
+
+_SECRET_KEY = re.compile(r"TOKEN|SECRET|PASS|KEY|AUTH|CRED", re.IGNORECASE)
+
+
+def redact_evidence(ev: Evidence, env: dict[str, str]) -> Evidence:
+    """The launch command as evidence, with the values of secret-named ``[job.env]`` keys (TOKEN,
+    SECRET, PASSWORD, KEY, AUTH, CREDENTIAL) replaced by ``***``: they must not reach the journal,
+    the screen or an export.  Other values (paths, flags) stay: they are evidence."""
+    secrets_ = [v for k, v in env.items() if _SECRET_KEY.search(k) and len(v) >= 4]
+
+    def hide(text: str) -> str:
+        for v in sorted(secrets_, key=len, reverse=True):
+            if v:
+                text = text.replace(v, "***").replace(shlex.quote(v), "***")
+        return text
+
+    return Evidence(command=hide(ev.command or ""), exit_code=ev.exit_code, output=hide(ev.output or ""))
 
 
 def _unit_safe(name: str) -> str:

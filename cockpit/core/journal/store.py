@@ -170,8 +170,11 @@ class Journal:
     def _append(self, build: Callable[[], list[dict[str, Any]]]) -> list[dict[str, Any]]:
         """Under the file lock: refresh the view, build the events, append them one line each."""
         with self._lock:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            if not self.path.parent.exists():
+                self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)  # notes and commands may be private
             created = not self.path.exists()
+            if created:  # readable by its owner only: a journal holds commands, paths and errors
+                os.close(os.open(self.path, os.O_CREAT | os.O_WRONLY | os.O_APPEND, 0o600))
             with open(self.path, "a+b") as f:
                 _flock(f, True)
                 try:
