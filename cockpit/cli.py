@@ -120,8 +120,15 @@ def emit(args: argparse.Namespace, payload: dict[str, Any], text: Callable[[dict
         json.dump(payload, sys.stdout, indent=2, ensure_ascii=False)
         sys.stdout.write("\n")
     else:
-        print(text(payload))
+        print(safe_text(text(payload)))
     sys.stdout.flush()
+
+
+def safe_text(text: str) -> str:
+    """Remote and journal text for a terminal: no escape sequences or control characters, line by line."""
+    from .core.probes.logs import sanitize
+
+    return "\n".join(sanitize(line) for line in text.split("\n"))
 
 
 def cmd_status(args: argparse.Namespace, cfg: Config) -> int:
@@ -242,7 +249,7 @@ def cmd_history(args: argparse.Namespace, cfg: Config) -> int:
     if args.last:
         attempts = attempts[-args.last :]
     if args.markdown:
-        sys.stdout.write(render_markdown(attempts))
+        sys.stdout.write(safe_text(render_markdown(attempts)))
         return EXIT_OK
     from .core.fate import story
 
@@ -253,7 +260,7 @@ def cmd_history(args: argparse.Namespace, cfg: Config) -> int:
         return EXIT_OK
     for a in rows:
         told = story(a.get("outcome"), a.get("layer"), a.get("fate"), short=True)
-        print(f"#{a['attempt']:<4} {told:<40} {(a.get('note') or '')[:40]:<40} {a.get('summary') or ''}")
+        print(safe_text(f"#{a['attempt']:<4} {told:<40} {(a.get('note') or '')[:40]:<40} {a.get('summary') or ''}"))
     if not rows:
         print(f"no attempts yet in {cfg.journal_path}")
     return EXIT_OK

@@ -29,6 +29,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..probes.logs import sanitize
 from ..probes.nccl import NcclWatch
 from ..probes.signatures import Classifier, Match, load_signatures
 from ..procstat import ProcStat, read_stat
@@ -244,6 +245,7 @@ class LogScan:
             self.classifier.flush()
 
     def _line(self, line: str) -> None:
+        line = sanitize(line)  # escapes and control characters from the job never reach a terminal or the journal raw
         self.lines += 1
         self.tail_lines.append(line)
         if len(self.tail_lines) > 40:

@@ -15,6 +15,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from ...core.probes.logs import sanitize
 from ..format import code_version_text, first_error_text, fmt_clock, one_line, outcome_text, status_glyph
 from ..panes.base import Styled, layer_tag
 from ..panes.verdict import stage_group
@@ -77,7 +78,7 @@ class VerdictBody(Styled, Static):
             if getattr(r, "fate", None):
                 from ...core.fate import fate_text
 
-                info.add_row("then", Text(fate_text(r.fate)))  # job text is data, never markup
+                info.add_row("then", _data(fate_text(r.fate)))  # job text is data, never markup
             parts.append(info)
         elif self.verdict is not None:
             v = self.verdict
@@ -143,7 +144,7 @@ class VerdictBody(Styled, Static):
 
 def _data(value: object) -> Text:
     """Job and journal text shown as it is: never parsed as markup (``[/]``, ``[rank0]:``)."""
-    return value if isinstance(value, Text) else Text(str(value))
+    return value if isinstance(value, Text) else Text(sanitize(str(value)))
 
 
 class VerdictScreen(ModalScreen[None]):
