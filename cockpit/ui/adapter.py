@@ -38,4 +38,4 @@ class EventAdapter:
                                      first_error=res.first_error if res is not None else None,
                                      duration_s=event.duration_s, result=res))
         elif isinstance(event, ev.FateChanged):
-            self.post(FateChanged(event.attempt, event.fate, event.outcome))
+            self.post(FateChanged(event))

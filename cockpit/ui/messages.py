@@ -17,6 +17,7 @@ from textual.theme import Theme
 
 from ..config import Config, ConfigError
 from ..core.attempt import AttemptResult
+from ..core.events import FateChanged as CoreFateChanged
 from ..core.fate import Fate
 from ..core.journal import AttemptRecord
 from ..core.layers import Stage, Verdict
@@ -80,16 +81,25 @@ class ActionFinished(Message):
 
 @dataclass
 class FateChanged(Message):
-    """An attempt's job changed state after its verdict (``fate`` is a :class:`cockpit.core.fate.Fate`)."""
+    """The engine's :class:`cockpit.core.events.FateChanged`, as a message (it says what is news)."""
 
-    attempt: int
-    fate: Fate
-    outcome: str | None = None
+    event: CoreFateChanged
+
+    @property
+    def attempt(self) -> int:
+        return self.event.attempt
+
+    @property
+    def fate(self) -> Fate:
+        return self.event.fate
+
+    @property
+    def outcome(self) -> str | None:
+        return self.event.outcome
 
     @property
     def news(self) -> bool:
-        """A passed attempt whose job then died or vanished: worth the bell."""
-        return self.outcome == "passed" and self.fate.state in ("died", "vanished", "stalled")
+        return self.event.news
 
 
 @dataclass
