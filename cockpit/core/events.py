@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING, TypeAlias
 
 from .layers import Stage, Verdict
 
@@ -17,7 +17,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .engine import AttemptResult
     from .fate import Fate
 
-__all__ = ["StageProgress", "ActionStarted", "ActionFinished", "FateChanged", "StraysFound", "Event", "Subscriber"]
+__all__ = ["StageProgress", "ActionStarted", "ActionFinished", "FateChanged", "Event", "Subscriber"]
 
 
 @dataclass(frozen=True)
@@ -65,13 +65,5 @@ class FateChanged:
         return self.outcome == "passed" and self.fate.state in ("died", "vanished", "stalled")
 
 
-@dataclass(frozen=True)
-class StraysFound:
-    """Copies of the job that cockpit did not start, found before a launch."""
-
-    strays: tuple[dict[str, Any], ...]
-    action_taken: str
-
-
-Event: TypeAlias = StageProgress | ActionStarted | ActionFinished | FateChanged | StraysFound
+Event: TypeAlias = StageProgress | ActionStarted | ActionFinished | FateChanged
 Subscriber = Callable[[Event], None]

@@ -149,8 +149,6 @@ class FateFollower:
         self.on_fate, self.interval = on_fate, interval
         self.last = last
         self.task: asyncio.Task[None] | None = None
-        #: set while an action owns the job (stop, relaunch): the follower must not report its death
-        self.paused = False
 
     def start(self) -> None:
         if self.task is None:
@@ -178,22 +176,17 @@ class FateFollower:
         except RemoteError as e:  # a dropped link is not a death: try again next tick
             log.info("fate of attempt %s: target unreachable (%s); retrying", self.attempt, e.message)
             return None
-        if not self.paused:
-            self._report(fate)
+        self._report(fate)
         return fate
 
     async def _run(self) -> None:
         interval = min(0.25, self.interval)
         while True:
             fate = await self.check()
-            if fate is not None and fate.final and not self.paused:
+            if fate is not None and fate.final:
                 return
             await asyncio.sleep(interval)
             interval = min(self.interval, interval * 2)
-
-
-def describe_after(fate: Fate) -> str:
-    return fmt_secs(fate.after_s) if fate.after_s is not None else "?"
 
 
 FATE_EVENT = "fate"
