@@ -32,7 +32,7 @@ from .actions.base import ActionContext
 from .actions.cause import death_cause, fmt_secs
 from .actions.job import JobRecord
 from .actions.jobstate import JobReader
-from .actions.stall import Stall, stall_layer, stall_threshold
+from .actions.stall import detect_stall
 from .actions.verify import GONE_CONFIRM_S
 from .remote.base import RemoteError
 
@@ -110,14 +110,11 @@ async def read_fate(ctx: ActionContext, job: JobRecord, reader: JobReader | None
     if not st.spawned and not st.exited:
         return Fate("vanished", "process", "the job's pid file is gone", now, since, scan.last_progress)
     if st.alive:
-        limit = stall_threshold(ctx.cfg.verify.stall_after, scan.clock)
-        silent = scan.clock.silent_for(now)
-        if limit is not None and silent is not None and silent > limit:
-            lead = st.leader
-            began = scan.clock.last_at or now
-            layer, why = stall_layer(gpu_util() if gpu_util else None, xid_since(began) if xid_since else None, lead.state if lead else "")
-            stall = Stall(silent, limit, scan.last_progress, layer, why)
-            return Fate("stalled", layer.value, stall.describe(), now, since, scan.last_progress)
+        lead = st.leader
+        stall = detect_stall(ctx.cfg.verify.stall_after, scan.clock, now, lead.state if lead else "",
+                             gpu_util=gpu_util() if gpu_util else None, xid_since=xid_since)
+        if stall is not None:
+            return Fate("stalled", stall.layer.value, stall.describe(), now, since, scan.last_progress)
         return Fate("running", None, st.describe(), now, since, scan.last_progress)
     if st.exit_code == 0 and not scan.errors():
         ago = st.exit_ago()

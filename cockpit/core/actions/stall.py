@@ -20,11 +20,12 @@ from __future__ import annotations
 import statistics
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..layers import Layer
 
-__all__ = ["ProgressClock", "Stall", "stall_threshold", "stall_layer", "AUTO_FLOOR_S", "AUTO_FACTOR"]
+__all__ = ["ProgressClock", "Stall", "detect_stall", "stall_threshold", "stall_layer", "AUTO_FLOOR_S", "AUTO_FACTOR"]
 
 AUTO_FLOOR_S = 120.0
 AUTO_FACTOR = 10.0
@@ -107,3 +108,17 @@ def stall_layer(gpu_util: list[float] | None, xid: str | None, leader_state: str
         if max(gpu_util) <= 1.0:
             return Layer.APP, "every GPU idle (0%): a Python-side wait (a lock, a collective, a dataloader)"
     return Layer.APP, ""
+
+
+def detect_stall(setting: float | str, clock: ProgressClock, now: float, leader_state: str = "", *,
+                 gpu_util: list[float] | None = None, xid_since: Callable[[float], str | None] | None = None) -> Stall | None:
+    """The stall of a live job whose last progress is older than the threshold, with its layer and
+    evidence; None when it is not stalled (or detection is off).  Verify and the fate follower both
+    judge with this one function."""
+    limit = stall_threshold(setting, clock)
+    silent = clock.silent_for(now)
+    if limit is None or silent is None or silent <= limit:
+        return None
+    xid = xid_since(clock.last_at or now) if xid_since is not None else None
+    layer, why = stall_layer(gpu_util, xid, leader_state)
+    return Stall(silent, limit, clock.last_line, layer, why)

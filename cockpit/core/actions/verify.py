@@ -24,8 +24,8 @@ Each reading is *one* command through the persistent session (:mod:`.jobstate`).
 from __future__ import annotations
 
 import asyncio
+import shlex
 import time
-from typing import Any
 
 from ..layers import Evidence, Layer, Stage, Status, Verdict
 from ..remote.base import RemoteError
@@ -33,7 +33,7 @@ from .base import ActionContext, StageFailed, VerdictBuilder
 from .cause import death_cause, error_cause, fmt_secs
 from .job import JobRecord, describe_exit
 from .jobstate import JobReader, JobState, LogScan, error_dict, make_scan
-from .stall import Stall, stall_layer, stall_threshold
+from .stall import detect_stall
 
 __all__ = ["verify", "VERIFY_PLAN", "LogScan", "error_dict", "ERROR_GRACE_S"]
 
@@ -121,7 +121,7 @@ async def verify(ctx: ActionContext, job: JobRecord, verdict: Verdict | None = N
             break
         if w.progress_at is not None and now >= w.progress_at + settle and (w.d_since is None or now - w.d_since >= STUCK_D_S):
             break
-        if _stalled(cfg, scan, now) is not None and st.alive:
+        if st.alive and detect_stall(cfg.verify.stall_after, scan.clock, now) is not None:
             break
         if w.progress_at is None and now >= startup_deadline:
             break
@@ -129,17 +129,11 @@ async def verify(ctx: ActionContext, job: JobRecord, verdict: Verdict | None = N
         tick = min(TICK_MAX_S, tick * 1.5)
     if not cfg.job.capture_output and st.exited:
         # the job writes its own log; a crash's traceback went to its console file
-        con = await ctx.run(f"tail -c 65536 {_q(job.log_path + '.console')} 2>/dev/null", timeout=10)
+        con = await ctx.run(f"tail -c 65536 {shlex.quote(job.log_path + '.console')} 2>/dev/null", timeout=10)
         scan.feed(con.stdout)
         scan.flush()
     await _judge(ctx, vb, job, st, scan, w, wait=wait, started=started, startup_deadline=startup_deadline)
     return vb.finish()
-
-
-def _q(s: str) -> str:
-    import shlex
-
-    return shlex.quote(s)
 
 
 async def _judge(ctx: ActionContext, vb: VerdictBuilder, job: JobRecord, st: JobState, scan: LogScan, w: _Watch, *,
@@ -159,9 +153,7 @@ async def _judge(ctx: ActionContext, vb: VerdictBuilder, job: JobRecord, st: Job
                 raise StageFailed(Layer.PROCESS, f"the job never wrote {job.pid_file}: it never spawned", evidence=evidence)
         else:
             sp.ok(f"pid {st.pid_text} (group {job.pgid})", evidence=None, **base)
-    if vb.failed or not st.spawned:
-        if not vb.failed:
-            _rest(vb, "spawned")
+    if _stop_here(vb, "spawned"):
         return
 
     finished = st.exit_code == 0 and scan.progress_line is not None and not scan.errors()
@@ -182,16 +174,14 @@ async def _judge(ctx: ActionContext, vb: VerdictBuilder, job: JobRecord, st: Job
         return
 
     async with vb.stage("log created") as lc:
-        if reader_log_seen(st):
+        if st.log_size >= 0:
             lc.ok(f"{job.log_path} exists")
         elif now < startup_deadline:
             lc.pending(f"{job.log_path} not created yet ({now - started:.0f}s of {cfg.job.startup_timeout:g}s)")
         else:
             raise StageFailed(Layer.PROCESS, f"{job.log_path} was never created within startup_timeout ({cfg.job.startup_timeout:g}s)",
                               evidence=evidence, advice="does the job write where [job] log says? is it stuck before logging?")
-    if vb.failed or _last_pending(vb):
-        if not vb.failed:
-            _rest(vb, "log created")
+    if _stop_here(vb, "log created"):
         return
 
     err = error_cause(scan)
@@ -202,9 +192,7 @@ async def _judge(ctx: ActionContext, vb: VerdictBuilder, job: JobRecord, st: Job
             lg.pending(f"log is empty ({now - started:.0f}s of {cfg.job.startup_timeout:g}s)")
         elif err is None:
             raise StageFailed(Layer.PROCESS, f"the log stayed empty for startup_timeout ({cfg.job.startup_timeout:g}s)", evidence=evidence)
-    if vb.failed or _last_pending(vb):
-        if not vb.failed:
-            _rest(vb, "log growing")
+    if _stop_here(vb, "log growing"):
         return
 
     has_marker = scan.progress_re is not None
@@ -220,18 +208,14 @@ async def _judge(ctx: ActionContext, vb: VerdictBuilder, job: JobRecord, st: Job
         else:
             raise StageFailed(Layer.APP, f"alive but no progress marker within startup_timeout ({cfg.job.startup_timeout:g}s)",
                               evidence=evidence, advice="is the job hung (stuck compiling, deadlocked threads)? check the process pane and py-spy")
-    if vb.failed or _last_pending(vb):
-        if not vb.failed:
-            _rest(vb, "progress")
+    if _stop_here(vb, "progress"):
         return
 
     async with vb.stage("settled") as se:
-        stall = _stalled(cfg, scan, now) if st.alive else None
+        lead = st.leader
+        stall = detect_stall(cfg.verify.stall_after, scan.clock, now, lead.state if lead else "") if st.alive else None
         if err is None and stall is not None:
-            lead = st.leader
-            layer, why = stall_layer(None, None, lead.state if lead else "")
-            stall = Stall(stall.silent_s, stall.threshold_s, stall.last_progress, layer, why)
-            raise StageFailed(layer, f"stalled: {stall.describe()}", evidence=evidence,
+            raise StageFailed(stall.layer, f"stalled: {stall.describe()}", evidence=evidence,
                               advice="a hang, not a crash: dump the threads' stacks (cockpit stacks, or the stacks key) to see where it waits")
         if err is not None:
             raise StageFailed(err.layer, f"{err.detail}, after progress ({scan.progress_count} progress lines)",
@@ -248,22 +232,15 @@ async def _judge(ctx: ActionContext, vb: VerdictBuilder, job: JobRecord, st: Job
             se.pending(f"settling: {cfg.verify.settle:g}s after the first progress")
 
 
-def _stalled(cfg: Any, scan: LogScan, now: float) -> Stall | None:
-    """Progress was seen, and none for longer than ``[verify] stall_after``."""
-    limit = stall_threshold(cfg.verify.stall_after, scan.clock)
-    silent = scan.clock.silent_for(now)
-    if limit is None or silent is None or silent <= limit:
-        return None
-    return Stall(silent, limit, scan.last_progress)
-
-
-def reader_log_seen(st: JobState) -> bool:
-    return st.log_size >= 0
-
-
-def _last_pending(vb: VerdictBuilder) -> bool:
-    """The stage just added is pending (a function, so that each check reads the verdict afresh)."""
-    return vb.verdict.stages[-1].status is Status.PENDING
+def _stop_here(vb: VerdictBuilder, name: str) -> bool:
+    """After stage ``name``: stop judging when it failed, or when it is pending (the stages after a
+    pending one are pending too)."""
+    if vb.failed:
+        return True
+    if vb.verdict.stages[-1].status is Status.PENDING:
+        _rest(vb, name)
+        return True
+    return False
 
 
 def _rest(vb: VerdictBuilder, after: str) -> None:
