@@ -15,11 +15,11 @@ from rich.console import Console
 from rich.live import Live
 from rich.text import Text
 
+from .cli import GLYPH
 from .core.events import Event, StageProgress
 
 __all__ = ["LiveStages", "live_wanted"]
 
-GLYPH = {"ok": "✔", "fail": "✘", "pending": "…", "running": "▶", "skipped": "–", "not reached": "⊘"}
 
 
 def live_wanted(args: Any) -> bool:

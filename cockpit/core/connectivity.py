@@ -12,6 +12,7 @@ from collections.abc import Callable
 
 from ..config import Config
 from .layers import Layer, Stage, Status, Verdict
+from .paths import inside, norm_remote_path
 from .remote.base import RemoteError, Transport
 
 __all__ = ["check_connectivity", "CONNECTIVITY_STAGES"]
@@ -135,21 +136,16 @@ async def check_connectivity(transport: Transport, cfg: Config, verdict: Verdict
     return v
 
 
-def _inside(path: str, root: str) -> bool:
-    p, r = path.rstrip("/") or "/", root.rstrip("/") or "/"
-    return p == r or p.startswith(r + "/")
-
-
 def _deploy_creates(cfg: Config, wd: str) -> bool:
     """Deploy (``mkdir -p DEST``) will create ``wd``: it is DEST, inside it, or one of its parents."""
     src = cfg.deploy_source
     if src is None:
         return False
     dest = cfg.deploy.dest or wd
-    if _inside(dest, wd):  # mkdir -p DEST makes every parent
+    if inside(dest, wd):  # mkdir -p DEST makes every parent
         return True
-    rel = wd.rstrip("/")[len(dest.rstrip("/")):].lstrip("/")
-    return _inside(wd, dest) and src.is_dir() and (src / rel).is_dir()  # a directory the deploy unpacks
+    rel = norm_remote_path(wd)[len(norm_remote_path(dest)):].lstrip("/")
+    return inside(wd, dest) and src.is_dir() and (src / rel).is_dir()  # a directory the deploy unpacks
 
 
 def _creatable_command(path: str) -> str:

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import shlex
 
-from ...config import check_cache_path, norm_remote_path
 from ..layers import Layer, Verdict
+from ..paths import check_cache_path, norm_remote_path
 from .base import ActionContext, StageFailed, VerdictBuilder, check
 
 __all__ = ["clear_cache", "CACHE_PLAN"]

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..layers import Layer
+from ..probes.text import fmt_age
 from ..remote.base import RemoteError
 from .base import ActionContext
 from .job import JobRecord, describe_exit
@@ -55,16 +56,12 @@ class Cause:
 
 
 def fmt_secs(s: float | None) -> str:
+    """``4.2s`` under a minute (a death's timing wants the tenth), else the project's one age
+    format (:func:`cockpit.core.probes.text.fmt_age`: ``4m12s``, ``2h03m``, ``3d04h``)."""
     if s is None:
         return "?"
     s = max(0.0, s)
-    if s < 60:
-        return f"{s:.1f}s"
-    m, sec = divmod(int(s), 60)
-    if m < 60:
-        return f"{m}m{sec:02d}s"
-    h, m = divmod(m, 60)
-    return f"{h}h{m:02d}m"
+    return f"{s:.1f}s" if s < 60 else fmt_age(s)
 
 
 def _when(job: JobRecord, st: JobState, scan: LogScan) -> tuple[float | None, str]:

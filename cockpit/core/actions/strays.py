@@ -23,7 +23,7 @@ from typing import Any
 from ..layers import Layer, Verdict
 from ..procstat import read_stat
 from .base import ActionContext, StageFailed, VerdictBuilder
-from .job import JobRecord, signal_group
+from .job import JobRecord, ps_table, signal_group
 
 __all__ = ["Stray", "find_strays", "stop_strays", "describe_strays", "strays_stage"]
 
@@ -139,8 +139,7 @@ async def stop_strays(ctx: ActionContext, strays: list[Stray], timeout: float) -
 async def _wait(ctx: ActionContext, targets: list[tuple[Stray, JobRecord]], timeout: float) -> list[tuple[Stray, JobRecord]]:
     deadline = time.monotonic() + timeout
     while True:
-        res = await ctx.run("cat /proc/[0-9]*/stat 2>/dev/null", timeout=10)
-        live = {(st.pgid) for st in (read_stat(line) for line in res.text.splitlines()) if st is not None and not st.state.startswith("Z")}
+        live = {pgid for _pid, _ppid, pgid, state, _comm in await ps_table(ctx) if not state.startswith("Z")}
         left = [(s, r) for s, r in targets if s.pgid in live]
         if not left or time.monotonic() >= deadline:
             return left
