@@ -131,13 +131,8 @@ async def test_a_headless_status_sees_a_stall_nobody_watched(lab, lab_config):
         seen.append(report["latest_attempt"]["fate"]["state"])
         return seen[-1] == "stalled"
 
-    import asyncio
-    import time
-
-    deadline = time.monotonic() + 20
-    while not await status_says_stalled():  # each look is a fresh cockpit: the log's mtime dates the last step
-        assert time.monotonic() < deadline, seen
-        await asyncio.sleep(0.5)
+    # each look is a fresh cockpit: the log's mtime dates the last step
+    await await_for(status_says_stalled, 20, lambda: f"status to say stalled (it said {seen})", interval=0.5)
     assert fate_state(cfg, res.attempt) == "stalled"
     stop = Engine(cfg)
     await stop.run_action("stop")

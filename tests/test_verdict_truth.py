@@ -13,7 +13,6 @@ Each of these failed on the code before the fix:
 
 from __future__ import annotations
 
-import asyncio
 import time
 
 import pytest
@@ -116,13 +115,12 @@ id = "cursed"
 
 async def _leader_pid(eng: Engine) -> int:
     sup = eng.job.pid
-    for _ in range(200):
-        res = await eng.transport.run(f"cat /proc/{sup}/task/*/children", timeout=5)
-        kids = res.text.split()
-        if kids:
-            return int(kids[0])
-        await asyncio.sleep(0.02)
-    raise AssertionError("the job has no child process")
+
+    async def children() -> list[str]:
+        return (await eng.transport.run(f"cat /proc/{sup}/task/*/children", timeout=5)).text.split()
+
+    kids = await await_for(children, 4, "a child process of the job's supervisor")
+    return int(kids[0])
 
 
 async def test_verify_after_sigkill_reports_the_death_and_records_the_fate(lab, lab_config, engines):

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import inspect
 import os
 import socket
 import time
@@ -63,7 +64,7 @@ def wait_for(
 
 
 async def await_for(
-    predicate: Callable[[], T],
+    predicate: Callable[[], T | Awaitable[T]],
     timeout: float = 5.0,
     message: str | Callable[[], str] | None = None,
     *,
@@ -75,11 +76,13 @@ async def await_for(
     event loop keeps running (a Textual test passes ``pause=pilot.pause`` to let the app work).
 
     The interval stays fixed unless ``max_interval`` is given: async tests often wait for a
-    short-lived state (a save being settled), which a slowed-down poll could miss.
+    short-lived state (a save being settled), which a slowed-down poll could miss.  The predicate
+    may be a coroutine function (a condition that needs a remote call): it is awaited each time.
     """
     deadline = _Deadline(timeout, interval, interval if max_interval is None else max_interval)
     while True:
-        value = predicate()
+        got = predicate()
+        value = await got if inspect.isawaitable(got) else got
         if value:
             return value
         await pause(deadline.next_delay(predicate, message))
