@@ -58,3 +58,16 @@ def test_megabytes_without_a_newline_are_cut_not_kept():
         assert len(scan.partial) <= MAX_LINE
     scan.feed(b"\nstep 7 loss 1.0\n")
     assert scan.progress_count == 1 and max(len(line) for line in scan.tail_lines) < MAX_LINE + 64
+
+
+def test_a_line_signature_error_is_counted_once():
+    from cockpit.core.actions.cause import error_cause
+    from cockpit.core.probes.signatures import load_signatures
+
+    classifier = Classifier(user=load_signatures([{"pattern": "^step 3 ", "layer": "app", "label": "cursed step", "kind": "cursed"}]))
+    scan = LogScan(re.compile(r"^step \d+"), classifier)
+    scan.feed(b"step 1 a\nstep 2 a\nstep 3 a\nstep 4 a\n")
+    scan.flush()
+    assert [e.label for e in scan.errors()] == ["cursed step"]
+    cause = error_cause(scan)
+    assert cause is not None and cause.detail == "cursed step" and cause.data["errors"] == 1

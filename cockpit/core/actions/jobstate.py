@@ -266,12 +266,13 @@ class LogScan:
             self.classifier.feed(line)
 
     def errors(self) -> list[Match]:
-        """Every error-severity match not ignored by ``[verify] ignore_signatures``, oldest first."""
+        """Every error-severity match, oldest first (the classifier already drops the ids in
+        ``[verify] ignore_signatures``: :func:`make_scan` gives it the same set)."""
         if self.classifier is None:
             return []
-        errs = [m for m in self.classifier.errors if m.kind not in self.ignore]
-        first = self.classifier.first_error
-        if first is not None and first.kind not in self.ignore and all(e.chain_id != first.chain_id or first.chain_id is None for e in errs):
+        errs = list(self.classifier.errors)
+        first = self.classifier.first_error  # kept even when the bounded history has moved past it
+        if first is not None and _key(first) not in {_key(e) for e in errs}:
             errs.insert(0, first)
         return sorted(errs, key=lambda m: m.traceback_start or m.line_no)
 
@@ -297,6 +298,11 @@ class LogScan:
 
     def tail(self, n: int = 15) -> str:
         return "\n".join(self.tail_lines[-n:])
+
+
+def _key(m: Match) -> object:
+    """One error, however many versions of it the classifier made: its chain, or its line."""
+    return m.chain_id if m.chain_id is not None else ("line", m.line_no)
 
 
 def error_dict(err: Match | None) -> dict[str, Any] | None:
