@@ -284,7 +284,9 @@ class Engine:
             await follower.cancel()
         if job is not None and attempt is not None:
             try:
-                before = await read_fate(ctx, job, JobReader(ctx, job, tail_bytes=256 << 10), gpu_util=self.gpu_util)
+                # the follower has read this job's log up to now: go on from there; else a quick look at the tail
+                reader = follower.reader if follower is not None and follower.job is job else JobReader(ctx, job, tail_bytes=256 << 10)
+                before = await read_fate(ctx, job, reader, gpu_util=self.gpu_util)
             except RemoteError:
                 before = None
             if before is not None and before.final:
