@@ -222,6 +222,31 @@ class SignatureConfig:
     id: str = _f("", "A short id for this signature (used by [verify] ignore_signatures); default \"user-N\".")
 
 
+# -- [notify]: notifications that reach you (cockpit/core/notify) -------------------------------------
+
+def _default_on() -> list[str]:
+    from .core.notify.payload import DEFAULT_ON
+
+    return list(DEFAULT_ON)
+
+
+@dataclass
+class NotifyConfig:
+    command: str | list[str] | None = _f(None, "A command run on this machine (never on the target) for each notification, with the event as JSON on stdin (README: Notifications); a string runs with /bin/sh -c in this file's directory, an array runs as it is.")
+    webhook: str | None = _f(None, "An http(s) URL that receives each notification as a JSON POST, Slack-compatible (\"text\" plus the event's fields). It holds a token: cockpit shows only its scheme and host.")
+    on: list[str] = _f(doc="Which events notify the command and the webhook: \"verdict\" (every attempt), \"failed\" (attempts that did not pass), and a passed attempt's job that \"died\", \"vanished\", \"stalled\" or \"finished\".", factory=_default_on)
+    timeout: float = _f(10.0, "Seconds the command may run, or the webhook may take to answer, before it counts as failed (the command is killed). Never retried.", check=_positive)
+    max_per_minute: int = _f(6, "At most this many notifications a minute; the next one sent says how many were dropped. An identical event within 10 minutes is never sent twice. 0: no limit.", check=_non_negative)
+
+
+def _check_notify(cfg: Config, path: Path | None) -> None:
+    from .core.notify.check import check_notify  # event kinds, an empty command, a webhook that is not http(s)
+
+    check_notify(cfg.notify, path)
+
+# -- end of [notify] ---------------------------------------------------------------------------------
+
+
 @dataclass
 class Config:
     target: TargetConfig = field(default_factory=TargetConfig)
@@ -234,6 +259,7 @@ class Config:
     journal: JournalConfig = field(default_factory=JournalConfig)
     loop: LoopConfig = field(default_factory=LoopConfig)
     verify: VerifyConfig = field(default_factory=VerifyConfig)
+    notify: NotifyConfig = field(default_factory=NotifyConfig)
     keymap: dict[str, str] = field(default_factory=dict)
     signatures: list[SignatureConfig] = field(default_factory=list)
     #: the file this came from (None for built-in configs such as the demo)
@@ -436,6 +462,7 @@ def _check_ignored_signatures(cfg: Config, path: Path | None) -> None:
 def _check_whole(cfg: Config, path: Path | None) -> None:
     """Checks that involve more than one key."""
     _check_ignored_signatures(cfg, path)
+    _check_notify(cfg, path)
     t = cfg.target
     if t.transport == "ssh" and not t.host:
         raise ConfigError(path, "target.host", "is missing", "set host = \"10.1.2.6\" (an address, a name, or a ~/.ssh/config alias), or transport = \"local\"")
