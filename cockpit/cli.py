@@ -168,11 +168,15 @@ def with_engine(args: argparse.Namespace, cfg: Config, work: Callable[[Any], Any
     """Run ``work(engine)`` in a fresh event loop (live stages on a terminal's stderr); Busy → exit 75."""
     from .cli_live import LiveStages, live_wanted
     from .core.engine import Busy, Engine
+    from .core.notify import Notifier
 
     async def go() -> Any:
         eng = Engine(cfg)
         if getattr(args, "stop_strays", False):
             eng.strays_policy = "stop"
+        # [notify] command and webhook on a verdict or a fate found here; the terminal shows the rest
+        notifier = Notifier(cfg, terminal=False)
+        notifier.attach(eng)
         try:
             if live_wanted(args):
                 with LiveStages() as live:
@@ -180,6 +184,7 @@ def with_engine(args: argparse.Namespace, cfg: Config, work: Callable[[Any], Any
                     return await work(eng)
             return await work(eng)
         finally:
+            await notifier.drain()
             await eng.close()
 
     try:
@@ -298,8 +303,12 @@ def cmd_demo(args: argparse.Namespace, cfg: Config) -> int:
 def cmd_check_config(args: argparse.Namespace, cfg: Config) -> int:
     import dataclasses
 
+    from .core.notify import mask_url
+
     d = dataclasses.asdict(cfg)
     d["path"] = str(cfg.path) if cfg.path else None
+    if cfg.notify.webhook:
+        d["notify"]["webhook"] = mask_url(cfg.notify.webhook)  # it holds a token
     emit(args, d, lambda x: f"{x['path'] or '<built-in>'}: OK\n" + json.dumps(x, indent=2, default=str))
     return EXIT_OK
 
