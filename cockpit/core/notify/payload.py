@@ -31,6 +31,8 @@ the notifier's ``redact`` function and is one line without control characters.
 
 from __future__ import annotations
 
+import dataclasses
+import re
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -51,6 +53,8 @@ EVENT_KINDS = ("verdict", "failed", *FATE_KINDS)
 DEFAULT_ON = ("verdict", "died", "vanished", "stalled")
 
 _LIMIT = 300
+#: terminal escape sequences (CSI, OSC, two-byte ESC): removed whole, not shown as "[31m"
+_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x9b[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-_]")
 
 
 def event_kind(ev: Event) -> str | None:
@@ -75,10 +79,19 @@ def _iso(t: float) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t)) + f".{int((t % 1) * 1000):03d}Z"
 
 
+def _clean(v: Any) -> Any:
+    """``v`` with every escape sequence removed from its strings."""
+    if isinstance(v, str):
+        return _ANSI.sub("", v)
+    if isinstance(v, Mapping):
+        return {k: _clean(x) for k, x in v.items()}
+    return v
+
+
 def _line(s: Any, limit: int = _LIMIT) -> str | None:
     if s is None:
         return None
-    s = one_line(str(s), limit)
+    s = one_line(_clean(str(s)), limit)
     return s or None
 
 
@@ -93,8 +106,8 @@ def build_payload(ev: Event, *, target: str, note: str = "", now: float | None =
     if isinstance(ev, ActionFinished):
         res = ev.result
         assert res is not None
-        fe = res.first_error if isinstance(res.first_error, Mapping) else None
-        summary = res.verdict.summary()
+        fe = _clean(res.first_error) if isinstance(res.first_error, Mapping) else None
+        summary = _clean(res.verdict.summary())
         d = {"attempt": res.attempt, "outcome": res.outcome.value, "layer": res.verdict.layer.value if res.verdict.layer else None,
              "summary": summary, "first_error": fe}
         p.update(text=verdict_line(d, prefix=prefix, limit=_LIMIT), attempt=res.attempt, outcome=d["outcome"], layer=d["layer"],
@@ -104,7 +117,7 @@ def build_payload(ev: Event, *, target: str, note: str = "", now: float | None =
         assert isinstance(ev, FateChanged)
         from ..fate import story
 
-        told = story(ev.outcome, None, ev.fate)
+        told = story(ev.outcome, None, dataclasses.replace(ev.fate, cause=_clean(ev.fate.cause)))
         fate = ev.fate.to_dict()
         fate.pop("at", None)
         fate["cause"] = _line(fate.get("cause"), 500) or ""

@@ -14,8 +14,10 @@ or a journal :class:`~cockpit.core.journal.AttemptRecord`, and
 
 It never raises: a missing or failing tmux is reported in the returned dict (``errors``).  In
 read-only mode it does nothing.  Blocking (tmux calls have a timeout of ``timeout`` s each):
-from async code use :func:`notify_verdict_async`.  In the TUI pass ``bell=False`` and call
-``App.bell()`` instead: Textual owns the terminal.
+from async code use :func:`notify_verdict_async`.  :func:`terminal_notify` does the same for a
+line already written.  The front ends do not call these themselves: the
+:class:`~cockpit.core.notify.notifier.Notifier` they attach to the engine does (in the TUI with
+``App.bell()`` as its bell: Textual owns the terminal).
 """
 
 from __future__ import annotations
