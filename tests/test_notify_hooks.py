@@ -298,8 +298,12 @@ async def test_rate_limit_and_identical_events_collapsed(tmp_path, engine_for):
     n(verdict_event(1))  # the collapse lasts 10 minutes, not for ever: still collapsed here
     now[0] += 600
     n(verdict_event(1))
+    # a job that stalls, resumes and stalls again (its cause says for how long) is told once
+    n(FateChanged(6, Fate("stalled", "app", "no progress for 2m10s", 1.0), "passed"))
+    n(FateChanged(6, Fate("stalled", "app", "no progress for 2m40s", 2.0), "passed"))
     await n.drain()
-    assert [json.loads(g["stdin"])["attempt"] for g in received(out)] == [1, 2, 6, 1]
+    assert [json.loads(g["stdin"])["attempt"] for g in received(out)] == [1, 2, 6, 1, 6]
+    assert n.collapsed == 3
 
 
 async def test_what_on_selects(tmp_path, engine_for):

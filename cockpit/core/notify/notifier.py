@@ -8,8 +8,9 @@ event (:func:`~cockpit.core.notify.payload.event_kind`) it decides the channels:
   every verdict, and a passed attempt's job that died, vanished or stalled, as before;
 * **hooks** (``[notify] command`` and ``webhook``): the events ``[notify] on`` names.
 
-Then, before anything is sent: an identical event (same kind, attempt, outcome, layer, state and
-error) within :data:`COLLAPSE_S` is dropped, and past ``[notify] max_per_minute`` events are
+Then, before anything is sent: an identical event (same kind, attempt, outcome and layer, and for
+a verdict the same error) within :data:`COLLAPSE_S` is dropped (a job that stalls, resumes and
+stalls again is told once), and past ``[notify] max_per_minute`` events are
 counted, not sent (the next one sent carries ``suppressed``).  Every string in the payload goes
 through ``redact`` (default: the values of secret-named ``[job.env]`` keys hidden) and the
 webhook URL is never in it.  Deliveries run as tasks, one after the other, never blocking the
@@ -145,8 +146,8 @@ class Notifier:
 
     def _admit(self, p: dict[str, Any], now: float) -> bool:
         """Collapse identical events, then the rate limit; True: send ``p`` (``suppressed`` set)."""
-        fate = p.get("fate") or {}
-        key = (p["event"], p["attempt"], p["outcome"], p["layer"], fate.get("state"), p["error"])
+        # a fate's cause carries times ("no progress for 3m12s"): the same state of the same attempt is the same news
+        key = (p["event"], p["attempt"], p["outcome"], p["layer"], None if p["fate"] else p["error"])
         for k, t in list(self._seen.items()):
             if now - t > COLLAPSE_S:
                 del self._seen[k]
