@@ -49,7 +49,7 @@ class ActionConfig:
                     choices=("target", "host"))
     destructive: bool = _f(False, "true: the TUI asks first, showing the exact command; the CLI asks on a terminal, else needs --yes; it waits its turn like stop and reboot.")
     view: bool = _f(False, "true: the output opens in a scrollable view; false: a notification with the exit code and the last line.")
-    timeout: float = _f(60.0, "Seconds before the command is killed (timeout on the remote side).", check=_positive)
+    timeout: float = _f(60.0, "Seconds before the command is killed (by timeout on the remote side, in whole seconds).", check=_positive)
     help: str = _f("", "One line for the help screen and the palette (default: the command).")
 
 

@@ -18,6 +18,7 @@ into a layer: ``grep`` exiting 1 is not a failure of your container, nor of your
 
 from __future__ import annotations
 
+import math
 import re
 import shlex
 import time
@@ -53,10 +54,15 @@ def command_for(action: ActionConfig, cfg: Config, job: JobRecord | None = None,
     return render(action.command, field_values(cfg, job, attempt), name=action.name)
 
 
+def _seconds(timeout: float) -> int:
+    """The remote timeout in whole seconds: every timeout(1) reads those."""
+    return max(1, math.ceil(timeout))
+
+
 def remote_script(command: str, timeout: float, cap: int = MAX_OUTPUT) -> str:
     """The shell script that runs ``command``: marker, remote timeout, stderr merged, output capped."""
     q = shlex.quote(command)
-    t = f"{timeout:g}"
+    t = _seconds(timeout)
     run = (f"if command -v timeout >/dev/null 2>&1; then timeout -k 5 {t} /bin/sh -c {q}; else /bin/sh -c {q}; fi")
     return (f"printf '%s\\n' '{_MARK} ran' >&2; "
             f"{{ {run} 2>&1; printf '{_MARK} rc %s\\n' \"$?\" >&2; }} </dev/null"
@@ -163,7 +169,7 @@ async def run_user_action(ctx: ActionContext, action: ActionConfig, job: JobReco
         return decide(Stage(stage_name, Status.FAIL, lay, msg, evidence=out.evidence(), advice=hint, duration_s=res.duration_s))
     rc = marks.get("rc")
     res.exit_code = int(rc) if rc is not None else out.exit_code
-    res.timed_out = out.timed_out or (res.exit_code in (124, 137) and out.duration_s >= action.timeout - 0.5)
+    res.timed_out = out.timed_out or (res.exit_code in (124, 137) and out.duration_s >= _seconds(action.timeout) - 0.5)
     if res.timed_out:
         res.exit_code = None
     more = marks.get("more")
