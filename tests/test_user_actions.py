@@ -279,7 +279,7 @@ async def test_tui_key_shows_the_output_and_destructive_asks_with_the_exact_comm
         await pilot.press("escape")
         await wait_for(pilot, lambda: not isinstance(app.screen, OutputScreen), what="the view to close")
         await pilot.press("X")
-        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), what="the confirmation")
+        await wait_for(pilot, lambda: _shown(app, ConfirmScreen, "#confirm-where"), what="the confirmation")
         assert str(app.screen.query_one("#confirm-command").content) == f"touch {mark} && echo touched {cfg.job.workdir}"
         assert "inside container 200" in str(app.screen.query_one("#confirm-where").content)
         assert app.screen.focused.id == "confirm-no"
@@ -288,7 +288,7 @@ async def test_tui_key_shows_the_output_and_destructive_asks_with_the_exact_comm
         await pilot.pause()
         assert not mark.exists() and rec.of(ActionStarted) == [] and not [w for w in app.workers if w.group == "user-action"]
         await pilot.press("X")
-        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), what="the confirmation again")
+        await wait_for(pilot, lambda: _shown(app, ConfirmScreen, "#confirm-ok"), what="the confirmation again")
         await pilot.press("y")
         await wait_for(pilot, lambda: any(n.startswith("exit 0 — touched") for n in notes(app)), timeout=30, what="the toast")
         assert mark.exists() and [m.action for m in rec.of(ActionStarted)] == ["boom"]  # it held the target
@@ -306,7 +306,7 @@ async def test_read_only_disables_user_actions_everywhere(tmp_path):
         available = {a.id for a in CockpitCommands(app.screen)._available()}
         assert not available & {"look", "wipe", "quiet"} and "zoom" in available
         await pilot.press("question_mark")
-        await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen), what="help")
+        await wait_for(pilot, lambda: _shown(app, HelpScreen, "HelpBody"), what="help")
         text = _help_text(app)
         assert re.search(r"G\s+look\s+just look\s+\(disabled: read-only\)", text), text
 
@@ -320,7 +320,7 @@ async def test_help_and_palette_list_user_actions_beside_builtins(tmp_path):
         best = max([h async for h in provider.search("wipe")], key=lambda h: h.score)
         assert str(best.match_display) == "wipe" and "(key: X)" in str(best.help)
         await pilot.press("question_mark")
-        await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen), what="help")
+        await wait_for(pilot, lambda: _shown(app, HelpScreen, "HelpBody"), what="help")
         text = _help_text(app)
         assert "Your actions" in text and re.search(r"X\s+wipe\s+in the target: touch \{workdir\}/wiped\s+\(asks first\)", text)
         assert re.search(r"—\s+quiet", text)  # no key: palette and CLI only
@@ -330,6 +330,11 @@ async def test_help_and_palette_list_user_actions_beside_builtins(tmp_path):
         await pilot.press("G")
         await wait_for(pilot, lambda: "exit 0 — looked" in notes(app), what="the toast")
         assert app.screen_stack[-1] is app.screen and not isinstance(app.screen, (OutputScreen, ConfirmScreen))
+
+
+def _shown(app: Any, screen: type, selector: str) -> bool:
+    """``screen`` is on top and composed (pushed is not enough: its widgets come a moment later)."""
+    return isinstance(app.screen, screen) and bool(app.screen.query(selector))
 
 
 def _help_text(app: Any) -> str:

@@ -46,7 +46,9 @@ class OutputScreen(ModalScreen[None]):
 
     @property
     def lines(self) -> list[str]:
-        return list(self.query_one(Log).lines)
+        """The lines shown (none before the view is composed)."""
+        logs = self.query(Log)
+        return list(logs.first().lines) if logs else []
 
     def action_close(self) -> None:
         self.dismiss(None)
