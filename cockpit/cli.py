@@ -69,6 +69,10 @@ def build_parser() -> argparse.ArgumentParser:
     _common(s)
     s.set_defaults(func=cmd_stacks)
 
+    from .action_cli import add_parser as add_run_action
+
+    add_run_action(sub)
+
     s = sub.add_parser("history", help="list attempts from the journal")
     _common(s)
     s.add_argument("--markdown", "--md", action="store_true", help="a post-mortem timeline for an incident report")

@@ -29,6 +29,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib
 
+from .config_actions import ActionConfig, check_actions, parse_actions
 from .core.layers import Layer
 from .core.paths import check_cache_path, norm_remote_path
 
@@ -261,6 +262,8 @@ class Config:
     verify: VerifyConfig = field(default_factory=VerifyConfig)
     notify: NotifyConfig = field(default_factory=NotifyConfig)
     keymap: dict[str, str] = field(default_factory=dict)
+    #: ``[[actions]]``: the user's own actions (cockpit/config_actions.py)
+    actions: list[ActionConfig] = field(default_factory=list)
     signatures: list[SignatureConfig] = field(default_factory=list)
     #: the file this came from (None for built-in configs such as the demo)
     path: Path | None = None
@@ -347,6 +350,8 @@ def parse_config(text: str, *, path: Path | None = None) -> Config:
             raise _unknown(path, key, key, _SECTIONS)
         if key == "keymap":
             cfg.keymap = _str_table(path, "keymap", value)
+        elif key == "actions":
+            cfg.actions = parse_actions(path, value)
         elif key == "signatures":
             if not isinstance(value, list):
                 raise ConfigError(path, "signatures", "must be an array of tables", "write each one as [[signatures]] with pattern, layer, label, advice")
@@ -463,6 +468,7 @@ def _check_whole(cfg: Config, path: Path | None) -> None:
     """Checks that involve more than one key."""
     _check_ignored_signatures(cfg, path)
     _check_notify(cfg, path)
+    check_actions(cfg, path)
     t = cfg.target
     if t.transport == "ssh" and not t.host:
         raise ConfigError(path, "target.host", "is missing", "set host = \"10.1.2.6\" (an address, a name, or a ~/.ssh/config alias), or transport = \"local\"")

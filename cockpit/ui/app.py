@@ -52,13 +52,14 @@ from .panes.status import StatusLine, StatusState
 from .panes.verdict import VerdictStrip
 from .settings import SettingsMixin
 from .themes import ThemeSet, default_variables, load_themes
+from .user_keys import UserActionKeys
 
 log = logging.getLogger(__name__)
 
 
 __all__ = ["CockpitApp", "create_app"]
 
-class CockpitApp(SettingsMixin, TargetKeys, ViewKeys, App[int]):
+class CockpitApp(SettingsMixin, TargetKeys, ViewKeys, UserActionKeys, App[int]):
     CSS_PATH = "styles.tcss"
     TITLE = "cockpit"
     BINDINGS: ClassVar[list[Any]] = bindings(ACTIONS)
@@ -81,6 +82,7 @@ class CockpitApp(SettingsMixin, TargetKeys, ViewKeys, App[int]):
         self.notice = notice
         self.owns_engine = owns_engine
         self.driver = Driver(engine)
+        self.load_user_actions()
         self.keymap: dict[str, str] = {}
         self.last_verdict: tuple[str, Any] | None = None
         self.notifier = Notifier(self.cfg, read_only=read_only, bell=lambda: self.bell(),
@@ -122,6 +124,7 @@ class CockpitApp(SettingsMixin, TargetKeys, ViewKeys, App[int]):
     def on_mount(self) -> None:
         self._apply_themes()
         self._apply_keymap()
+        self.bind_user_actions()
         if self.read_only:
             self.sub_title = "READ-ONLY"
         self._unsubscribe = self.engine.subscribe(EventAdapter(self.post_message))
@@ -169,7 +172,7 @@ class CockpitApp(SettingsMixin, TargetKeys, ViewKeys, App[int]):
         return True
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        spec = action_spec(action)
+        spec = action_spec(action) if action != "user_action" else self.user_actions.get(str(parameters[0]) if parameters else "")
         if spec is None:
             return True
         if len(self.screen_stack) > 1:
