@@ -162,6 +162,7 @@ class DeployConfig:
     source: str | None = _f(None, "Local directory (or file) to deploy; relative to this config file.")
     dest: str | None = _f(None, "Directory inside the target to deploy into.", check=_abs_remote)
     exclude: list[str] = _f(doc="Glob patterns not deployed (matched against relative paths and names).", factory=lambda: [".git", "__pycache__", "*.pyc", ".cockpit", ".venv"])
+    follow_symlinks: bool = _f(False, "Symlinks in the source are always deployed as what they point to (never as links, which would dangle in the target); one that points outside the source is refused unless this is true. Loops are always refused.")
 
 
 @dataclass
