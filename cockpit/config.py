@@ -100,6 +100,13 @@ def _env_keys(v: Any) -> str | None:
     return None if not bad else f"has {bad[0]!r}, which is not a variable name (letters, digits and _, not starting with a digit)"
 
 
+def _ssh_word(v: Any) -> str | None:
+    """A host or user name that ``ssh`` (the shell key's command line) cannot read as an option."""
+    if v.startswith("-") or any(c.isspace() or not c.isprintable() for c in v):
+        return "must not start with '-' or contain spaces or control characters (ssh would read it as an option)"
+    return None
+
+
 def _abs_remote(v: Any) -> str | None:
     return None if not v or v.startswith("/") else "must be an absolute path inside the target (starting with /)"
 
@@ -107,8 +114,8 @@ def _abs_remote(v: Any) -> str | None:
 @dataclass
 class TargetConfig:
     name: str = _f("", "A short name shown in the status line and the journal (default: the host).")
-    host: str = _f("", "SSH host name, address, or an alias from ~/.ssh/config.")
-    user: str | None = _f(None, "SSH user (default: from ~/.ssh/config, else your login name).")
+    host: str = _f("", "SSH host name, address, or an alias from ~/.ssh/config.", check=_ssh_word)
+    user: str | None = _f(None, "SSH user (default: from ~/.ssh/config, else your login name).", check=_ssh_word)
     port: int | None = _f(None, "SSH port (default: from ~/.ssh/config, else 22).", check=_port)
     runtime: str = _f("none", "Where the job runs: \"pct\" (a Proxmox LXC container on the host) or \"none\" (the host itself).", choices=("pct", "none"))
     container: int | None = _f(None, "The Proxmox container id (CTID) when runtime = \"pct\".", check=lambda v: None if v > 0 else "must be a positive container id")

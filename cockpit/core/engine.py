@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import fcntl
+import hashlib
 import logging
 import os
 import time
@@ -453,4 +454,9 @@ class Engine:
 
 
 def _safe(name: str) -> str:
-    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name) or "target"
+    """A file name for ``name``: its safe characters, and past 64 of them a hash of the whole
+    (a file name longer than 255 bytes could not be opened)."""
+    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in name) or "target"
+    if len(safe.encode()) > 64:
+        safe = safe.encode()[:48].decode("utf-8", "ignore") + "-" + hashlib.sha256(name.encode("utf-8", "surrogateescape")).hexdigest()[:12]
+    return safe
