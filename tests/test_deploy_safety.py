@@ -12,7 +12,15 @@ from pathlib import Path
 import pytest
 
 from cockpit.core.actions.base import ActionContext
-from cockpit.core.actions.deploy import _pack, collect_tree, portable_checksum_script, remote_checksums
+from cockpit.core.actions.deploy import (
+    NO_ZERO,
+    _pack,
+    checksum_command,
+    collect_tree,
+    portable_checksum_command,
+    printf_literal,
+    remote_checksums,
+)
 from cockpit.core.hashing import file_sha256
 from cockpit.core.layers import Layer, Status
 
@@ -110,6 +118,20 @@ def test_dangling_and_excluded_links(tmp_path: Path) -> None:
     assert list(tree.files) == ["train.py"]
 
 
+@pytest.mark.parametrize("shell", ["dash", "bash"])
+def test_printf_literal_gives_back_every_byte(shell: str) -> None:
+    import shutil
+    import subprocess
+
+    if not shutil.which(shell):
+        pytest.skip(f"{shell} not installed")
+    data = bytes(range(256)) + b"\0-x%d%%s\\'\"" + b"".join(os.fsencode(n) + b"\0" for n in HOSTILE_NAMES)
+    lit = printf_literal(b"-" + data)
+    assert lit.isascii() and lit.count("'") == 2 and "%" not in lit and not lit.startswith("'-")
+    r = subprocess.run([shell, "-c", f"printf {lit}"], capture_output=True, timeout=10)
+    assert (r.returncode, r.stdout) == (0, b"-" + data)
+
+
 # -- against the lab --------------------------------------------------------------------------------
 
 pytestmark_lab = pytest.mark.lab
@@ -120,7 +142,7 @@ def _cfg(lab, lab_config, src: Path, dest: str, **deploy):
 
 
 @pytestmark_lab
-async def test_hostile_names_and_inside_links_deploy_and_verify(lab, lab_config, engines, tmp_path: Path) -> None:
+async def test_hostile_names_and_inside_links_deploy_and_verify(lab, lab_config, engines, tmp_path: Path, monkeypatch) -> None:
     src = make_tree(lab.dir / "deploy-hostile-src")
     dest = lab.workspace(200) / "deploy-hostile"
     try:
@@ -144,10 +166,23 @@ async def test_hostile_names_and_inside_links_deploy_and_verify(lab, lab_config,
         manifest = {r: file_sha256(src / r) for r in rels}
         (dest / "back\\slash.py").write_text("tampered")
         os.unlink(dest / "pkg" / "new\nline.py")
+        want = ["back\\slash.py", "pkg/new\nline.py"]
         remote = await remote_checksums(ctx, str(dest), rels)
-        assert [r for r in rels if remote.get(r) != manifest[r]] == ["back\\slash.py", "pkg/new\nline.py"]
-        # the portable path (a target whose sha256sum has no -z) gives the same answer
-        res = await eng.transport.run_channel("/bin/sh -s", input=portable_checksum_script(str(dest), rels), timeout=60)
+        assert [r for r in rels if remote.get(r) != manifest[r]] == want
+        monkeypatch.setattr("cockpit.core.actions.deploy.CHUNK_CHARS", 300)  # many commands: the same answer
+        remote = await remote_checksums(ctx, str(dest), rels)
+        assert [r for r in rels if remote.get(r) != manifest[r]] == want
+        # a target whose sha256sum has no -z (busybox): the portable path gives the same answer
+        fake = lab.dir / "deploy-no-z-bin"
+        fake.mkdir(exist_ok=True)
+        (fake / "sha256sum").write_text('#!/bin/sh\nfor a; do [ "$a" = -z ] && { echo "sha256sum: unrecognized option: z" >&2; exit 1; }; done\n'
+                                        'exec /usr/bin/sha256sum "$@"\n')
+        (fake / "sha256sum").chmod(0o755)
+        busybox_like = WithPath(eng.transport, fake)
+        assert (await busybox_like.run(checksum_command(str(dest), rels[:2]))).exit_code == NO_ZERO
+        remote = await remote_checksums(ActionContext(eng.cfg, busybox_like), str(dest), rels)  # type: ignore[arg-type]
+        assert len(remote) == len(rels) - 1 and [r for r in rels if remote.get(r) != manifest[r]] == want
+        res = await eng.transport.run(portable_checksum_command(str(dest), rels), timeout=60)
         digests = res.stdout.decode().split("\n")
         assert res.exit_code == 0 and digests[: len(rels)] == [
             "-" if r == "pkg/new\nline.py" else file_sha256(dest / r) for r in rels]
@@ -191,6 +226,21 @@ async def test_follow_symlinks_deploys_the_outside_target_as_a_file(lab, lab_con
         assert v.failed_stage is not None and v.failed_stage.layer is Layer.CONFIG and "'up' -> '..' loops" in v.failed_stage.detail
     finally:
         _rm(dest)
+
+
+class WithPath:
+    """The real transport, with a directory of stand-ins first on the PATH of every command."""
+
+    def __init__(self, inner, path: Path) -> None:
+        self.inner, self.path = inner, path
+
+    def __getattr__(self, name: str):
+        return getattr(self.inner, name)
+
+    async def run(self, command: str, *, timeout: float = 10.0):
+        import shlex
+
+        return await self.inner.run(f"PATH={shlex.quote(str(self.path))}:$PATH; export PATH; {command}", timeout=timeout)
 
 
 def _relink(target: Path, link: Path) -> None:

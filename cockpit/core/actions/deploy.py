@@ -7,11 +7,13 @@ regular file, streamed over its own SSH channel into ``tar -xzf - -C DEST`` insi
 verified by comparing the SHA-256 of every file there with a manifest computed locally.  A deploy
 that "worked" but left an old file in place cannot pass.
 
-Names never travel inside a command line: the remote check reads the list of files NUL-separated
-on its stdin (``xargs -0 sha256sum -z --``) and answers NUL-separated (:func:`parse_sha256sum_z`),
-so a name with spaces, a newline, a backslash, quotes, a leading dash or bytes that are not UTF-8
-is checked like any other.  Where ``sha256sum`` has no ``-z`` (busybox), a POSIX ``sh`` script
-read from stdin hashes each file through a redirect and answers one digest per line, in order.
+Names never become words of a command line: the remote check gets the list of files
+NUL-separated from ``printf`` (every byte that is not plainly safe written as an octal escape,
+so the command is ASCII) into ``xargs -0 sha256sum -z --``, through the persistent session, and
+the answer is NUL-separated too (:func:`~cockpit.core.hashing.parse_sha256sum_z`): a name with
+spaces, a newline, a backslash, quotes, a leading dash or bytes that are not UTF-8 is checked like
+any other.  Where ``sha256sum`` has no ``-z`` (busybox), each file is hashed through a redirect
+and the answer is one digest per line, in order.
 
 The code version recorded with it is the git commit of the source plus a hash of uncommitted
 changes (``git diff HEAD`` and untracked files), so two attempts of the same dirty tree have the
@@ -37,7 +39,8 @@ from .base import ActionContext, StageFailed, VerdictBuilder, check
 from .deploy_tree import SourceTree, collect_files, collect_tree
 from .deploy_tree import excluded as _excluded
 
-__all__ = ["deploy", "collect_files", "collect_tree", "code_version", "DEPLOY_PLAN", "checksum_command", "remote_checksums", "_excluded"]
+__all__ = ["deploy", "collect_files", "collect_tree", "code_version", "DEPLOY_PLAN", "checksum_command", "portable_checksum_command",
+           "printf_literal", "remote_checksums", "_excluded"]
 
 DEPLOY_PLAN = [("source", Layer.CONFIG), ("upload", Layer.CONTAINER), ("checksums", Layer.CONTAINER)]
 #: the exit status of the checksum command when the target's sha256sum has no -z (or no xargs)
@@ -89,40 +92,77 @@ def _pack(files: dict[str, Path]) -> bytes:
     return buf.getvalue()
 
 
-def checksum_command(dest: str) -> str:
-    """The remote side of the check: file names NUL-separated on stdin, ``DIGEST  NAME`` records
-    NUL-separated on stdout; exit :data:`NO_ZERO` where ``sha256sum -z`` or ``xargs`` is missing."""
+#: bytes a printf format may hold as themselves inside single quotes (no ', \\, % or control byte)
+_PRINTF_SAFE = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-/+,=:@ ")
+#: the most format text one command carries (Linux caps one argument, ``sh -c``'s script, at 128 KiB)
+CHUNK_CHARS = 32_000
+
+
+def printf_literal(data: bytes) -> str:
+    """``data`` as a single-quoted ``printf`` format that prints exactly those bytes: safe bytes as
+    themselves, every other one (quotes, backslash, %, newline, NUL, non-ASCII) as ``\\ooo``, and a
+    leading ``-`` too (printf would read it as an option).  The result is plain ASCII."""
+    out = "".join(chr(b) if b in _PRINTF_SAFE and not (i == 0 and b == 0x2D) else f"\\{b:03o}" for i, b in enumerate(data))
+    return f"'{out}'"
+
+
+def _chunks(rels: list[str], extra: int) -> list[list[str]]:
+    """``rels`` in runs whose printf text stays under :data:`CHUNK_CHARS` (``extra`` per name)."""
+    out: list[list[str]] = [[]]
+    size = 0
+    for r in rels:
+        n = len(printf_literal(os.fsencode(r))) + extra
+        if out[-1] and size + n > CHUNK_CHARS:
+            out.append([])
+            size = 0
+        out[-1].append(r)
+        size += n
+    return [c for c in out if c]
+
+
+def checksum_command(dest: str, rels: list[str]) -> str:
+    """``DIGEST  NAME`` records, NUL-separated, for ``rels`` under ``dest``: the names go to
+    ``xargs -0`` NUL-separated from printf, never as words of the command; exit :data:`NO_ZERO`
+    where ``sha256sum -z`` or ``xargs`` is missing."""
+    names = printf_literal(b"".join(os.fsencode(r) + b"\0" for r in rels))
     return (f"cd -- {shlex.quote(dest)} || exit 90; "
             "if sha256sum -z /dev/null >/dev/null 2>&1 && command -v xargs >/dev/null 2>&1; "
-            f"then xargs -0 sha256sum -z --; else exit {NO_ZERO}; fi")
+            f"then printf {names} | xargs -0 sha256sum -z --; else exit {NO_ZERO}; fi")
 
 
-def _sh_quote_bytes(name: bytes) -> bytes:
-    return b"'" + name.replace(b"'", b"'\\''") + b"'"
-
-
-def portable_checksum_script(dest: str, rels: list[str]) -> bytes:
-    """A POSIX ``sh`` script (sent on stdin, so names are bytes, never command-line text) that
-    prints one digest per file, in order, or ``-`` for a file that is not there."""
-    lines = [f"cd -- {shlex.quote(dest)} || exit 90".encode(), b"for f in \\"]
-    lines += [b"  " + _sh_quote_bytes(os.fsencode(r)) + b" \\" for r in rels]
-    lines += [b"  ; do if [ -f \"./$f\" ] && h=$(sha256sum < \"./$f\"); then echo \"${h%% *}\"; else echo -; fi; done"]
-    return b"\n".join(lines) + b"\n"
+def portable_checksum_command(dest: str, rels: list[str]) -> str:
+    """POSIX ``sh`` for a ``sha256sum`` without ``-z`` (busybox): one digest per line for each of
+    ``rels``, in order, ``-`` for a file that is not there (each name made by printf, kept whole
+    even when it ends in a newline)."""
+    parts = [f"cd -- {shlex.quote(dest)} || exit 90"]
+    for r in rels:
+        parts.append(f"f=$(printf {printf_literal(os.fsencode(r) + b'x')}); f=${{f%x}}; "
+                     "if [ -f \"./$f\" ] && h=$(sha256sum < \"./$f\"); then echo \"${h%% *}\"; else echo -; fi")
+    return "; ".join(parts)
 
 
 async def remote_checksums(ctx: ActionContext, dest: str, rels: list[str]) -> dict[str, str]:
     """{relative path: hex sha256} of the files under ``dest`` inside the target (absent: missing)."""
-    names = b"".join(os.fsencode(r) + b"\0" for r in rels)
-    res = await ctx.transport.run_channel(checksum_command(dest), input=names, timeout=300)
-    if res.exit_code == NO_ZERO:
-        res = await ctx.transport.run_channel("/bin/sh -s", input=portable_checksum_script(dest, rels), timeout=300)
+    out: dict[str, str] = {}
+    for part in _chunks(rels, 4):
+        res = await ctx.run(checksum_command(dest, part), timeout=120)
+        if res.exit_code == NO_ZERO:
+            return await _portable_checksums(ctx, dest, rels)
+        if res.exit_code == 90 or res.timed_out or (res.exit_code not in (0, 123) and not res.stdout):
+            # 123: xargs says a sha256sum failed (a file is missing): the comparison names it
+            check(res, Layer.CONTAINER, f"checksumming the files in {dest}")
+        out.update(parse_sha256sum_z(res.stdout)[0])
+    return out
+
+
+async def _portable_checksums(ctx: ActionContext, dest: str, rels: list[str]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for part in _chunks(rels, 110):
+        res = await ctx.run(portable_checksum_command(dest, part), timeout=120)
         check(res, Layer.CONTAINER, f"checksumming the files in {dest}")
         digests = res.stdout.decode("ascii", "replace").split("\n")
-        return {r: d for r, d in zip(rels, digests, strict=False) if len(d) == 64}
-    if res.exit_code == 90 or res.timed_out or (res.exit_code not in (0, 123) and not res.stdout):
-        # 123: xargs says some sha256sum failed (a file is missing): the comparison names it
-        check(res, Layer.CONTAINER, f"checksumming the files in {dest}")
-    return parse_sha256sum_z(res.stdout)[0]
+        out.update({r: d for r, d in zip(part, digests, strict=False) if len(d) == 64})
+    return out
 
 
 async def deploy(ctx: ActionContext, verdict: Verdict | None = None) -> Verdict:
