@@ -100,11 +100,9 @@ def _env_keys(v: Any) -> str | None:
     return None if not bad else f"has {bad[0]!r}, which is not a variable name (letters, digits and _, not starting with a digit)"
 
 
-def _ssh_word(v: Any) -> str | None:
-    """A host or user name that ``ssh`` (the shell key's command line) cannot read as an option."""
-    if v.startswith("-") or any(c.isspace() or not c.isprintable() for c in v):
-        return "must not start with '-' or contain spaces or control characters (ssh would read it as an option)"
-    return None
+def _ssh_word(v: Any) -> str | None:  # a host or user that ssh (the shell key's command line) would read as an option
+    bad = v.startswith("-") or any(c.isspace() or not c.isprintable() for c in v)
+    return "must not start with '-' or contain spaces or control characters (ssh would read it as an option)" if bad else None
 
 
 def _abs_remote(v: Any) -> str | None:
