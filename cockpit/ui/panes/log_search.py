@@ -1,0 +1,244 @@
+"""Searching the log like a pager: the query, its matching, context lines and the highlighter.
+
+A query is what the person typed in the log pane's prompt.  Options come first, grep-style, each
+followed by a space; the rest is the text to find:
+
+* ``-r`` (or ``-E``): the text is a regular expression (Python ``re`` syntax); ``-F``: a literal
+  text (the default);
+* ``-s``: case-sensitive; ``-i``: ignore case (the default);
+* ``-C N`` (or ``-CN``): when filtering, show N lines of context around each matching line;
+* ``--``: the end of the options (to search for a text that starts with ``-r``…).
+
+``ctrl+r`` and ``ctrl+s`` toggle ``-r`` and ``-s`` in the prompt (or in the active search), so the
+query text always says how it is matched.  A regex that does not compile raises
+:class:`QueryError` with a message a person can act on; nothing here ever raises anything else.
+
+Matching a large ring (``[ui] log_lines`` of 200,000) is done in chunks (:func:`scan_chunks`,
+:class:`ContextFilter`) so the caller can yield to the event loop between them.  Everything here is
+pure Python on strings; the pane (:mod:`.log`) owns the widgets.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import deque
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+
+from rich.highlighter import Highlighter
+from rich.style import Style
+from rich.text import Text
+
+__all__ = ["Query", "QueryError", "parse_query", "format_query", "toggle_option", "ContextFilter", "scan", "scan_chunks",
+           "SearchHighlighter", "CHUNK"]
+
+#: lines matched per step of a chunked scan: a few milliseconds each, so the TUI stays responsive
+CHUNK = 8192
+#: the most context lines ``-C`` takes (more would be the whole log)
+MAX_CONTEXT = 50
+
+_CONTEXT = re.compile(r"-C(\d*)$")
+
+
+class QueryError(ValueError):
+    """A query that cannot be used (a regex that does not compile, a bad ``-C``): ``str()`` says why and what to do."""
+
+
+@dataclass(frozen=True)
+class Query:
+    """One parsed query.  ``text`` is what was typed (options included), ``pattern`` the text to find."""
+
+    text: str
+    pattern: str
+    regex: bool = False
+    case: bool = False  # case-sensitive
+    context: int = 0
+    rx: re.Pattern[str] | None = None
+
+    @property
+    def matcher(self) -> Callable[[str], bool]:
+        """A fast ``line → bool`` for this query (a plain substring test where the query allows it)."""
+        if not self.regex:
+            needle = self.pattern
+            if self.case:
+                return lambda line: needle in line
+            low = needle.lower()
+            return lambda line: low in line.lower()
+        rx = self.rx
+        assert rx is not None
+        return lambda line: rx.search(line) is not None
+
+    def spans(self, line: str) -> list[tuple[int, int]]:
+        """Where the query matches in ``line`` (non-empty spans, in order)."""
+        rx = self.rx
+        if rx is None:
+            return []
+        return [(m.start(), m.end()) for m in rx.finditer(line) if m.end() > m.start()]
+
+    def describe(self) -> str:
+        """``regex, case-sensitive, 3 lines of context``: the options in words."""
+        bits = ["regex" if self.regex else "literal", "case-sensitive" if self.case else "ignore case"]
+        if self.context:
+            bits.append(f"{self.context} line{'s' if self.context != 1 else ''} of context")
+        return ", ".join(bits)
+
+
+def _split(text: str) -> tuple[dict[str, object], str]:
+    """The options at the front of ``text`` and the pattern after them."""
+    opts: dict[str, object] = {}
+    rest = text.lstrip()
+    while rest.startswith("-"):
+        head, sep, tail = rest.partition(" ")
+        if head == "--":
+            return opts, tail
+        if head in ("-r", "-E"):
+            opts["regex"] = True
+        elif head == "-F":
+            opts["regex"] = False
+        elif head == "-s":
+            opts["case"] = True
+        elif head == "-i":
+            opts["case"] = False
+        elif (m := _CONTEXT.match(head)) is not None:
+            num = m.group(1)
+            if not num:  # "-C 3"
+                num, _, tail = tail.lstrip(" ").partition(" ")
+                if not num.isdigit():
+                    raise QueryError(f"-C needs a number of context lines (e.g. -C 3), got {num or 'nothing'!r}")
+            n = int(num)
+            if n > MAX_CONTEXT:
+                raise QueryError(f"-C {n}: at most {MAX_CONTEXT} lines of context")
+            opts["context"] = n
+        else:
+            break  # not an option: the pattern starts here ("-0.5", "--lr")
+        if not sep:
+            return opts, ""
+        rest = tail.lstrip(" ")
+    return opts, rest
+
+
+def parse_query(text: str) -> Query | None:
+    """The query for ``text``; None when there is nothing to search for.  Raises :class:`QueryError`."""
+    text = text.strip()
+    opts, pattern = _split(text)
+    if not pattern:
+        return None
+    regex, case = bool(opts.get("regex", False)), bool(opts.get("case", False))
+    flags = 0 if case else re.IGNORECASE
+    try:
+        rx = re.compile(pattern if regex else re.escape(pattern), flags)
+    except re.error as e:
+        where = f" at position {e.pos}" if e.pos is not None else ""
+        raise QueryError(f"bad regex {pattern!r}: {e.msg}{where} (remove -r to search for the text as it is)") from None
+    context = opts.get("context", 0)
+    return Query(text, pattern, regex, case, context if isinstance(context, int) else 0, rx)
+
+
+def format_query(pattern: str, *, regex: bool = False, case: bool = False, context: int = 0) -> str:
+    """The canonical text for a query (options first, ``--`` when the pattern itself starts like an option)."""
+    head = (["-r"] if regex else []) + (["-s"] if case else []) + ([f"-C {context}"] if context else [])
+    if pattern.startswith("-"):
+        opts, rest = _split_safe(pattern)
+        if opts or rest != pattern:
+            head.append("--")
+    return " ".join(head + [pattern]) if head else pattern
+
+
+def _split_safe(text: str) -> tuple[dict[str, object], str]:
+    try:
+        return _split(text)
+    except QueryError:
+        return {"bad": True}, ""
+
+
+def toggle_option(text: str, option: str) -> str:
+    """``text`` with ``-r`` (regex) or ``-s`` (case-sensitive) switched; the pattern is kept as typed."""
+    opts, pattern = _split_safe(text)
+    if opts.get("bad"):
+        opts, pattern = {}, text.strip()
+    regex, case = bool(opts.get("regex", False)), bool(opts.get("case", False))
+    if option == "-r":
+        regex = not regex
+    elif option == "-s":
+        case = not case
+    else:
+        raise ValueError(f"unknown search option {option!r}")
+    ctx = opts.get("context", 0)
+    return format_query(pattern, regex=regex, case=case, context=ctx if isinstance(ctx, int) else 0)
+
+
+# -- matching -----------------------------------------------------------------------------------
+
+def scan(numbers: Sequence[int], lines: Sequence[str], query: Query) -> list[int]:
+    """The numbers of the lines that match (in one go: for small inputs and tests)."""
+    m = query.matcher
+    return [n for n, t in zip(numbers, lines, strict=False) if m(t)]
+
+
+def scan_chunks(numbers: Sequence[int], lines: Sequence[str], query: Query, chunk: int = CHUNK) -> Iterator[list[int]]:
+    """:func:`scan` one chunk at a time: the caller yields to the event loop between chunks."""
+    m = query.matcher
+    for i in range(0, min(len(numbers), len(lines)), chunk):
+        yield [n for n, t in zip(numbers[i:i + chunk], lines[i:i + chunk], strict=False) if m(t)]
+
+
+class ContextFilter:
+    """The lines a filter shows: each matching line, with ``context`` lines before and after it.
+
+    Fed in order, batch by batch (the live log), it keeps what the next batch needs: the last
+    ``context`` lines not shown (the next match's "before") and how many "after" lines are due.
+    """
+
+    def __init__(self, query: Query) -> None:
+        self.query = query
+        self.context = query.context
+        self._match = query.matcher
+        self._before: deque[tuple[int, str]] = deque(maxlen=max(1, self.context))
+        self._after = 0
+
+    def feed(self, numbered: Sequence[tuple[int, str]]) -> tuple[list[tuple[int, str]], list[int]]:
+        """(lines to show, numbers of the matching ones) for the next lines of the log."""
+        match, c = self._match, self.context
+        shown: list[tuple[int, str]]
+        if not c:
+            shown = [(n, t) for n, t in numbered if match(t)]
+            return shown, [n for n, _ in shown]
+        shown = []
+        hits: list[int] = []
+        before = self._before
+        for n, t in numbered:
+            if match(t):
+                shown.extend(before)
+                before.clear()
+                shown.append((n, t))
+                hits.append(n)
+                self._after = c
+            elif self._after > 0:
+                shown.append((n, t))
+                self._after -= 1
+            else:
+                before.append((n, t))
+        return shown, hits
+
+
+# -- drawing --------------------------------------------------------------------------------------
+
+class SearchHighlighter(Highlighter):
+    """Marks the query's matches in a rendered log line; dims the context lines of a filter."""
+
+    def __init__(self) -> None:
+        self.query: Query | None = None
+        self.match_style = Style(bold=True, underline=True)
+        self.context_style: Style | None = None  # set while a filter shows context lines
+
+    def highlight(self, text: Text) -> None:
+        q = self.query
+        if q is None:
+            return
+        spans = q.spans(text.plain)
+        if not spans:
+            if self.context_style is not None:
+                text.stylize(self.context_style)
+            return
+        for start, end in spans:
+            text.stylize(self.match_style, start, end)
