@@ -169,9 +169,14 @@ def _finding_line(f: Any) -> str:
     return f"{sev} [{layer}] {f.summary}" + (f" → {f.advice}" if getattr(f, "advice", "") else "")
 
 
+_PID_KEYS = ("pid", "ppid", "pids", "parent_pid", "job_pids")
+
+
 def _mentions(f: Any, pid: int) -> bool:
+    """A finding about ``pid``: the process itself, or the parent that does not reap it."""
     subj = getattr(f, "subject", None) or {}
-    for v in subj.values():
+    for k in _PID_KEYS:
+        v = subj.get(k)
         if v == pid or (isinstance(v, (list, tuple, set)) and pid in v):
             return True
     return False
