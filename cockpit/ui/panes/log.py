@@ -130,7 +130,7 @@ class LogPane(SearchMixin, Pane):
     pane_id = "log"
     pane_title = "log [2]"
     DEFAULT_CSS = """
-    LogPane > #log-search-hint { dock: bottom; height: 1; padding: 0 1; }
+    LogPane > #log-search-hint { height: 1; padding: 0 1; }
     """
 
     BINDINGS = [

@@ -110,14 +110,18 @@ class SearchMixin(_Base):
         return bool(self.query_one("#log-filter", Input).display)
 
     def _hint(self, value: str) -> None:
+        """The line above the prompt: the mode, how the text will be matched (or why it cannot be), the options."""
         t = Text(no_wrap=True, overflow="ellipsis")
-        t.append(f"{MODES[self._prompt_mode]}: ", style=self.cs("txt--action"))
+        t.append(f"{MODES[self._prompt_mode]} · ", style=self.cs("txt--action"))
         try:
             q = parse_query(value)
         except QueryError as e:
             t.append(str(e), style=self.cs("sev--error"))
         else:
-            t.append(q.describe() if q is not None else ("empty: every line" if self._prompt_mode == "filter" else "empty: no search"))
+            if q is not None:
+                t.append(q.describe())
+            else:
+                t.append("every line" if self._prompt_mode == "filter" else "type a text", style=self.cs("txt--dim"))
             t.append("   " + _HINT, style=self.cs("txt--dim"))
         self.query_one("#log-search-hint", Static).update(t)
 
