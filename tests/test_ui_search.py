@@ -253,8 +253,6 @@ async def test_a_200k_line_ring_is_searched_in_chunks(tmp_path):
     (a heartbeat task counts its turns); lines that arrive during the scan count too."""
     import asyncio
 
-    from cockpit.ui.panes.log_search import CHUNK
-
     app, _ = log_app(tmp_path, ["x"], extra="log_lines = 200000")
     n = 200_000
     ring = [f"step {i} | loss {1 + (i % 7) / 10:.2f}" + (" | cache_size" if i % 1000 == 0 else "") for i in range(1, n + 1)]
@@ -280,7 +278,7 @@ async def test_a_200k_line_ring_is_searched_in_chunks(tmp_path):
             ring.append("step late | cache_size")  # arrives during the scan
             pane.feed("/big.log", n + 1, ring[-1:], [])
             await wait_for(pilot, lambda: not pane.searching, timeout=60, what="the chunked search")
-            assert turns - at_start >= n // CHUNK  # the loop turned at least once per chunk
+            assert turns - at_start >= 2  # the loop kept turning while it ran
             assert pane.hits == [*range(1000, n + 1, 1000), n + 1]
             assert pane.log_view.current is not None and pane.count_text().endswith(f"/{n // 1000 + 1}")
             # a filter of the whole ring: re-shown in chunks; a line that arrives meanwhile comes after the rest
@@ -290,7 +288,7 @@ async def test_a_200k_line_ring_is_searched_in_chunks(tmp_path):
             ring.append("step later | cache_size")
             pane.feed("/big.log", n + 2, ring[-1:], [])
             await wait_for(pilot, lambda: not pane.searching, timeout=60, what="the chunked filter")
-            assert turns - at_start >= n // CHUNK
+            assert turns - at_start >= 2
             assert list(pane.log_view.numbers) == [*range(1000, n + 1, 1000), n + 1, n + 2]
             assert pane.hits == list(pane.log_view.numbers)
         finally:

@@ -44,12 +44,14 @@ class Mark:
         self.layer, self.kind, self.label = layer, kind, label  # kind: error | trace | warning
 
 
+_ONE_ROW = str.maketrans({c: " " for c in _SPLITS})
+
+
 def _single_line(line: str) -> str:
     """Log.write_lines splits on every line boundary Python knows; keep one file line one row."""
-    if any(c in line for c in _SPLITS):
-        for c in _SPLITS:
-            line = line.replace(c, " ")
-    return line
+    if line.isprintable():  # the common case, in C: none of the boundaries is printable
+        return line
+    return line.translate(_ONE_ROW)
 
 
 class MarkedLog(Styled, Log):

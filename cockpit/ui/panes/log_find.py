@@ -11,15 +11,16 @@ one prompt and one query syntax (:mod:`.log_search`):
 
 ``Esc`` (in the log pane) clears the search and follows again.  A query that does not parse (a bad
 regex) is reported and the previous search stays.  A ring larger than :data:`SYNC_LIMIT` lines is
-matched (and, for a filter, re-shown) in chunks of :data:`~.log_search.CHUNK` lines in a worker on
-the event loop, yielding between chunks, so a 200,000-line search never freezes the TUI; lines
-that arrive meanwhile are taken when it ends.
+matched (and, for a filter, re-shown) in a worker on the event loop, in slices of about
+:data:`~.log_search.SLICE_S` of work with a yield between them, so a 200,000-line search never
+freezes the TUI; lines that arrive meanwhile are taken when it ends.
 """
 
 from __future__ import annotations
 
 import asyncio
 import bisect
+import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
@@ -27,7 +28,7 @@ from rich.style import Style
 from rich.text import Text
 from textual.widgets import Input, Static
 
-from .log_search import CHUNK, ContextFilter, Query, QueryError, parse_query, scan, toggle_option
+from .log_search import CHUNK, SLICE_S, ContextFilter, Query, QueryError, parse_query, scan, toggle_option
 
 if TYPE_CHECKING:
     from .base import Pane
@@ -202,18 +203,20 @@ class SearchMixin(_Base):
     # -- filling the view -------------------------------------------------------------------------
     def _show(self, numbered: list[tuple[int, str]]) -> None:
         """New lines into the view, through the active search (the hot path of a live log)."""
-        log = self.log_view
+        self.log_view.add(self._through(numbered))
+        if self._pending is None:
+            self._prune_hits()
+
+    def _through(self, numbered: list[tuple[int, str]]) -> list[tuple[int, str]]:
+        """The lines to show of ``numbered`` (all, or a filter's); their matches go to ``hits``."""
         if self._cf is not None:
             shown, hits = self._cf.feed(numbered)
             self.hits.extend(hits)
-            log.add(shown)
-        else:
-            if self.search_mode == "highlight" and self.search_query is not None and numbered:
-                m = self.search_query.matcher
-                self.hits.extend(n for n, t in numbered if m(t))
-            log.add(numbered)
-        if self._pending is None:
-            self._prune_hits()
+            return shown
+        if self.search_mode == "highlight" and self.search_query is not None and numbered:
+            m = self.search_query.matcher
+            self.hits.extend(n for n, t in numbered if m(t))
+        return numbered
 
     def _prune_hits(self) -> None:
         numbers = self.log_view.numbers
@@ -248,17 +251,32 @@ class SearchMixin(_Base):
 
     def _take(self, numbers: Sequence[int], lines: Sequence[str], rewrite: bool) -> None:
         if rewrite:
-            self._show(list(zip(numbers, lines, strict=False)))
+            self.log_view.add(self._through(list(zip(numbers, lines, strict=False))))
         elif self.search_mode == "highlight" and self.search_query is not None:
             self.hits.extend(scan(numbers, lines, self.search_query))
 
     async def _refill_chunks(self, gen: int, numbers: Sequence[int], lines: Sequence[str], rewrite: bool,
                              then: Callable[[], None] | None) -> None:
-        end = self._pending
-        for i in range(0, len(lines), CHUNK):
+        """:meth:`_take` in slices of about :data:`~.log_search.SLICE_S` of work, yielding between them;
+        lines to show are written to the Log widget a chunk's worth at a time, inside the slice."""
+        end, total, i = self._pending, min(len(numbers), len(lines)), 0
+        while i < total:
             if gen != self._gen:
                 return  # a newer search (or a new log) took over
-            self._take(numbers[i:i + CHUNK], lines[i:i + CHUNK], rewrite)
+            t0 = time.perf_counter()
+            shown: list[tuple[int, str]] = []
+            while i < total and time.perf_counter() - t0 < SLICE_S:
+                nums, chunk = numbers[i:i + CHUNK], lines[i:i + CHUNK]
+                i += CHUNK
+                if rewrite:
+                    shown.extend(self._through(list(zip(nums, chunk, strict=False))))
+                    if len(shown) >= CHUNK or i >= total:  # showing costs more than matching: inside the slice
+                        self.log_view.add(shown)
+                        shown = []
+                elif self.search_query is not None:
+                    self.hits.extend(scan(nums, chunk, self.search_query))
+            if shown:
+                self.log_view.add(shown)
             await asyncio.sleep(0)
         if gen != self._gen:
             return

@@ -13,8 +13,11 @@ followed by a space; the rest is the text to find:
 query text always says how it is matched.  A regex that does not compile raises
 :class:`QueryError` with a message a person can act on; nothing here ever raises anything else.
 
-Matching a large ring (``[ui] log_lines`` of 200,000) is done in chunks (:func:`scan_chunks`,
-:class:`ContextFilter`) so the caller can yield to the event loop between them.  Everything here is
+Matching a large ring (``[ui] log_lines`` of 200,000) is done in chunks of :data:`CHUNK` lines
+(:func:`scan`, :class:`ContextFilter`) so the caller can yield to the event loop every
+:data:`SLICE_S`.  A regex is tried only on lines holding one of the literal texts every match
+contains (derived by the core's signature prefilter), so a rare regex costs about as much as a
+substring test.  Everything here is
 pure Python on strings; the pane (:mod:`.log`) owns the widgets.
 """
 
@@ -22,18 +25,22 @@ from __future__ import annotations
 
 import re
 from collections import deque
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from rich.highlighter import Highlighter
 from rich.style import Style
 from rich.text import Text
 
-__all__ = ["Query", "QueryError", "parse_query", "format_query", "toggle_option", "ContextFilter", "scan", "scan_chunks",
-           "SearchHighlighter", "CHUNK"]
+from ...core.probes.sig_model import derive_keywords
 
-#: lines matched per step of a chunked scan: a few milliseconds each, so the TUI stays responsive
-CHUNK = 8192
+__all__ = ["Query", "QueryError", "parse_query", "format_query", "toggle_option", "ContextFilter", "scan",
+           "SearchHighlighter", "CHUNK", "SLICE_S"]
+
+#: lines matched per step of a chunked scan (then the clock is read)
+CHUNK = 1024
+#: a chunked scan yields to the event loop once it has worked this long (keys and repaints wait at most this)
+SLICE_S = 0.008
 #: the most context lines ``-C`` takes (more would be the whole log)
 MAX_CONTEXT = 50
 
@@ -54,19 +61,36 @@ class Query:
     case: bool = False  # case-sensitive
     context: int = 0
     rx: re.Pattern[str] | None = None
+    keywords: tuple[str, ...] | None = None  # a regex's literal texts, one of which every match contains
 
     @property
     def matcher(self) -> Callable[[str], bool]:
-        """A fast ``line → bool`` for this query (a plain substring test where the query allows it)."""
+        """A fast ``line → bool`` for this query: a substring test where the query allows it, and for a
+        regex, the literal text every match contains (the core's signature prefilter,
+        :func:`~cockpit.core.probes.sig_model.derive_keywords`) before the regex runs."""
+        needle, kws, fold = self.pattern, self.keywords, self.folds
         if not self.regex:
-            needle = self.pattern
             if self.case:
                 return lambda line: needle in line
             low = needle.lower()
             return lambda line: low in line.lower()
-        rx = self.rx
-        assert rx is not None
-        return lambda line: rx.search(line) is not None
+        assert self.rx is not None
+        search = self.rx.search
+        if not kws:
+            return lambda line: search(line) is not None
+        if len(kws) == 1:
+            kw = kws[0]
+            if fold:
+                return lambda line: kw in line.lower() and search(line) is not None
+            return lambda line: kw in line and search(line) is not None
+        if fold:
+            return lambda line: any(k in line.lower() for k in kws) and search(line) is not None
+        return lambda line: any(k in line for k in kws) and search(line) is not None
+
+    @property
+    def folds(self) -> bool:
+        """Whether case is ignored (``-i``, the default, or a regex's own ``(?i)``)."""
+        return self.rx is not None and bool(self.rx.flags & re.IGNORECASE)
 
     def spans(self, line: str) -> list[tuple[int, int]]:
         """Where the query matches in ``line`` (non-empty spans, in order)."""
@@ -131,7 +155,8 @@ def parse_query(text: str) -> Query | None:
         where = f" at position {e.pos}" if e.pos is not None else ""
         raise QueryError(f"bad regex {pattern!r}: {e.msg}{where} (remove -r to search for the text as it is)") from None
     context = opts.get("context", 0)
-    return Query(text, pattern, regex, case, context if isinstance(context, int) else 0, rx)
+    kws = derive_keywords(pattern, rx.flags & re.IGNORECASE) if regex else None
+    return Query(text, pattern, regex, case, context if isinstance(context, int) else 0, rx, kws or None)
 
 
 def format_query(pattern: str, *, regex: bool = False, case: bool = False, context: int = 0) -> str:
@@ -170,16 +195,25 @@ def toggle_option(text: str, option: str) -> str:
 # -- matching -----------------------------------------------------------------------------------
 
 def scan(numbers: Sequence[int], lines: Sequence[str], query: Query) -> list[int]:
-    """The numbers of the lines that match (in one go: for small inputs and tests)."""
+    """The numbers of the lines that match.  The common cases are inlined (no call per line)."""
+    pairs = zip(numbers, lines, strict=False)
+    if not query.regex:
+        needle = query.pattern
+        if query.case:
+            return [n for n, t in pairs if needle in t]
+        low = needle.lower()
+        return [n for n, t in pairs if low in t.lower()]
+    assert query.rx is not None
+    search, kws = query.rx.search, query.keywords
+    if kws and len(kws) == 1:
+        kw = kws[0]
+        if query.folds:
+            return [n for n, t in pairs if kw in t.lower() and search(t)]
+        return [n for n, t in pairs if kw in t and search(t)]
+    if not kws:
+        return [n for n, t in pairs if search(t)]
     m = query.matcher
-    return [n for n, t in zip(numbers, lines, strict=False) if m(t)]
-
-
-def scan_chunks(numbers: Sequence[int], lines: Sequence[str], query: Query, chunk: int = CHUNK) -> Iterator[list[int]]:
-    """:func:`scan` one chunk at a time: the caller yields to the event loop between chunks."""
-    m = query.matcher
-    for i in range(0, min(len(numbers), len(lines)), chunk):
-        yield [n for n, t in zip(numbers[i:i + chunk], lines[i:i + chunk], strict=False) if m(t)]
+    return [n for n, t in pairs if m(t)]
 
 
 class ContextFilter:
