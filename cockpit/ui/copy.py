@@ -14,8 +14,10 @@ What is copied (:func:`copy_focused`):
 The text goes to :meth:`textual.app.App.copy_to_clipboard`, which writes an OSC 52 escape: the
 *local* terminal puts it in the clipboard, however many SSH hops away cockpit runs.  Inside tmux
 the escape reaches tmux, which keeps it only with ``set -s set-clipboard on`` (its default,
-``external``, ignores applications) and passes it to the outer terminal when that terminal
-supports it.  Before it leaves, the text is sanitized (no escape or control characters: a log line
+``external``, ignores applications) and passes it to the outer terminal when it knows that
+terminal takes it (the terminfo ``Ms`` capability, or ``set -as terminal-features ',TERM:clipboard'``).
+Textual writes a plain OSC 52 (no tmux passthrough wrapping), which is what ``set-clipboard on``
+accepts; ``tests/test_ui_copy.py`` reads it back from tmux's paste buffer.  Before it leaves, the text is sanitized (no escape or control characters: a log line
 cannot smuggle a terminal sequence into the clipboard) and passes :func:`redact_copied`, the one
 hook for share mode.  A toast says what was copied and how long it is.
 """
