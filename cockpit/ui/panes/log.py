@@ -89,6 +89,14 @@ class MarkedLog(Styled, Log):
         self.numbers.clear()
         self.current = None
 
+    def notify_style_update(self) -> None:
+        super().notify_style_update()  # drops the rendered-line cache
+        if self.is_attached:  # a theme change: the search marks take its colours
+            try:
+                self.search.match_style = self.get_component_rich_style("search--match")
+            except KeyError:  # the stylesheet has not reached this widget yet: the default mark (bold underline) stays
+                pass
+
     def on_click(self, event: Any) -> None:
         """A click selects the line under the mouse (for ``y``)."""
         row = int(self.scroll_offset.y) + int(event.y)
@@ -295,9 +303,11 @@ class LogPane(SearchMixin, Pane):
         age = None if v.collected_at is None else self.clock() - v.collected_at
         note = count + one_line(self.path or "", 60)
         if v.error:
-            note = f"refresh failed: {one_line(v.error, 60)}"
+            note = count + f"refresh failed: {one_line(v.error, 60)}"
         self.set_freshness(age, is_stale(age, self.interval) or bool(v.error), note=note)
 
     def retheme(self) -> None:
         self._title()
+        if self.search_query is not None:
+            self._style_search()  # the match marks take the new theme's colours
         self.log_view.refresh()

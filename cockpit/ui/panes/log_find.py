@@ -24,7 +24,6 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from rich.style import Style
 from rich.text import Text
 from textual.widgets import Input, Static
 
@@ -193,11 +192,10 @@ class SearchMixin(_Base):
         log = self.log_view
         hl = log.search
         hl.query = self.search_query
-        hl.match_style = log.get_component_rich_style("search--match") if log.is_attached else Style(bold=True, underline=True)
         show_context = self.search_mode == "filter" and self.search_query is not None and self.search_query.context > 0
         hl.context_style = self.cs("txt--dim") if show_context else None
         log.highlight = self.search_query is not None
-        log.notify_style_update()  # drop the rendered-line cache: the marks changed
+        log.notify_style_update()  # drop the rendered-line cache (the marks changed) and take the theme's mark style
         log.refresh()
 
     # -- filling the view -------------------------------------------------------------------------
