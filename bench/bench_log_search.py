@@ -137,6 +137,10 @@ async def run(args: argparse.Namespace) -> int:
                     gc.collect()
                     gc.disable()
                 rows = tables.setdefault(collector, [])
+                floor: list[tuple[float, float, int]] = []
+                for _ in range(args.repeat):
+                    floor.append(await measure_repaint(pane, beat))
+                rows.append(("repaint", "(f f: no search at all)", {False: floor, True: floor}))
                 for mode, text in (*QUERIES, ("clear", "")):
                     res: dict[bool, list[tuple[float, float, int]]] = {False: [], True: []}
                     for _ in range(args.repeat):
@@ -164,8 +168,23 @@ async def run(args: argparse.Namespace) -> int:
                   f"{c_med:>8.0f} /{c_max:>5.0f} ms, {c_tot:>5.0f} ms   {ratio:>6}")
     print("  stall: the longest time the event loop could not turn (a key press or a repaint waited that long);")
     print("  med/max: the median and the largest over the runs; total: until the result is complete (median);")
-    print("  the last column: how many times shorter the median stall is when chunked")
+    print("  the last column: how many times shorter the median stall is when chunked;")
+    print("  repaint: the floor, what a plain pause/follow costs the loop here (a repaint of the view), with no search")
     return 0
+
+
+async def measure_repaint(pane: LogPane, beat: Heartbeat) -> tuple[float, float, int]:
+    """The floor: pause and follow again (a scroll and a repaint of the ring's end), no search."""
+    pane.clear_search(resume=True)
+    await settle(pane)
+    await asyncio.sleep(0.05)
+    beat.reset()
+    t = time.perf_counter()
+    pane.toggle_follow()
+    await asyncio.sleep(0.03)
+    pane.toggle_follow()
+    await asyncio.sleep(0.03)
+    return beat.max_gap, time.perf_counter() - t, 0
 
 
 async def measure_clear(pane: LogPane, beat: Heartbeat, *, chunked: bool) -> tuple[float, float, int]:
