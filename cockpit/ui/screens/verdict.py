@@ -148,7 +148,8 @@ def _data(value: object) -> Text:
 
 
 class VerdictScreen(ModalScreen[None]):
-    BINDINGS = [Binding("escape,q,v", "close", "Close", id="verdict-close")]
+    BINDINGS = [Binding("escape,q,v", "close", "Close", id="verdict-close"),
+                Binding("y", "copy", "Copy", id="copy")]  # the same id as the main screen's copy: one keymap entry
 
     def __init__(self, record: Any = None, *, verdict: Any = None, action: str = "", clock: Callable[[], float] | None = None,
                  diff_text: str | None = None) -> None:
@@ -161,7 +162,14 @@ class VerdictScreen(ModalScreen[None]):
             yield Static(title, classes="modal-title")
             with VerticalScroll(id="verdict-scroll"):
                 yield self.body
-            yield Static("esc: close", classes="modal-dim")
+            yield Static("esc: close   y: copy", classes="modal-dim")
 
     def action_close(self) -> None:
         self.dismiss(None)
+
+    def action_copy(self) -> None:
+        """``y``: the verdict with its evidence (or the text selected with the mouse) to the clipboard."""
+        from ..copy import Copied, deliver, verdict_copy
+
+        selected = self.get_selected_text()
+        deliver(self.app, Copied("selection", selected) if selected else verdict_copy(self.body))
