@@ -188,6 +188,12 @@ class JournalConfig:
     path: str | None = _f(None, "Attempt journal (JSON Lines); default .cockpit/journal.jsonl beside this file.")
 
 
+@dataclass
+class RedactConfig:
+    patterns: list[str] = _f(doc="Regular expressions for secrets of your own, replaced by *** in the journal, diffs, exports and --share screens (a group named secret hides only that part).", factory=list)
+    builtin: bool = _f(True, "Also hide well-known secret shapes (hf_ tokens, AWS keys, Bearer tokens, NAME=value for TOKEN/SECRET/PASSWORD/API_KEY names, URL passwords, PEM keys); set false if one hides evidence you need. [job.env] secrets and patterns are always hidden.")
+
+
 def _note_template(v: Any) -> str | None:
     try:
         v.format(last_note="x", n=2, attempt=3, files="a.py")
@@ -234,6 +240,7 @@ class Config:
     journal: JournalConfig = field(default_factory=JournalConfig)
     loop: LoopConfig = field(default_factory=LoopConfig)
     verify: VerifyConfig = field(default_factory=VerifyConfig)
+    redact: RedactConfig = field(default_factory=RedactConfig)
     keymap: dict[str, str] = field(default_factory=dict)
     signatures: list[SignatureConfig] = field(default_factory=list)
     #: the file this came from (None for built-in configs such as the demo)
@@ -436,6 +443,12 @@ def _check_ignored_signatures(cfg: Config, path: Path | None) -> None:
 def _check_whole(cfg: Config, path: Path | None) -> None:
     """Checks that involve more than one key."""
     _check_ignored_signatures(cfg, path)
+    from .core.redact import pattern_problem
+
+    for i, p in enumerate(cfg.redact.patterns):
+        why = pattern_problem(p)
+        if why:
+            raise ConfigError(path, f"redact.patterns[{i}]", f"{p!r} {why}", "write a Python regular expression, e.g. \"corp-[0-9a-f]{32}\"")
     t = cfg.target
     if t.transport == "ssh" and not t.host:
         raise ConfigError(path, "target.host", "is missing", "set host = \"10.1.2.6\" (an address, a name, or a ~/.ssh/config alias), or transport = \"local\"")
