@@ -241,7 +241,7 @@ class Redactor:
             return type(obj)(self.data(v) for v in obj) if isinstance(obj, list) else tuple(self.data(v) for v in obj)
         return obj
 
-    def bytes(self, data: bytes) -> bytes:
+    def file_bytes(self, data: bytes) -> bytes:
         """A text file's bytes redacted (UTF-8); anything that is not UTF-8 text comes back as is."""
         try:
             text = data.decode("utf-8")
