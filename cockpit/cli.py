@@ -38,7 +38,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"cockpit {__version__}")
     p.add_argument("--config", "-c", metavar="PATH", help="config file (default: $COCKPIT_CONFIG, ./cockpit.toml, ~/.config/cockpit/config.toml)")
     p.add_argument("--demo", action="store_true", help="run the built-in demo target on this machine (no remote, no root)")
-    p.add_argument("--read-only", action="store_true", help="TUI: disable every action (for screen sharing or a second viewer)")
+    p.add_argument("--read-only", action="store_true", help="TUI: disable every action (a second viewer)")
+    p.add_argument("--share", action="store_true", help="TUI for screen sharing: read-only, and secrets ([job.env] values, tokens, "
+                   "passwords, [redact] patterns) hidden on every pane and screen")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
     s = sub.add_parser("status", help="check the target layer by layer (ssh, host, container, ...)")
@@ -354,7 +356,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command is None:
             from .app_entry import run_tui
 
-            return run_tui(cfg, read_only=args.read_only)
+            return run_tui(cfg, read_only=args.read_only, share=args.share)
         assert cfg is not None
         return int(args.func(args, cfg))
     except ConfigError as e:

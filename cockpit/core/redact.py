@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -38,7 +38,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..config import Config
     from .layers import Evidence
 
-__all__ = ["REDACTED", "Redactor", "secret_env_name", "pattern_problem", "PLAIN"]
+__all__ = ["REDACTED", "Redactor", "LineRedactor", "secret_env_name", "pattern_problem"]
 
 REDACTED = "***"
 
@@ -255,23 +255,28 @@ class Redactor:
 
         return _Evidence(command=self.text(ev.command or ""), exit_code=ev.exit_code, output=self.text(ev.output or ""))
 
-    def lines(self, lines: Iterable[str]) -> Iterator[str]:
-        """Log lines one by one, where a PEM private key spans many lines: its body is hidden too."""
-        inside = False
-        for line in lines:
-            if inside:
-                if re.search(r"-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----", line):
-                    inside = False
-                    yield self.text(line[line.index("-----END"):])
-                else:
-                    yield REDACTED
-                continue
-            out = self.text(line)
-            if self.builtin and "PRIVATE KEY-----" in line and re.search(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----\S*$", line) \
-                    and "-----END" not in line:
-                inside = True
-            yield out
+
+_PEM_BEGIN = re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----\S*\s*$")
+_PEM_END = re.compile(r"-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----")
 
 
-#: a redactor that changes nothing (for ``--no-redact``)
-PLAIN = Redactor(builtin=False)
+class LineRedactor:
+    """Log lines one at a time (``red(line)``), for a stream where a PEM private key spans many
+    lines: after a ``BEGIN … PRIVATE KEY`` line, every line up to the ``END`` line is hidden."""
+
+    def __init__(self, redactor: Redactor) -> None:
+        self.redactor = redactor
+        self.inside = False
+
+    def __call__(self, line: str) -> str:
+        if self.inside:
+            end = _PEM_END.search(line)
+            if end is None:
+                return REDACTED
+            self.inside = False
+            return self.redactor.text(line[end.start():])
+        out = self.redactor.text(line)
+        if self.redactor.builtin and "PRIVATE KEY-----" in line and _PEM_BEGIN.search(line):
+            self.inside = True
+        return out
+

@@ -26,6 +26,7 @@ from textual.strip import Strip
 from textual.widgets import Input, Log
 
 from ..format import is_stale, one_line
+from ..shown import line_redactor
 from .base import Pane, Styled
 
 __all__ = ["LogPane", "MarkedLog", "Mark"]
@@ -58,13 +59,16 @@ class MarkedLog(Styled, Log):
         self.numbers: deque[int] = deque(maxlen=max_lines)
         self.marks: dict[int, Mark] = {}
         self.current: int | None = None  # the line number the last jump went to
+        #: share mode: every line through the redactor (a PEM key's body spans lines: it keeps state)
+        self.redact_line = line_redactor()
 
     def add(self, numbered: list[tuple[int, str]]) -> None:
         if not numbered:
             return
         self.numbers.extend(n for n, _ in numbered)
         full = self.max_lines is not None and len(self._lines) + len(numbered) > self.max_lines
-        self.write_lines([_single_line(t) for _, t in numbered])
+        red = self.redact_line
+        self.write_lines([_single_line(red(t) if red is not None else t) for _, t in numbered])
         if full:
             # Textual's Log refreshes the rows where the new lines *would* have gone before
             # pruning; once the ring is full every row shifts, and at the bottom scroll_end is a
@@ -75,6 +79,7 @@ class MarkedLog(Styled, Log):
         self.clear()
         self.numbers.clear()
         self.current = None
+        self.redact_line = line_redactor()
 
     def row_of(self, line_no: int) -> int | None:
         i = bisect.bisect_left(self.numbers, line_no)  # numbers only grow
@@ -283,7 +288,7 @@ class LogPane(Pane):
         v = self.view
         if v is None:
             self.set_freshness(None, False, note="no job launched yet" if self.path is None else "")
-            self.border_subtitle = Text(self.path or "no job launched yet")  # a path is data, never markup
+            self.border_subtitle = Text(one_line(self.path) or "no job launched yet")  # a path is data, never markup
             return
         age = None if v.collected_at is None else self.clock() - v.collected_at
         note = one_line(self.path or "", 60)
