@@ -173,3 +173,29 @@ def test_cockpit_attempt_on_a_read_only_file_system(lab, lab_config, tmp_path):
     out = json.loads(r.stdout)
     assert out["outcome"] == "passed" and out["journal_error"]["layer"] == "config" and out["journal_error"]["key"] == "journal.path"
     _job_from_stderr(lab, r.stderr)
+
+
+async def test_the_tui_says_when_the_journal_cannot_be_written_and_when_it_is_again(tmp_path):
+    from cockpit.config import parse_config
+    from cockpit.ui.app import create_app
+    from cockpit.ui.panes import StatusLine
+    from tests.test_share import screen_text
+    from tests.test_ui_support import wait_for
+
+    path = tmp_path / "j" / "journal.jsonl"
+    cfg = parse_config(f'[target]\nname = "lab"\ntransport = "local"\n[job]\nworkdir = "{tmp_path}"\ncommand = "/bin/true"\n'
+                       f'log = "{tmp_path}/train-{{attempt}}.log"\n[journal]\npath = "{path}"\n[gpu]\nenabled = false\n'
+                       '[ui]\nrefresh_interval = 0.2\n')
+    Journal(path).finish_attempt(Journal(path).start_attempt("before", "lab"), Outcome.FAILED, layer=Layer.APP)
+    app = create_app(cfg)
+    async with app.run_test(size=(140, 40), notifications=True) as pilot:
+        status = app.query_one(StatusLine)
+        saved = _make_full(path)
+        app.engine.journal.record(1, "note", text="written while the disk was full")  # the engine's own write path
+        await wait_for(pilot, lambda: "[config] journal: cannot write the journal" in status.render().plain, what="the status line")
+        await wait_for(pilot, lambda: "journal not written" in screen_text(app), what="the toast")
+        assert "free space on the disk" in screen_text(app)
+        _make_writable(path, saved)
+        await wait_for(pilot, lambda: "journal:" not in status.render().plain, what="the retry at a history refresh")
+        assert "written while the disk was full" in path.read_text()
+        await wait_for(pilot, lambda: "the journal is written again" in screen_text(app), what="the all-clear toast")

@@ -89,7 +89,7 @@ async def test_share_hides_every_secret_the_owners_screen_shows(lab, lab_config,
 
     app = create_app(cfg, share=True)
     assert app.read_only
-    async with app.run_test(size=SIZE) as pilot:
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
         log = app.query_one(LogPane).log_view
         procs, gpu, hist = app.query_one(ProcsPane), app.query_one(GpuPane), app.query_one(HistoryPane)
         await wait_for(pilot, lambda: any("login with token" in ln for ln in log.lines), timeout=20, what="the log line")
@@ -122,7 +122,8 @@ async def test_share_hides_every_secret_the_owners_screen_shows(lab, lab_config,
         await pilot.press("escape")
 
         app.notify(f"a toast quoting {TOKEN} and password={PASSWORD}")
-        await pilot.pause()
+        await wait_for(pilot, lambda: "a toast quoting" in screen_text(app), what="the toast")
+        assert "a toast quoting *** and password=***" in screen_text(app)
         _no_secret("a toast", screen_text(app))
 
 
