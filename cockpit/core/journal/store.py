@@ -81,8 +81,8 @@ class Journal:
         self.path = Path(path)
         self.redactor = redactor if redactor is not None else Redactor()
         self._lock = threading.RLock()
-        #: events built but not written yet (a failed write), oldest first
-        self._pending: list[dict[str, Any]] = []
+        #: events built but not written yet (a failed write), oldest first, with their line
+        self._pending: list[tuple[dict[str, Any], bytes]] = []
         #: why the journal cannot be written now (None when it can)
         self.fault: JournalFault | None = None
         self._reset_cache()
@@ -165,7 +165,7 @@ class Journal:
             evs = list(self._events)
             if self._tail_event is not None:
                 evs.append(self._tail_event)
-            return evs + self._pending
+            return evs + [ev for ev, _ in self._pending]
 
     @property
     def bad_lines(self) -> int:
@@ -200,7 +200,7 @@ class Journal:
             return self._next_free_id()
 
     def _next_free_id(self) -> int:
-        queued = (_opt_int(ev.get("attempt")) or 0 for ev in self._pending)
+        queued = (_opt_int(ev.get("attempt")) or 0 for ev, _ in self._pending)
         return max(self._max_id, *queued, 0) + 1
 
     @property
@@ -212,7 +212,7 @@ class Journal:
     def unwritten(self) -> list[dict[str, Any]]:
         """The queued events (copies), oldest first."""
         with self._lock:
-            return [dict(ev) for ev in self._pending]
+            return [dict(ev) for ev, _ in self._pending]
 
     # -- writing ------------------------------------------------------------------------------
 
@@ -230,24 +230,14 @@ class Journal:
             try:
                 fd, created = open_append(self.path)
             except OSError as e:
-                self._refresh()
-                events = build()
-                self._pending.extend(events)
-                self._set_fault(e)
-                return events
+                return self._queue(build, e)
             try:
                 try:
                     flock(fd, True)
                 except OSError as e:
-                    self._refresh()
-                    events = build()
-                    self._pending.extend(events)
-                    self._set_fault(e)
-                    return events
+                    return self._queue(build, e)
                 try:
-                    self._refresh()
-                    events = build()
-                    self._pending.extend(events)
+                    events = self._queue(build)
                     self._write_pending(fd)
                 finally:
                     with contextlib.suppress(OSError):
@@ -258,15 +248,25 @@ class Journal:
                 fsync_dir(self.path.parent)
             return events
 
+    def _queue(self, build: Callable[[], list[dict[str, Any]]], error: OSError | None = None) -> list[dict[str, Any]]:
+        """Refresh the view, build the events and queue them (serialised first: an event that cannot
+        be written as JSON raises here and never blocks the queue); ``error``: why they must wait."""
+        self._refresh()
+        events = build()
+        self._pending.extend([(ev, _dumps(ev)) for ev in events])
+        if error is not None:
+            self._set_fault(error)
+        return events
+
     def _write_pending(self, fd: int) -> bool:
         """Write the queue in order; stop at the first failure (the rest stays queued)."""
         while self._pending:
             try:
-                write_line(fd, _dumps(self._pending[0]))
+                write_line(fd, self._pending[0][1])
             except OSError as e:
                 self._set_fault(e)
                 return False
-            done = self._pending.pop(0)
+            done, _ = self._pending.pop(0)
             self._max_id = max(self._max_id, _opt_int(done.get("attempt")) or 0)  # even if it is never read back
             try:
                 sync(fd)
@@ -386,7 +386,7 @@ class Journal:
             dur = duration_s
             if dur is None:
                 start = next(
-                    (_num(e.get("ts")) for e in self._events + self._pending
+                    (_num(e.get("ts")) for e in self._events + [ev for ev, _ in self._pending]
                      if e.get("attempt") == attempt and e.get("event") == ATTEMPT_STARTED),
                     None,
                 )
@@ -428,7 +428,7 @@ class Journal:
 
         def build() -> list[dict[str, Any]]:
             out: list[dict[str, Any]] = []
-            evs = list(self._events) + ([self._tail_event] if self._tail_event else []) + self._pending
+            evs = list(self._events) + ([self._tail_event] if self._tail_event else []) + [ev for ev, _ in self._pending]
             for rec in fold(evs):
                 if not rec.open:
                     continue
