@@ -19,8 +19,7 @@ from ..config import Config, ConfigError
 from ..core.attempt import AttemptResult
 from ..core.events import FateChanged as CoreFateChanged
 from ..core.fate import Fate
-from ..core.journal import AttemptRecord
-from ..core.journal.files import JournalFault
+from ..core.journal import AttemptRecord, JournalFault
 from ..core.layers import Stage, Verdict
 from ..core.observe import GPUView, KmsgView, LogView, ProcsView
 from ..core.probes.logs import LogEvent

@@ -85,6 +85,7 @@ from __future__ import annotations
 
 from .export import LEGEND as LEGEND
 from .export import render_markdown as render_markdown
+from .files import JournalFault as JournalFault
 from .records import ATTEMPT_FINISHED as ATTEMPT_FINISHED
 from .records import ATTEMPT_INTERRUPTED as ATTEMPT_INTERRUPTED
 from .records import ATTEMPT_STARTED as ATTEMPT_STARTED
@@ -100,7 +101,6 @@ from .records import STAGE as STAGE
 from .records import VERDICT as VERDICT
 from .records import AttemptRecord as AttemptRecord
 from .records import StageRecord as StageRecord
-from .files import JournalFault as JournalFault
 from .records import fold as fold
 from .records import outcome_label as outcome_label
 from .store import Journal as Journal
