@@ -71,6 +71,10 @@ def build_parser() -> argparse.ArgumentParser:
     _common(s)
     s.set_defaults(func=cmd_stacks)
 
+    from .action_cli import add_parser as add_run_action
+
+    add_run_action(sub)
+
     s = sub.add_parser("history", help="list attempts from the journal")
     _common(s)
     s.add_argument("--markdown", "--md", action="store_true", help="a post-mortem timeline for an incident report")
@@ -172,12 +176,16 @@ def with_engine(args: argparse.Namespace, cfg: Config, work: Callable[[Any], Any
     """Run ``work(engine)`` in a fresh event loop (live stages on a terminal's stderr); Busy → exit 75."""
     from .cli_live import LiveStages, live_wanted
     from .core.engine import Busy, Engine
+    from .core.notify import Notifier
 
     async def go() -> Any:
         eng = Engine(cfg)
         if getattr(args, "stop_strays", False):
             eng.strays_policy = "stop"
         args.engine_journal = eng.journal  # journal_trouble() reads what could not be written
+        # [notify] command and webhook on a verdict or a fate found here; the terminal shows the rest
+        notifier = Notifier(cfg, terminal=False)
+        notifier.attach(eng)
         try:
             if live_wanted(args):
                 with LiveStages() as live:
@@ -186,6 +194,7 @@ def with_engine(args: argparse.Namespace, cfg: Config, work: Callable[[Any], Any
             return await work(eng)
         finally:
             args.engine_job = eng.job if eng.job is not None and eng.job.pid is not None else None
+            await notifier.drain()
             await eng.close()
 
     try:
@@ -342,8 +351,12 @@ def cmd_demo(args: argparse.Namespace, cfg: Config) -> int:
 def cmd_check_config(args: argparse.Namespace, cfg: Config) -> int:
     import dataclasses
 
+    from .core.notify import mask_url
+
     d = dataclasses.asdict(cfg)
     d["path"] = str(cfg.path) if cfg.path else None
+    if cfg.notify.webhook:
+        d["notify"]["webhook"] = mask_url(cfg.notify.webhook)  # it holds a token
     emit(args, d, lambda x: f"{x['path'] or '<built-in>'}: OK\n" + json.dumps(x, indent=2, default=str))
     return EXIT_OK
 

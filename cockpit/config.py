@@ -29,6 +29,8 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib
 
+from .config_actions import ActionConfig, check_actions, parse_actions
+from .config_redact import RedactConfig
 from .core.layers import Layer
 from .core.paths import check_cache_path, norm_remote_path
 
@@ -99,6 +101,11 @@ def _env_keys(v: Any) -> str | None:
     return None if not bad else f"has {bad[0]!r}, which is not a variable name (letters, digits and _, not starting with a digit)"
 
 
+def _ssh_word(v: Any) -> str | None:  # a host or user that ssh (the shell key's command line) would read as an option
+    bad = v.startswith("-") or any(c.isspace() or not c.isprintable() for c in v)
+    return "must not start with '-' or contain spaces or control characters (ssh would read it as an option)" if bad else None
+
+
 def _abs_remote(v: Any) -> str | None:
     return None if not v or v.startswith("/") else "must be an absolute path inside the target (starting with /)"
 
@@ -106,8 +113,8 @@ def _abs_remote(v: Any) -> str | None:
 @dataclass
 class TargetConfig:
     name: str = _f("", "A short name shown in the status line and the journal (default: the host).")
-    host: str = _f("", "SSH host name, address, or an alias from ~/.ssh/config.")
-    user: str | None = _f(None, "SSH user (default: from ~/.ssh/config, else your login name).")
+    host: str = _f("", "SSH host name, address, or an alias from ~/.ssh/config.", check=_ssh_word)
+    user: str | None = _f(None, "SSH user (default: from ~/.ssh/config, else your login name).", check=_ssh_word)
     port: int | None = _f(None, "SSH port (default: from ~/.ssh/config, else 22).", check=_port)
     runtime: str = _f("none", "Where the job runs: \"pct\" (a Proxmox LXC container on the host) or \"none\" (the host itself).", choices=("pct", "none"))
     container: int | None = _f(None, "The Proxmox container id (CTID) when runtime = \"pct\".", check=lambda v: None if v > 0 else "must be a positive container id")
@@ -161,6 +168,7 @@ class DeployConfig:
     source: str | None = _f(None, "Local directory (or file) to deploy; relative to this config file.")
     dest: str | None = _f(None, "Directory inside the target to deploy into.", check=_abs_remote)
     exclude: list[str] = _f(doc="Glob patterns not deployed (matched against relative paths and names).", factory=lambda: [".git", "__pycache__", "*.pyc", ".cockpit", ".venv"])
+    follow_symlinks: bool = _f(False, "Symlinks in the source are always deployed as what they point to (never as links, which would dangle in the target); one that points outside the source is refused unless this is true. Loops are always refused.")
 
 
 @dataclass
@@ -186,12 +194,6 @@ class UIConfig:
 @dataclass
 class JournalConfig:
     path: str | None = _f(None, "Attempt journal (JSON Lines); default .cockpit/journal.jsonl beside this file.")
-
-
-@dataclass
-class RedactConfig:
-    patterns: list[str] = _f(doc="Regular expressions for secrets of your own, replaced by *** in the journal, diffs, exports and --share screens (a group named secret hides only that part).", factory=list)
-    builtin: bool = _f(True, "Also hide well-known secret shapes (hf_ tokens, AWS keys, Bearer tokens, NAME=value for TOKEN/SECRET/PASSWORD/API_KEY names, URL passwords, PEM keys); set false if one hides evidence you need. [job.env] secrets and patterns are always hidden.")
 
 
 def _note_template(v: Any) -> str | None:
@@ -228,6 +230,31 @@ class SignatureConfig:
     id: str = _f("", "A short id for this signature (used by [verify] ignore_signatures); default \"user-N\".")
 
 
+# -- [notify]: notifications that reach you (cockpit/core/notify) -------------------------------------
+
+def _default_on() -> list[str]:
+    from .core.notify.payload import DEFAULT_ON
+
+    return list(DEFAULT_ON)
+
+
+@dataclass
+class NotifyConfig:
+    command: str | list[str] | None = _f(None, "A command run on this machine (never on the target) for each notification, with the event as JSON on stdin (README: Notifications); a string runs with /bin/sh -c in this file's directory, an array runs as it is.")
+    webhook: str | None = _f(None, "An http(s) URL that receives each notification as a JSON POST, Slack-compatible (\"text\" plus the event's fields). It holds a token: cockpit shows only its scheme and host.")
+    on: list[str] = _f(doc="Which events notify the command and the webhook: \"verdict\" (every attempt), \"failed\" (attempts that did not pass), and a passed attempt's job that \"died\", \"vanished\", \"stalled\" or \"finished\".", factory=_default_on)
+    timeout: float = _f(10.0, "Seconds the command may run, or the webhook may take to answer, before it counts as failed (the command is killed). Never retried.", check=_positive)
+    max_per_minute: int = _f(6, "At most this many notifications a minute; the next one sent says how many were dropped. An identical event within 10 minutes is never sent twice. 0: no limit.", check=_non_negative)
+
+
+def _check_notify(cfg: Config, path: Path | None) -> None:
+    from .core.notify.check import check_notify  # event kinds, an empty command, a webhook that is not http(s)
+
+    check_notify(cfg.notify, path)
+
+# -- end of [notify] ---------------------------------------------------------------------------------
+
+
 @dataclass
 class Config:
     target: TargetConfig = field(default_factory=TargetConfig)
@@ -240,8 +267,11 @@ class Config:
     journal: JournalConfig = field(default_factory=JournalConfig)
     loop: LoopConfig = field(default_factory=LoopConfig)
     verify: VerifyConfig = field(default_factory=VerifyConfig)
+    notify: NotifyConfig = field(default_factory=NotifyConfig)
     redact: RedactConfig = field(default_factory=RedactConfig)
     keymap: dict[str, str] = field(default_factory=dict)
+    #: ``[[actions]]``: the user's own actions (cockpit/config_actions.py)
+    actions: list[ActionConfig] = field(default_factory=list)
     signatures: list[SignatureConfig] = field(default_factory=list)
     #: the file this came from (None for built-in configs such as the demo)
     path: Path | None = None
@@ -256,9 +286,7 @@ class Config:
 
     @property
     def journal_path(self) -> Path:
-        if self.journal.path:
-            return self._local(self.journal.path)
-        return self.base_dir / ".cockpit" / "journal.jsonl"
+        return self._local(self.journal.path) if self.journal.path else self.base_dir / ".cockpit" / "journal.jsonl"
 
     @property
     def deploy_source(self) -> Path | None:
@@ -328,6 +356,8 @@ def parse_config(text: str, *, path: Path | None = None) -> Config:
             raise _unknown(path, key, key, _SECTIONS)
         if key == "keymap":
             cfg.keymap = _str_table(path, "keymap", value)
+        elif key == "actions":
+            cfg.actions = parse_actions(path, value)
         elif key == "signatures":
             if not isinstance(value, list):
                 raise ConfigError(path, "signatures", "must be an array of tables", "write each one as [[signatures]] with pattern, layer, label, advice")
@@ -443,12 +473,8 @@ def _check_ignored_signatures(cfg: Config, path: Path | None) -> None:
 def _check_whole(cfg: Config, path: Path | None) -> None:
     """Checks that involve more than one key."""
     _check_ignored_signatures(cfg, path)
-    from .core.redact import pattern_problem
-
-    for i, p in enumerate(cfg.redact.patterns):
-        why = pattern_problem(p)
-        if why:
-            raise ConfigError(path, f"redact.patterns[{i}]", f"{p!r} {why}", "write a Python regular expression, e.g. \"corp-[0-9a-f]{32}\"")
+    _check_notify(cfg, path)
+    check_actions(cfg, path)
     t = cfg.target
     if t.transport == "ssh" and not t.host:
         raise ConfigError(path, "target.host", "is missing", "set host = \"10.1.2.6\" (an address, a name, or a ~/.ssh/config alias), or transport = \"local\"")

@@ -40,7 +40,7 @@ def _add_arguments(s: argparse.ArgumentParser) -> None:
     s.add_argument("--once", action="store_true", help="wait for one change, run one attempt, exit with its result")
     s.add_argument("--timeout", type=float, default=None, metavar="S", help="with --once: give up after S seconds without a change (exit 124)")
     s.add_argument("--debounce", type=float, default=None, metavar="S", help="seconds a burst of saves must be quiet (default: [loop] debounce, 1.0)")
-    s.add_argument("--no-notify", action="store_true", help="no bell and no tmux message when a verdict lands")
+    s.add_argument("--no-notify", action="store_true", help="no notifications: no bell, no tmux message, no [notify] command or webhook")
     s.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr, only the verdict lines")
 
 
@@ -131,7 +131,7 @@ def _on_fate(args: argparse.Namespace, ev: Any) -> None:
 
 async def _watch(args: argparse.Namespace, cfg: Any) -> int:
     from .core.engine import Busy, Engine
-    from .core.notify import notify_verdict_async
+    from .core.notify import Notifier
     from .core.watch import AttemptLoop, NoteCounter, loop_config, watcher_for
 
     lc = loop_config(cfg)
@@ -154,6 +154,9 @@ async def _watch(args: argparse.Namespace, cfg: Any) -> int:
 
     engine = Engine(cfg)
     engine.subscribe(lambda ev: _on_fate(args, ev))
+    notifier = Notifier(cfg, report=lambda text: print(f"cockpit watch: {text}", file=sys.stderr, flush=True))
+    if not args.no_notify:  # verdicts and fate news: bell, tmux ([loop]), [notify] command and webhook
+        notifier.attach(engine)
     engine.resume_following()  # a job still running from an earlier attempt: its fate is told too
     watcher = watcher_for(cfg, debounce=args.debounce or lc.debounce)
     notes = NoteCounter(args.note, template=lc.note_template, journal=engine.journal)
@@ -199,8 +202,6 @@ async def _watch(args: argparse.Namespace, cfg: Any) -> int:
             sys.stdout.write(_text_line(p) + "\n")
         sys.stdout.flush()
         rc = EXIT_OK if p["outcome"] == "passed" else EXIT_FAILED
-        if lc.notify and not args.no_notify:
-            await notify_verdict_async(res, bell=lc.bell, tmux=lc.tmux)
 
     loop_ = AttemptLoop(engine, watcher, notes=notes, busy_retry=lc.busy_retry, busy_timeout=lc.busy_timeout,
                         on_change=on_change, on_attempt_start=on_start, on_verdict=on_verdict, on_busy=on_busy, on_error=on_error)
@@ -241,6 +242,7 @@ async def _watch(args: argparse.Namespace, cfg: Any) -> int:
         raise
     finally:
         await watcher.close()
+        await notifier.drain()
         await engine.close()
         for sig in installed:
             with contextlib.suppress(RuntimeError, ValueError):  # the loop is closing: nothing left to undo

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import math
 import os
@@ -18,9 +19,12 @@ from cockpit.core.probes.gpu import (
     GPU,
     GPU_FIELDS,
     NA,
+    NOT_QUERIED,
+    GpuProbe,
     GPUProcess,
     GPUSnapshot,
     NaType,
+    core_fields,
     gpu_query_command,
     is_na,
     parse_gpu_output,
@@ -292,3 +296,137 @@ def test_command_quotes_the_binary() -> None:
     assert "--query-gpu=" + ",".join(f.query for f in GPU_FIELDS) in cmd
     assert "--query-compute-apps=pid,process_name,used_memory,gpu_uuid" in cmd
     assert "--format=csv,noheader,nounits" in cmd
+
+
+# -- an older driver: fields it does not know -------------------------------------------------------
+
+LAB_SMI = str(Path(__file__).parent / "lab" / "bin" / "nvidia-smi")
+
+
+def _runner(calls: list[str], unknown: str = "", smi_env: dict[str, str] | None = None):
+    """Runs each probe command for real under sh, with the lab's nvidia-smi emulator told which
+    fields its driver does not know."""
+    env = {**os.environ, "LAB_NVIDIA_SMI_UNKNOWN_FIELDS": unknown, **(smi_env or {})}
+
+    async def run(cmd: str) -> tuple[bytes, bytes, int | None]:
+        calls.append(cmd)
+        p = await asyncio.create_subprocess_exec("sh", "-c", cmd, stdout=asyncio.subprocess.PIPE,
+                                                 stderr=asyncio.subprocess.PIPE, env=env)
+        out, err = await p.communicate()
+        return out, err, p.returncode
+
+    return run
+
+
+def test_emulator_refuses_like_an_older_driver() -> None:
+    env = {**os.environ, "LAB_NVIDIA_SMI_UNKNOWN_FIELDS": "mig.mode.current"}
+    r = subprocess.run([LAB_SMI, "--query-gpu=index,name,mig.mode.current", "--format=csv,noheader,nounits"],
+                       capture_output=True, text=True, env=env, timeout=20)
+    # what a real R418 driver prints for a field newer than itself: stdout, a blank line, exit 2
+    assert (r.returncode, r.stdout, r.stderr) == (2, 'Field "mig.mode.current" is not a valid field to query.\n\n', "")
+    r = subprocess.run([LAB_SMI, "--query-gpu=index,name", "--format=csv,noheader,nounits"],
+                       capture_output=True, text=True, env=env, timeout=20)
+    assert r.returncode == 0 and r.stdout.startswith("0, NVIDIA H100")
+
+
+def test_frame_header_names_the_columns() -> None:
+    out = ("@@cockpit-gpu query-gpu index,name,uuid,memory.used,memory.total\n"
+           "0, Tesla V100-SXM2-16GB, GPU-aa, 1200, 16160\n@@cockpit-gpu rc 0\n"
+           "@@cockpit-gpu compute-apps pid,process_name,used_memory,gpu_uuid\n"
+           "77, /usr/bin/python3, 1100, GPU-aa\n@@cockpit-gpu rc 0\n")
+    snap = parse_gpu_output(out)
+    assert snap.ok and snap.findings == [] and snap.unparsed == []
+    g = snap.gpus[0]
+    assert (g.index, g.name, g.memory_used_mib, g.memory_total_mib) == (0, "Tesla V100-SXM2-16GB", 1200, 16160)
+    for attr in ("mig_mode", "ecc_uncorrected", "power_draw_w", "temperature_c"):
+        v = getattr(g, attr)
+        assert is_na(v) and v.reason == NOT_QUERIED and f"{v}" == "N/A"
+    assert snap.processes[0].gpu_index == 0 and snap.processes[0].used_memory_mib == 1100
+    assert GPU.from_dict(json.loads(json.dumps(g.to_dict()))) == g
+
+
+async def test_unknown_field_is_left_out_and_remembered() -> None:
+    calls: list[str] = []
+    probe = GpuProbe(LAB_SMI)
+    run = _runner(calls, "mig.mode.current")
+    snap = await probe.run(run, 5)
+    assert len(calls) == 2 and "mig.mode.current" in calls[0] and "mig.mode.current" not in calls[1]
+    assert snap.ok and snap.error is None and len(snap.gpus) == 1
+    g = snap.gpus[0]
+    # the pane has its values; the one unknown field reads N/A, never a number
+    assert (g.name, g.memory_total_mib, g.temperature_c, g.power_draw_w, g.ecc_uncorrected) == ("NVIDIA H100 80GB HBM3", 81559, 34, 69.85, 0)
+    assert is_na(g.mig_mode) and g.mig_mode.reason == NOT_QUERIED
+    # one info finding says so; no warning about an unsupported query remains
+    assert [(f.kind, f.severity) for f in snap.findings] == [("gpu-fields-unknown", Severity.INFO)]
+    assert "driver 550.54.15" in snap.findings[0].summary and "mig.mode.current" in snap.findings[0].summary
+    # remembered for the session: the next refresh asks only what the driver knows, once
+    calls.clear()
+    snap = await probe.run(run, 5)
+    assert len(calls) == 1 and snap.ok and len(snap.gpus) == 1 and [f.kind for f in snap.findings] == ["gpu-fields-unknown"]
+
+
+async def test_several_unknown_fields_one_at_a_time() -> None:
+    calls: list[str] = []
+    probe = GpuProbe(LAB_SMI)
+    snap = await probe.run(_runner(calls, "mig.mode.current,ecc.errors.uncorrected.volatile.total,fan.speed"), 5)
+    assert len(calls) == 4 and snap.ok and snap.gpus[0].utilization_pct == 0 and snap.gpus[0].pstate == "P0"
+    assert sorted(probe.left_out["query-gpu"]) == ["ecc.errors.uncorrected.volatile.total", "fan.speed", "mig.mode.current"]
+
+
+async def test_a_refused_core_field_or_no_name_falls_back_to_the_core_set(tmp_path: Path) -> None:
+    # no field named: straight to the core set
+    smi = _fake(tmp_path, "old", """#!/bin/sh
+case "$1" in
+*mig.mode.current*|*driver_version*) echo "Invalid combination of input arguments. Please run 'nvidia-smi -h' for help."; exit 2;;
+--query-gpu=*) echo "0, Tesla P100, GPU-1, 00000000:04:00.0, 30, 40, 100, 16280, 31.5";;
+esac
+""")
+    calls: list[str] = []
+    probe = GpuProbe(smi)
+    snap = await probe.run(_runner(calls), 5)
+    assert len(calls) == 2 and snap.ok and snap.gpus[0].memory_total_mib == 16280 and snap.gpus[0].power_draw_w == 31.5
+    assert probe.fields["query-gpu"] == core_fields(GPU_FIELDS)
+    # a core field refused: nothing better to ask, so the warning stays and the probe stops
+    calls.clear()
+    probe = GpuProbe(LAB_SMI)
+    snap = await probe.run(_runner(calls, "memory.used"), 5)
+    assert len(calls) == 2 and snap.gpus == [] and [f.kind for f in snap.findings] == ["query-unsupported"]
+
+
+async def test_driver_failures_are_not_retried() -> None:
+    calls: list[str] = []
+    snap = await GpuProbe(str(Path("/nonexistent/nvidia-smi"))).run(_runner(calls), 1)
+    assert len(calls) == 1 and [f.kind for f in snap.findings] == ["not-found"]
+
+
+@pytest.mark.lab
+async def test_old_driver_in_the_lab_keeps_the_gpu_pane_filled(lab, lab_config) -> None:
+    from cockpit.core.engine import Engine
+
+    lab.set_gpu_state("normal", driver_version="470.57.02",
+                      unknown_fields=["mig.mode.current", "ecc.errors.uncorrected.volatile.total"])
+    eng = Engine(lab_config())
+    sent: list[str] = []
+    real_run = eng.transport.run
+
+    async def counting_run(cmd: str, **kw):  # a spy on the real SSH transport: counts the GPU queries
+        if "--query-gpu" in cmd:
+            sent.append(cmd)
+        return await real_run(cmd, **kw)
+
+    eng.transport.run = counting_run  # type: ignore[method-assign]
+    try:
+        view = await eng.observer.refresh_gpu()
+        assert view.error is None and view.snapshot is not None, view.to_dict()
+        g = view.snapshot.gpus[0]
+        assert (g.name, g.driver_version, g.memory_total_mib) == ("NVIDIA H100 80GB HBM3", "470.57.02", 81559)
+        assert is_na(g.mig_mode) and is_na(g.ecc_uncorrected) and f"{g.mig_mode}" == "N/A"
+        assert len(sent) == 3
+        d = view.to_dict()
+        assert d["gpus"][0]["mig_mode"] == NOT_QUERIED and [f["kind"] for f in d["findings"]] == ["gpu-fields-unknown"]
+        assert not [f for f in eng.observer.findings() if f.layer is Layer.GPU and f.severity is not Severity.INFO]
+        sent.clear()
+        view = await eng.observer.refresh_gpu()
+        assert len(sent) == 1 and view.snapshot is not None and view.snapshot.gpus[0].memory_total_mib == 81559
+    finally:
+        await eng.close()

@@ -129,7 +129,8 @@ def test_a_bad_user_pattern_is_a_config_error_naming_file_key_and_fix(tmp_path, 
     with pytest.raises(ConfigError) as ei:
         load_config(p)
     e = ei.value
-    assert e.path == str(p) and e.key == "redact.patterns[1]" and words in e.problem and "regular expression" in e.fix
+    assert e.path == str(p) and e.key == "redact.patterns" and f"[1] {pattern!r}" in e.problem and words in e.problem
+    assert "regular expressions" in e.fix and "corp-[0-9a-f]{32}" in e.fix
     cfg = parse_config('[target]\nhost = "x"\n[redact]\npatterns = ["corp-\\\\d+"]\nbuiltin = false\n')
     assert cfg.redact.patterns == ["corp-\\d+"] and cfg.redact.builtin is False
 

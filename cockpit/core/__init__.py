@@ -10,6 +10,8 @@ What lives here, and what it may import:
 ``action_table.py`` the one table of actions (id, label, help, destructive, confirm text).
 ``attempt.py``      the attempt sequence; ``fate.py`` what became of a job after its verdict.
 ``actions/``        deploy, clear caches, stop, launch, verify, reboot, strays: each builds a verdict.
+``user_actions.py`` the user's ``[[actions]]``: run one, its verdict and its own answer;
+                    ``user_template.py`` their fields, checks and shell-quoting.
 ``remote/``         transports (SSH, local), the persistent framed session, runtimes.
 ``probes/``         parsers: ps, nvidia-smi, logs, kernel messages, signatures → typed data.
 ``journal/``        the append-only attempt journal: store, records, export.

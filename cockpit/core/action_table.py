@@ -6,13 +6,22 @@ help text (CLI ``--help``, help screen, palette), whether it is destructive (kil
 TUI confirms it, showing the exact command) and what the confirmation is about.  The CLI builds its
 sub-commands from this table, the engine dispatches on it, and the TUI's registry
 (:mod:`cockpit.ui.actions`) takes label, help and the destructive flag from it and adds only keys.
+
+The user's own ``[[actions]]`` join the table per config (:func:`specs_for`): the same fields, with
+``user`` set and their own key; ``cockpit run-action NAME`` and ``Engine.run_user_action`` run them.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-__all__ = ["ActionSpec", "TABLE", "BY_ID", "SINGLE_ACTIONS"]
+if TYPE_CHECKING:  # pragma: no cover
+    from ..config import Config
+    from ..config_actions import ActionConfig
+
+__all__ = ["ActionSpec", "TABLE", "BY_ID", "SINGLE_ACTIONS", "user_specs", "specs_for"]
 
 
 @dataclass(frozen=True)
@@ -23,6 +32,12 @@ class ActionSpec:
     destructive: bool = False
     #: what the confirmation dialog is about (destructive actions)
     confirm: str = ""
+    #: one of the user's ``[[actions]]`` (run by ``Engine.run_user_action``), not a built-in
+    user: bool = False
+    #: a user action's key (built-ins get theirs from the TUI's registry)
+    key: str = ""
+    #: where a user action runs: "target" or "host"
+    where: str = ""
 
 
 TABLE: tuple[ActionSpec, ...] = (
@@ -44,3 +59,18 @@ BY_ID: dict[str, ActionSpec] = {a.id: a for a in TABLE}
 
 #: the actions ``Engine.run_action`` runs (every one but the attempt, which takes a note)
 SINGLE_ACTIONS: tuple[str, ...] = tuple(a.id for a in TABLE if a.id != "attempt")
+
+
+def user_specs(actions: Iterable[ActionConfig]) -> tuple[ActionSpec, ...]:
+    """The ``[[actions]]`` of a config as table entries (label: the name; help: theirs, else the command)."""
+    out = []
+    for a in actions:
+        where = "on the host" if a.where == "host" else "in the target"
+        out.append(ActionSpec(a.name, a.name, a.help or f"{where}: {a.command}", destructive=a.destructive,
+                              confirm=f"Run {a.name}?", user=True, key=a.key, where=a.where))
+    return tuple(out)
+
+
+def specs_for(cfg: Config) -> tuple[ActionSpec, ...]:
+    """Every action of this config's target: the built-ins, then the user's own."""
+    return TABLE + user_specs(cfg.actions)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import fcntl
+import hashlib
 import logging
 import os
 import time
@@ -24,7 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from ..config import Config
-from .action_table import SINGLE_ACTIONS, TABLE
+from ..config_actions import ActionConfig
+from .action_table import SINGLE_ACTIONS, TABLE, ActionSpec, specs_for
 from .actions.base import ActionContext
 from .actions.cache import clear_cache
 from .actions.deploy import deploy
@@ -44,6 +46,7 @@ from .observe import Observer
 from .redact import Redactor
 from .remote import make_transport
 from .remote.base import RemoteError, Transport
+from .user_actions import UserActionResult, command_for, run_user_action
 
 __all__ = ["Engine", "Busy", "AttemptResult", "ACTIONS", "STACKS_EVENT"]
 
@@ -341,6 +344,8 @@ class Engine:
         """Run one headless action by name; its verdict starts with the connectivity stages."""
         if name == "attempt":
             raise ValueError("use Engine.attempt(note)")
+        if name in self.user_actions:
+            return (await self.run_user_action(name, wait=wait)).verdict
         if name not in SINGLE_ACTIONS:
             raise ValueError(f"unknown action {name!r}")
         async with self.exclusive(name, wait=wait):
@@ -406,6 +411,39 @@ class Engine:
             self.set_job(job, None)
         return job
 
+    # -- the user's own actions ([[actions]]) ---------------------------------------------------
+    @property
+    def specs(self) -> tuple[ActionSpec, ...]:
+        """Every action of this target: the built-ins and the user's ``[[actions]]``."""
+        return specs_for(self.cfg)
+
+    @property
+    def user_actions(self) -> dict[str, ActionConfig]:
+        return {a.name: a for a in self.cfg.actions}
+
+    def user_action_command(self, name: str) -> str:
+        """The exact command user action ``name`` would run now (MissingField: a field has no value yet)."""
+        return command_for(self.user_actions[name], self.cfg, self.job, self.job_attempt)
+
+    async def run_user_action(self, name: str, *, wait: bool = False, confirmed: str | None = None) -> UserActionResult:
+        """Run one of the user's ``[[actions]]``; ``confirmed``: the command the user saw (nothing runs if it changed).
+
+        A look (``destructive = false``) runs beside whatever else runs and tells no subscriber;
+        a destructive one waits its turn like stop and reboot, and its stages and verdict are events.
+        Neither is journalled: the journal keeps attempts, and a user action belongs to none."""
+        action = self.user_actions.get(name)
+        if action is None:
+            raise ValueError(f"unknown action {name!r}")
+        if not action.destructive:
+            ctx = ActionContext(self.cfg, self.transport)
+            return await run_user_action(ctx, action, self.job, self.job_attempt, confirmed=confirmed)
+        async with self.exclusive(name, wait=wait):
+            t0 = time.monotonic()
+            self.publish(ActionStarted(name))
+            res = await run_user_action(self.context(), action, self.job, self.job_attempt, confirmed=confirmed)
+            self.publish(ActionFinished(name, res.verdict, duration_s=time.monotonic() - t0))
+            return res
+
     # -- the attempt -------------------------------------------------------------------------
     async def attempt(self, note: str, *, wait: bool = False, trigger: str = "manual", follow: bool = True) -> AttemptResult:
         """note → deploy → clear caches → stop → launch → verify; then the job is followed (fate)."""
@@ -424,4 +462,9 @@ class Engine:
 
 
 def _safe(name: str) -> str:
-    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name) or "target"
+    """A file name for ``name``: its safe characters, and past 64 of them a hash of the whole
+    (a file name longer than 255 bytes could not be opened)."""
+    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in name) or "target"
+    if len(safe.encode()) > 64:
+        safe = safe.encode()[:48].decode("utf-8", "ignore") + "-" + hashlib.sha256(name.encode("utf-8", "surrogateescape")).hexdigest()[:12]
+    return safe

@@ -131,6 +131,8 @@ class Observer:
         self.signatures = load_signatures(cfg.user_signatures())
         self.job_pids: set[int] = set()
         self.job_pgid: int | None = None
+        self._gpu_probe: gpu_probe.GpuProbe | None = None
+        self._gpu_probe_key: tuple[str, str] | None = None
 
     # -- job identity (set by the engine from the launch record) ---------------------------
     def set_job(self, pid: int | None, pgid: int | None, log_path: str | None) -> None:
@@ -167,16 +169,20 @@ class Observer:
             v.error = "disabled in config ([gpu] enabled = false)"
             return v
         t0 = time.monotonic()
-        cmd = gpu_probe.gpu_query_command(g.nvidia_smi, g.timeout)
+        if self._gpu_probe is None or self._gpu_probe_key != (g.nvidia_smi, g.where):
+            # the fields this driver answers are learnt once per session (and per binary)
+            self._gpu_probe, self._gpu_probe_key = gpu_probe.GpuProbe(g.nvidia_smi), (g.nvidia_smi, g.where)
+        run = self.transport.run_host if g.where == "host" else self.transport.run
+
+        async def runner(cmd: str) -> tuple[bytes, bytes, int | None]:
+            res = await run(cmd, timeout=g.timeout * 2 + 5)
+            return res.stdout, res.stderr, res.exit_code
+
         try:
-            if g.where == "host":
-                res = await self.transport.run_host(cmd, timeout=g.timeout * 2 + 5)
-            else:
-                res = await self.transport.run(cmd, timeout=g.timeout * 2 + 5)
+            snap = await self._gpu_probe.run(runner, g.timeout)
         except RemoteError as e:
             v.error, v.error_layer = e.message, e.layer
             return v
-        snap = gpu_probe.parse_gpu_output(res.stdout, res.stderr, res.exit_code, timeout_s=g.timeout)
         if snap.processes:
             snap.findings.extend(await self._unaccounted(snap))
         self.gpu = GPUView(collected_at=snap.collected_at, duration_s=time.monotonic() - t0, snapshot=snap,

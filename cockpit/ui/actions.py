@@ -15,12 +15,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-
-from textual.binding import Binding
+from typing import TYPE_CHECKING
 
 from ..core.action_table import BY_ID as BY_ID_CORE
+from ..core.action_table import ActionSpec
 
-__all__ = ["UIAction", "ACTIONS", "BY_ID", "bindings", "HOME_ROW", "acting_action_names"]
+if TYPE_CHECKING:  # pragma: no cover
+    from textual.binding import Binding
+
+__all__ = ["UIAction", "ACTIONS", "BY_ID", "bindings", "HOME_ROW", "acting_action_names", "user_ui_actions"]
 
 HOME_ROW = frozenset("asdfghjkl;") | {"semicolon"}
 
@@ -45,6 +48,8 @@ class UIAction:
         return [k.strip() for k in self.key.split(",") if k.strip()]
 
     def binding(self) -> Binding:
+        from textual.binding import Binding  # here, so the registry is plain data (config checks keys with it)
+
         return Binding(self.key, self.action, self.description, show=self.footer, key_display=self.key_display,
                        tooltip=self.help, id=self.id)
 
@@ -104,6 +109,13 @@ _BY_ACTION = {a.action: a for a in ACTIONS}
 def action_spec(action_name: str) -> UIAction | None:
     """The registry entry for a Textual action name (``focus_pane('log')`` → its own entry)."""
     return _BY_ACTION.get(action_name) or next((a for a in ACTIONS if a.action.split("(")[0] == action_name), None)
+
+
+def user_ui_actions(specs: Iterable[ActionSpec]) -> list[UIAction]:
+    """The registry entries of the user's ``[[actions]]`` (from :func:`cockpit.core.action_table.specs_for`):
+    each acts on the target (``--read-only`` disables it) and runs ``action_user_action(NAME)``."""
+    return [UIAction(s.id, s.key, f"user_action({s.id!r})", s.label, s.help, acts=True, destructive=s.destructive, engine=s.id)
+            for s in specs if s.user]
 
 
 def bindings(actions: Iterable[UIAction] = ACTIONS) -> list[Binding]:

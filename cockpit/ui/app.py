@@ -23,6 +23,7 @@ from textual.widgets import Footer
 from textual.worker import Worker, WorkerState
 
 from ..config import Config
+from ..core.notify import Notifier
 from ..core.redact import Redactor
 from .actions import ACTIONS, UIAction, action_spec, bindings
 from .adapter import EventAdapter
@@ -54,13 +55,14 @@ from .panes.verdict import VerdictStrip
 from .settings import SettingsMixin
 from .shown import set_share, sharing
 from .themes import ThemeSet, default_variables, load_themes
+from .user_keys import UserActionKeys
 
 log = logging.getLogger(__name__)
 
 
 __all__ = ["CockpitApp", "create_app"]
 
-class CockpitApp(SettingsMixin, TargetKeys, ViewKeys, App[int]):
+class CockpitApp(SettingsMixin, TargetKeys, ViewKeys, UserActionKeys, App[int]):
     CSS_PATH = "styles.tcss"
     TITLE = "cockpit"
     BINDINGS: ClassVar[list[Any]] = bindings(ACTIONS)
@@ -89,8 +91,11 @@ class CockpitApp(SettingsMixin, TargetKeys, ViewKeys, App[int]):
         self.notice = notice
         self.owns_engine = owns_engine
         self.driver = Driver(engine)
+        self.load_user_actions()
         self.keymap: dict[str, str] = {}
         self.last_verdict: tuple[str, Any] | None = None
+        self.notifier = Notifier(self.cfg, read_only=read_only, bell=lambda: self.bell(),
+                                 report=lambda text: self.notify(text, title="notification", severity="warning", timeout=10, markup=False))
         self._listener: Any = None
         #: the edit → attempt loop (None when [deploy] source does not exist, or ``live`` is False)
         self.loop_runner: LoopRunner | None = None
@@ -128,9 +133,12 @@ class CockpitApp(SettingsMixin, TargetKeys, ViewKeys, App[int]):
     def on_mount(self) -> None:
         self._apply_themes()
         self._apply_keymap()
+        self.bind_user_actions()
         if self.read_only:
             self.sub_title = "SHARED · READ-ONLY · secrets hidden" if self.share else "READ-ONLY"
         self._unsubscribe = self.engine.subscribe(EventAdapter(self.post_message))
+        # verdicts and fate news → bell, tmux, [notify] command and webhook; nothing in --read-only
+        self._notifier_off = self.notifier.attach(self.engine)
         if not self.read_only:
             self.engine.ask = self.ask_yes_no
         self.engine.resume_following()
@@ -156,6 +164,8 @@ class CockpitApp(SettingsMixin, TargetKeys, ViewKeys, App[int]):
 
     async def on_unmount(self) -> None:
         self._unsubscribe()
+        self._notifier_off()
+        await self.notifier.drain(min(3.0, self.cfg.notify.timeout))
         if self.owns_engine:
             try:
                 await asyncio.wait_for(self.engine.close(), 5)
@@ -171,7 +181,7 @@ class CockpitApp(SettingsMixin, TargetKeys, ViewKeys, App[int]):
         return True
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        spec = action_spec(action)
+        spec = action_spec(action) if action != "user_action" else self.user_actions.get(str(parameters[0]) if parameters else "")
         if spec is None:
             return True
         if len(self.screen_stack) > 1:
@@ -315,16 +325,6 @@ class CockpitApp(SettingsMixin, TargetKeys, ViewKeys, App[int]):
             return  # stopped: the user just did it; a failed attempt's job dying is no news
         text = f"#{msg.attempt} {story(msg.outcome, None, msg.fate)}"
         self.notify(text, title="the job's fate", severity="error" if msg.news else "information", timeout=10, markup=False)
-        lc = self.cfg.loop
-        if msg.news and lc.notify:
-            if lc.bell:
-                self.bell()
-            if lc.tmux:
-                from ..core.notify import notify_verdict_async
-
-                news = {"attempt": msg.attempt, "outcome": f"{msg.outcome} → {msg.fate.state}", "layer": msg.fate.layer,
-                        "first_error": {"line": msg.fate.cause}}
-                self.run_worker(notify_verdict_async(news, bell=False, tmux=True), name="notify-fate", group="notify", exit_on_error=False)
 
     async def ask_yes_no(self, title: str, detail: str) -> bool:
         """The engine's question to the person at the keyboard (e.g. stop strays?), as a confirm dialog."""
@@ -359,21 +359,13 @@ class CockpitApp(SettingsMixin, TargetKeys, ViewKeys, App[int]):
                         title=f"attempt #{msg.attempt}", severity=sev, timeout=6, markup=False)  # type: ignore[arg-type]
 
     def _verdict_landed(self, msg: ActionFinished) -> None:
-        """An attempt's verdict: a one-line toast, the bell and tmux (``[loop]``); nothing in --read-only."""
+        """An attempt's verdict: a one-line toast (the bell, tmux and the hooks: the notifier); nothing in --read-only."""
         if self.read_only:
             return
-        from ..core.notify import notify_verdict_async, verdict_line
+        from ..core.notify import verdict_line
 
-        res, lc = msg.result, self.cfg.loop
         sev = {"passed": "information", "failed": "error", "untested": "warning"}.get(msg.outcome or "", "warning")
-        self.notify(verdict_line(res, prefix=""), title=f"attempt #{msg.attempt}", severity=sev, timeout=6, markup=False)  # type: ignore[arg-type]
-        if not lc.notify:
-            return
-        if lc.bell:
-            self.bell()
-        if lc.tmux:
-            self.run_worker(notify_verdict_async(res, bell=False, tmux=True, read_only=self.read_only),
-                            name="notify-verdict", group="notify", exit_on_error=False)
+        self.notify(verdict_line(msg.result, prefix=""), title=f"attempt #{msg.attempt}", severity=sev, timeout=6, markup=False)  # type: ignore[arg-type]
 
     @while_mounted
     def on_source_changed(self, msg: SourceChanged) -> None:

@@ -1,4 +1,5 @@
-"""The command palette (ctrl+p): every registry action that is allowed right now.
+"""The command palette (ctrl+p): every registry action that is allowed right now, the user's own
+``[[actions]]`` beside the built-ins.
 
 Actions that ``--read-only`` (or a non-demo target) disables are not offered at all.
 """
@@ -19,7 +20,8 @@ __all__ = ["CockpitCommands"]
 class CockpitCommands(Provider):
     def _available(self) -> list[UIAction]:
         allowed = getattr(self.app, "action_allowed", None)
-        return [a for a in ACTIONS if allowed is None or allowed(a)]
+        mine = list(getattr(self.app, "user_actions", {}).values())
+        return [a for a in [*ACTIONS, *mine] if allowed is None or allowed(a)]
 
     def _title(self, a: UIAction) -> str:
         return f"{a.description}"

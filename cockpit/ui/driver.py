@@ -18,6 +18,7 @@ from .messages import (
     KmsgRefreshed,
     LogBatch,
     ProcsRefreshed,
+    UserActionDone,
 )
 
 __all__ = ["Driver", "make_observer"]
@@ -60,6 +61,17 @@ class Driver:
             await self.engine.run_action(name)
         except Busy as e:
             post(ActionRefused(name, str(e)))
+
+    async def user_action(self, name: str, post: Post, confirmed: str | None = None) -> None:
+        """One of the user's ``[[actions]]``; its result comes back as :class:`UserActionDone`."""
+        from ..core.engine import Busy
+
+        try:
+            res = await self.engine.run_user_action(name, confirmed=confirmed)
+        except Busy as e:
+            post(ActionRefused(name, str(e)))
+            return
+        post(UserActionDone(res))
 
     # -- observation ------------------------------------------------------------------------
     async def procs(self) -> ProcsRefreshed:

@@ -213,6 +213,7 @@ class ViewKeys(_AppBase):
     refresh_now: Callable[[], Worker[None]]
     action_allowed: Callable[[UIAction], bool]
     load_history: Callable[[], None]
+    user_actions: dict[str, UIAction]
 
     def _focused_pane(self) -> Any:
         w = self.focused
@@ -310,7 +311,8 @@ class ViewKeys(_AppBase):
         return VerdictScreen(rec, clock=self.clock, diff_text=diff)
 
     def action_help(self) -> None:
-        self.push_screen(HelpScreen(self.keymap, read_only=self.read_only, demo=self.demo, allowed=self.action_allowed))
+        self.push_screen(HelpScreen(self.keymap, read_only=self.read_only, demo=self.demo, allowed=self.action_allowed,
+                                    user=list(self.user_actions.values())))
 
     async def action_quit(self) -> None:
         cur = getattr(self.engine, "current_action", None)

@@ -24,12 +24,14 @@ from ..core.layers import Stage, Verdict
 from ..core.observe import GPUView, KmsgView, LogView, ProcsView
 from ..core.probes.logs import LogEvent
 from ..core.probes.signatures import Match
+from ..core.user_actions import UserActionResult
 
 __all__ = [
     "StageEvent",
     "ActionStarted",
     "ActionFinished",
     "ActionRefused",
+    "UserActionDone",
     "FateChanged",
     "ProcsRefreshed",
     "GpuRefreshed",
@@ -108,6 +110,13 @@ class ActionRefused(Message):
 
     action: str
     reason: str
+
+
+@dataclass
+class UserActionDone(Message):
+    """One of the user's ``[[actions]]`` ran (or could not: its verdict says where)."""
+
+    result: UserActionResult
 
 
 @dataclass

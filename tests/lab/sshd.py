@@ -598,7 +598,8 @@ class Lab:
 
         ``gpus=None`` keeps the emulator's default single H100; fields may be ``"[N/A]"``,
         ``"[Not Supported]"`` or ``"[Insufficient Permissions]"``.  ``extra``: ``driver_version``,
-        ``cuda_version``, ``nvml_version``.
+        ``cuda_version``, ``nvml_version``, ``unknown_fields`` (an older driver: querying one of
+        them is refused with exit 2).
         """
         state: dict[str, Any] = {"mode": mode, "apps": apps or []}
         if gpus is not None:

@@ -38,10 +38,12 @@ async def clear_cache(ctx: ActionContext, verdict: Verdict | None = None) -> Ver
         if links.text.strip():
             raise StageFailed(Layer.CONFIG, f"refusing to clear a symlink: {links.text.strip().splitlines()[0]}",
                               advice="list the real cache directory in [cache] paths, not a link to it (rule: no symlinks)")
-        res = await ctx.run(f"for p in {q}; do if [ -e \"$p\" ]; then echo \"$(du -sk \"$p\" 2>/dev/null | cut -f1) $p\"; else echo \"- $p\"; fi; done", timeout=60)
-        for line in res.text.splitlines():
-            size, _, path = line.partition(" ")
-            sizes[path] = int(size) if size.isdigit() else None
+        # one line per path, in order (a path may hold a newline): its size in KiB, "?" when du
+        # cannot tell (it is there all the same), "-" when absent
+        res = await ctx.run(f"for p in {q}; do if [ -e \"$p\" ]; then s=$(du -sk -- \"$p\" 2>/dev/null | head -n 1 | cut -f1); "
+                            "echo \"${s:-?}\"; else echo -; fi; done", timeout=60)
+        for path, size in zip(paths, res.text.split("\n"), strict=False):
+            sizes[path] = None if size == "-" else int(size) if size.isdigit() else 0
         users = await ctx.run(
             "for f in /proc/[0-9]*/fd/* /proc/[0-9]*/cwd; do l=$(readlink \"$f\" 2>/dev/null) || continue; "
             f"for p in {q}; do case \"$l\" in \"$p\"|\"$p\"/*) echo \"${{f#/proc/}} $l\";; esac; done; done | cut -d/ -f1 | sort -u",
@@ -67,8 +69,9 @@ async def clear_cache(ctx: ActionContext, verdict: Verdict | None = None) -> Ver
         return vb.finish()
     async with vb.stage("gone") as st:
         q = " ".join(shlex.quote(p) for p in paths)
-        res = await ctx.run(f"for p in {q}; do [ -e \"$p\" ] && echo \"$p\"; done; true", timeout=20)
-        left = res.text.split()
+        res = await ctx.run(f"for p in {q}; do if [ -e \"$p\" ]; then echo 1; else echo 0; fi; done", timeout=20)
+        said = res.text.split("\n")
+        left = [p for i, p in enumerate(paths) if i >= len(said) or said[i] != "0"]  # no answer: not proven gone
         if left:
             raise StageFailed(Layer.CONTAINER, f"still present after rm: {', '.join(left)}", evidence=res.evidence(), advice="a live process may be recreating it, or the filesystem is read-only")
         st.ok("all cache paths are gone")

@@ -1,9 +1,19 @@
 """Deploy the local source into the target, then prove what arrived is what was sent.
 
-The source is packed into one gzip'd tar in memory (``[deploy] exclude`` applied), streamed over
-its own SSH channel into ``tar -xzf - -C DEST`` inside the target, and verified by comparing the
-SHA-256 of every file there with a manifest computed locally.  A deploy that "worked" but left an
-old file in place cannot pass.
+The source is walked (:mod:`.deploy_tree`: ``[deploy] exclude`` applied, symlinks followed when
+they stay inside the source, refused when they point outside it unless ``[deploy]
+follow_symlinks``, loops caught), packed into one gzip'd tar in memory with every file as a
+regular file, streamed over its own SSH channel into ``tar -xzf - -C DEST`` inside the target, and
+verified by comparing the SHA-256 of every file there with a manifest computed locally.  A deploy
+that "worked" but left an old file in place cannot pass.
+
+Names never become words of a command line: the remote check gets the list of files
+NUL-separated from ``printf`` (every byte that is not plainly safe written as an octal escape,
+so the command is ASCII) into ``xargs -0 sha256sum -z --``, through the persistent session, and
+the answer is NUL-separated too (:func:`~cockpit.core.hashing.parse_sha256sum_z`): a name with
+spaces, a newline, a backslash, quotes, a leading dash or bytes that are not UTF-8 is checked like
+any other.  Where ``sha256sum`` has no ``-z`` (busybox), each file is hashed through a redirect
+and the answer is one digest per line, in order.
 
 The code version recorded with it is the git commit of the source plus a hash of uncommitted
 changes (``git diff HEAD`` and untracked files), so two attempts of the same dirty tree have the
@@ -12,7 +22,6 @@ same version and two different edits never do.
 
 from __future__ import annotations
 
-import fnmatch
 import hashlib
 import io
 import os
@@ -24,34 +33,18 @@ from pathlib import Path
 from typing import Any
 
 from ..hashing import file_sha256 as _sha
+from ..hashing import parse_sha256sum_z
 from ..layers import Layer, Verdict
 from .base import ActionContext, StageFailed, VerdictBuilder, check
+from .deploy_tree import SourceTree, collect_files, collect_tree
+from .deploy_tree import excluded as _excluded
 
-__all__ = ["deploy", "collect_files", "code_version", "DEPLOY_PLAN"]
+__all__ = ["deploy", "collect_files", "collect_tree", "code_version", "DEPLOY_PLAN", "checksum_command", "portable_checksum_command",
+           "printf_literal", "remote_checksums", "_excluded"]
 
 DEPLOY_PLAN = [("source", Layer.CONFIG), ("upload", Layer.CONTAINER), ("checksums", Layer.CONTAINER)]
-CHUNK = 200
-
-
-def _excluded(rel: str, name: str, patterns: list[str]) -> bool:
-    return any(fnmatch.fnmatch(name, p) or fnmatch.fnmatch(rel, p) or rel.startswith(p.rstrip("/") + "/") for p in patterns)
-
-
-def collect_files(source: Path, exclude: list[str]) -> dict[str, Path]:
-    """Relative path → local file, for every file deployed (sorted, symlinks to files followed)."""
-    if source.is_file():
-        return {source.name: source}
-    out: dict[str, Path] = {}
-    for root, dirs, files in os.walk(source):
-        rel_root = os.path.relpath(root, source)
-        rel_root = "" if rel_root == "." else rel_root
-        dirs[:] = sorted(d for d in dirs if not _excluded(os.path.join(rel_root, d), d, exclude))
-        for f in sorted(files):
-            rel = os.path.join(rel_root, f)
-            p = Path(root) / f
-            if not _excluded(rel, f, exclude) and p.is_file():
-                out[rel] = p
-    return out
+#: the exit status of the checksum command when the target's sha256sum has no -z (or no xargs)
+NO_ZERO = 91
 
 
 def code_version(source: Path) -> dict[str, Any]:
@@ -85,15 +78,91 @@ def code_version(source: Path) -> dict[str, Any]:
 
 
 def _pack(files: dict[str, Path]) -> bytes:
+    """Every file as a regular file (a followed link's content, never a link), its name as bytes
+    (GNU format: long names, and names that are not UTF-8, extract as they were)."""
     buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w:gz", compresslevel=1) as tar:
+    with tarfile.open(fileobj=buf, mode="w:gz", compresslevel=1, format=tarfile.GNU_FORMAT,
+                      encoding="utf-8", errors="surrogateescape") as tar:
         for rel, p in files.items():
-            ti = tar.gettarinfo(str(p), arcname=rel)
-            ti.uid = ti.gid = 0
-            ti.uname = ti.gname = ""
-            with open(p, "rb") as fh:
+            with open(p, "rb") as fh:  # fstat of what is read: a link's target, as it is now
+                ti = tar.gettarinfo(arcname=rel, fileobj=fh)
+                ti.uid = ti.gid = 0
+                ti.uname = ti.gname = ""
                 tar.addfile(ti, fh)
     return buf.getvalue()
+
+
+#: bytes a printf format may hold as themselves inside single quotes (no ', \\, % or control byte)
+_PRINTF_SAFE = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-/+,=:@ ")
+#: the most format text one command carries (Linux caps one argument, ``sh -c``'s script, at 128 KiB)
+CHUNK_CHARS = 32_000
+
+
+def printf_literal(data: bytes) -> str:
+    """``data`` as a single-quoted ``printf`` format that prints exactly those bytes: safe bytes as
+    themselves, every other one (quotes, backslash, %, newline, NUL, non-ASCII) as ``\\ooo``, and a
+    leading ``-`` too (printf would read it as an option).  The result is plain ASCII."""
+    out = "".join(chr(b) if b in _PRINTF_SAFE and not (i == 0 and b == 0x2D) else f"\\{b:03o}" for i, b in enumerate(data))
+    return f"'{out}'"
+
+
+def _chunks(rels: list[str], extra: int) -> list[list[str]]:
+    """``rels`` in runs whose printf text stays under :data:`CHUNK_CHARS` (``extra`` per name)."""
+    out: list[list[str]] = [[]]
+    size = 0
+    for r in rels:
+        n = len(printf_literal(os.fsencode(r))) + extra
+        if out[-1] and size + n > CHUNK_CHARS:
+            out.append([])
+            size = 0
+        out[-1].append(r)
+        size += n
+    return [c for c in out if c]
+
+
+def checksum_command(dest: str, rels: list[str]) -> str:
+    """``DIGEST  NAME`` records, NUL-separated, for ``rels`` under ``dest``: the names go to
+    ``xargs -0`` NUL-separated from printf, never as words of the command; exit :data:`NO_ZERO`
+    where ``sha256sum -z`` or ``xargs`` is missing."""
+    names = printf_literal(b"".join(os.fsencode(r) + b"\0" for r in rels))
+    return (f"cd -- {shlex.quote(dest)} || exit 90; "
+            "if sha256sum -z /dev/null >/dev/null 2>&1 && command -v xargs >/dev/null 2>&1; "
+            f"then printf {names} | xargs -0 sha256sum -z --; else exit {NO_ZERO}; fi")
+
+
+def portable_checksum_command(dest: str, rels: list[str]) -> str:
+    """POSIX ``sh`` for a ``sha256sum`` without ``-z`` (busybox): one digest per line for each of
+    ``rels``, in order, ``-`` for a file that is not there (each name made by printf, kept whole
+    even when it ends in a newline)."""
+    parts = [f"cd -- {shlex.quote(dest)} || exit 90"]
+    for r in rels:
+        parts.append(f"f=$(printf {printf_literal(os.fsencode(r) + b'x')}); f=${{f%x}}; "
+                     "if [ -f \"./$f\" ] && h=$(sha256sum < \"./$f\"); then echo \"${h%% *}\"; else echo -; fi")
+    return "; ".join(parts)
+
+
+async def remote_checksums(ctx: ActionContext, dest: str, rels: list[str]) -> dict[str, str]:
+    """{relative path: hex sha256} of the files under ``dest`` inside the target (absent: missing)."""
+    out: dict[str, str] = {}
+    for part in _chunks(rels, 4):
+        res = await ctx.run(checksum_command(dest, part), timeout=120)
+        if res.exit_code == NO_ZERO:
+            return await _portable_checksums(ctx, dest, rels)
+        if res.exit_code == 90 or res.timed_out or (res.exit_code not in (0, 123) and not res.stdout):
+            # 123: xargs says a sha256sum failed (a file is missing): the comparison names it
+            check(res, Layer.CONTAINER, f"checksumming the files in {dest}")
+        out.update(parse_sha256sum_z(res.stdout)[0])
+    return out
+
+
+async def _portable_checksums(ctx: ActionContext, dest: str, rels: list[str]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for part in _chunks(rels, 110):
+        res = await ctx.run(portable_checksum_command(dest, part), timeout=120)
+        check(res, Layer.CONTAINER, f"checksumming the files in {dest}")
+        digests = res.stdout.decode("ascii", "replace").split("\n")
+        out.update({r: d for r, d in zip(part, digests, strict=False) if len(d) == 64})
+    return out
 
 
 async def deploy(ctx: ActionContext, verdict: Verdict | None = None) -> Verdict:
@@ -109,7 +178,9 @@ async def deploy(ctx: ActionContext, verdict: Verdict | None = None) -> Verdict:
             return vb.finish()
         if not src.exists():
             raise StageFailed(Layer.CONFIG, f"deploy source {src} does not exist", advice="fix [deploy] source (relative to the config file)")
-        files = collect_files(src, cfg.deploy.exclude)
+        tree = collect_tree(src, cfg.deploy.exclude, follow_symlinks=cfg.deploy.follow_symlinks)
+        _refuse_links(tree, src)
+        files = tree.files
         if not files:
             raise StageFailed(Layer.CONFIG, f"deploy source {src} has no files after exclude", advice="check [deploy] exclude")
         manifest = {rel: _sha(p) for rel, p in files.items()}
@@ -117,7 +188,10 @@ async def deploy(ctx: ActionContext, verdict: Verdict | None = None) -> Verdict:
         ctx.state["manifest"] = manifest
         size = sum(p.stat().st_size for p in files.values())
         ver = (version["git_commit"] or "")[:10] + ("+dirty" if version["dirty"] else "")
-        st.ok(f"{len(files)} files, {size / 1024:.1f} KiB" + (f", {ver}" if ver else ""), code_version=version, files=len(files))
+        skipped = [p.rel for p in tree.dangling]
+        st.ok(f"{len(files)} files, {size / 1024:.1f} KiB" + (f", {ver}" if ver else "")
+              + (f"; skipped {len(skipped)} dangling link(s): {', '.join(skipped[:3])}" if skipped else ""),
+              code_version=version, files=len(files), dangling_links=skipped[:50])
     if vb.failed:
         return vb.finish()
 
@@ -125,25 +199,36 @@ async def deploy(ctx: ActionContext, verdict: Verdict | None = None) -> Verdict:
     async with vb.stage("upload") as st:
         blob = _pack(files)
         t0 = time.monotonic()
-        res = await ctx.transport.run_channel(f"mkdir -p {shlex.quote(dest)} && tar -xzf - -C {shlex.quote(dest)} --no-same-owner", input=blob, timeout=300)
+        q = shlex.quote(dest)
+        res = await ctx.transport.run_channel(f"mkdir -p -- {q} && tar -xzf - -C {q} --no-same-owner", input=blob, timeout=300)
         check(res, Layer.CONTAINER, f"unpacking into {dest}", advice="is there space left, and is tar installed in the target?")
         st.ok(f"{len(blob) / 1024:.1f} KiB packed to {dest} in {time.monotonic() - t0:.2f}s")
     if vb.failed:
         return vb.finish()
 
     async with vb.stage("checksums") as st:
-        remote: dict[str, str] = {}
         rels = sorted(manifest)
-        for i in range(0, len(rels), CHUNK):
-            part = rels[i : i + CHUNK]
-            cmd = f"cd {shlex.quote(dest)} && sha256sum -- " + " ".join(shlex.quote(r) for r in part)
-            res = await ctx.run(cmd, timeout=60)
-            for line in res.text.splitlines():
-                digest, _, name = line.partition("  ")
-                remote[name.lstrip("*")] = digest
+        remote = await remote_checksums(ctx, dest, rels)
         bad = [r for r in rels if remote.get(r) != manifest[r]]
         if bad:
-            raise StageFailed(Layer.CONTAINER, f"{len(bad)} of {len(rels)} files differ after upload: {', '.join(bad[:5])}",
+            shown = ", ".join(r if r.isprintable() else repr(r) for r in bad[:5])
+            raise StageFailed(Layer.CONTAINER, f"{len(bad)} of {len(rels)} files differ after upload: {shown}",
                               advice="disk full or a concurrent writer in the target?", data={"mismatched": bad[:50]})
         st.ok(f"all {len(rels)} files match (sha256)")
     return vb.finish()
+
+
+def _refuse_links(tree: SourceTree, src: Path) -> None:
+    """Fail the source stage (``config``) on a link that points outside the source, or loops."""
+    bad = tree.refused
+    if not bad:
+        return
+    first = bad[0]
+    more = f" (and {len(bad) - 1} more: {', '.join(repr(p.rel) for p in bad[1:4])})" if len(bad) > 1 else ""
+    if first.kind == "outside":
+        fix = ("copy the file into the source, add the link to [deploy] exclude, or set [deploy] follow_symlinks = true "
+               "to deploy what it points to")
+    else:
+        fix = "remove the link or add it to [deploy] exclude"
+    raise StageFailed(Layer.CONFIG, f"symlink in deploy source {src}: {first.describe()}{more}", advice=fix,
+                      data={"links": [{"path": p.rel, "target": p.target, "problem": p.kind} for p in bad[:50]]})

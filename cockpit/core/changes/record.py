@@ -50,10 +50,11 @@ def diff_manifests(journal_dir: str | os.PathLike[str], old: Mapping[str, Any], 
 
 def diff_source(journal_dir: str | os.PathLike[str], source: str | os.PathLike[str], exclude: Iterable[str] = (), *,
                 max_bytes: int = DEFAULT_MAX_BYTES, base_attempt: int | None = None,
-                redactor: Redactor | None = None) -> tuple[dict[str, Any], str]:
+                follow_symlinks: bool = False, redactor: Redactor | None = None) -> tuple[dict[str, Any], str]:
     """The working source against the last snapshot (or ``base_attempt``'s), without storing
-    anything: "what the next attempt would deploy".  ``base`` is None when there is no snapshot.
-    With ``redactor`` the working files are redacted as the snapshots are."""
+    anything: "what the next attempt would deploy" (``follow_symlinks``: as ``[deploy]
+    follow_symlinks``).  ``base`` is None when there is no snapshot.  With ``redactor`` the
+    working files are redacted as the snapshots are."""
     from ..actions.deploy import collect_files
 
     jd = Path(journal_dir)
@@ -63,7 +64,7 @@ def diff_source(journal_dir: str | os.PathLike[str], source: str | os.PathLike[s
     else:
         ids = snapshot_ids(jd)
         base_id, base = (ids[-1], load_manifest(jd, ids[-1])) if ids else (None, None)
-    files = collect_files(Path(source), list(exclude))
+    files = collect_files(Path(source), list(exclude), follow_symlinks=follow_symlinks)
     cur: dict[str, dict[str, Any]] = {}
     for rel, p in files.items():
         try:

@@ -121,6 +121,9 @@ def snapshot(
     jd = Path(journal_dir)
     src = Path(source)
     files = collect_files(src, list(exclude))
+    for rel in deployed or {}:  # deployed through a link outside the source ([deploy] follow_symlinks)
+        if rel not in files and (src / rel).is_file():
+            files[rel] = src / rel
     out: dict[str, dict[str, Any]] = {}
     raced: list[str] = []
     for rel, p in files.items():

@@ -32,9 +32,10 @@ def key_label(keys: str) -> str:
 
 
 class HelpBody(Styled, Static):
-    def __init__(self, keymap: dict[str, str], *, read_only: bool, demo: bool, allowed: Any) -> None:
+    def __init__(self, keymap: dict[str, str], *, read_only: bool, demo: bool, allowed: Any, user: list[UIAction] | None = None) -> None:
         super().__init__("", markup=False)
         self.keymap, self.read_only, self.demo, self.allowed = keymap, read_only, demo, allowed
+        self.user = user or []
 
     def on_mount(self) -> None:
         self.update(self.build())
@@ -52,6 +53,17 @@ class HelpBody(Styled, Static):
             keys.add_row(*self._row(a))
         outer.add_row(Text("Keys (remap in [keymap]: id = \"key\"; ctrl+p: every command)", style=self.cs("txt--title")))
         outer.add_row(keys)
+        if self.user:
+            outer.add_row(Text(""))
+            outer.add_row(Text("Your actions ([[actions]] in the config; `cockpit run-action NAME` runs one headless)", style=self.cs("txt--title")))
+            mine = Table(show_header=False, box=None, padding=(0, 1), expand=True)
+            mine.add_column("key", no_wrap=True)
+            mine.add_column("id", no_wrap=True, style=self.cs("txt--dim"))
+            mine.add_column("what it does", ratio=1)
+            for a in self.user:
+                key, name, desc = self._row(a)
+                mine.add_row(key if a.key else Text("—", style=self.cs("txt--dim")), name, desc)
+            outer.add_row(mine)
         outer.add_row(Text(""))
         outer.add_row(Text("Layers: where a failure lives, bottom to top", style=self.cs("txt--title")))
         for layer in Layer:
@@ -87,16 +99,18 @@ class HelpBody(Styled, Static):
 class HelpScreen(ModalScreen[None]):
     BINDINGS = [Binding("escape,q,question_mark,f1", "close", "Close", id="help-close")]
 
-    def __init__(self, keymap: dict[str, str], *, read_only: bool = False, demo: bool = False, allowed: Any = None) -> None:
+    def __init__(self, keymap: dict[str, str], *, read_only: bool = False, demo: bool = False, allowed: Any = None,
+                 user: list[UIAction] | None = None) -> None:
         super().__init__()
         self.keymap, self.read_only, self.demo = keymap, read_only, demo
         self.allowed = allowed or (lambda a: True)
+        self.user = user or []
 
     def compose(self) -> ComposeResult:
         with Vertical(id="help-box", classes="modal-box"):
             yield Static("cockpit help" + ("  ·  READ-ONLY: every action is disabled" if self.read_only else ""), classes="modal-title")
             with VerticalScroll(id="help-scroll"):
-                yield HelpBody(self.keymap, read_only=self.read_only, demo=self.demo, allowed=self.allowed)
+                yield HelpBody(self.keymap, read_only=self.read_only, demo=self.demo, allowed=self.allowed, user=self.user)
             yield Static("esc: close", classes="modal-dim")
 
     def action_close(self) -> None:

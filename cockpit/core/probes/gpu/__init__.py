@@ -12,6 +12,8 @@ module              what lives there
 :mod:`.values`      :class:`NaType`, :data:`NA`, :func:`is_na`, :func:`parse_value`
 :mod:`.command`     the queried fields (:data:`GPU_FIELDS`, :data:`APP_FIELDS`) and
                     :func:`gpu_query_command`
+:mod:`.fallback`    :class:`GpuProbe`: asks again without the fields an older driver refuses,
+                    and remembers the set that works
 :mod:`.model`       :class:`GPU`, :class:`GPUProcess`, :class:`GPUSnapshot`
 :mod:`.parse`       :func:`parse_gpu_output`
 :mod:`.findings`    what a failed query or a lost GPU means
@@ -21,10 +23,11 @@ module              what lives there
 
 from __future__ import annotations
 
-from .command import APP_FIELDS, GPU_FIELDS, GpuField, gpu_query_command
+from .command import APP_FIELDS, GPU_FIELDS, GpuField, core_fields, gpu_query_command
+from .fallback import GpuProbe
 from .memory import unaccounted_memory
 from .model import GPU, GPUProcess, GPUSnapshot
-from .parse import parse_gpu_output
+from .parse import NOT_QUERIED, parse_gpu_output
 from .values import NA, NaType, is_na, parse_value
 
 __all__ = [
@@ -36,6 +39,9 @@ __all__ = [
     "GPU_FIELDS",
     "APP_FIELDS",
     "gpu_query_command",
+    "core_fields",
+    "GpuProbe",
+    "NOT_QUERIED",
     "GPU",
     "GPUProcess",
     "GPUSnapshot",

@@ -2,14 +2,18 @@
 
 :func:`gpu_query_command` runs both queries (``--query-gpu`` and ``--query-compute-apps``,
 ``--format=csv,noheader,nounits``) in one shell command and frames each query's output with its
-exit status::
+exit status; each frame's first line names the fields asked for, in column order::
 
-    @@cockpit-gpu query-gpu
+    @@cockpit-gpu query-gpu index,name,uuid,…
     0, NVIDIA H100 80GB HBM3, GPU-5f2c…, …
     @@cockpit-gpu rc 0
-    @@cockpit-gpu compute-apps
+    @@cockpit-gpu compute-apps pid,process_name,used_memory,gpu_uuid
     48213, /usr/bin/python3, 71234, GPU-5f2c…
     @@cockpit-gpu rc 0
+
+Older drivers reject a field they do not know, and the whole query with it (``Field
+"mig.mode.current" is not a valid field to query.``, exit 2).  Every field says whether every
+driver has it (:attr:`GpuField.core`); :mod:`.fallback` asks again without the others.
 
 nvidia-smi writes its own failures (``NVIDIA-SMI has failed …``) to stdout, so both streams are
 captured together inside the frame.  The process list is only asked for when the GPU query worked.
@@ -27,55 +31,71 @@ import math
 import shlex
 from dataclasses import dataclass
 
-__all__ = ["MARK", "GpuField", "GPU_FIELDS", "APP_FIELDS", "gpu_query_command"]
+__all__ = ["MARK", "GpuField", "GPU_FIELDS", "APP_FIELDS", "FIELD_TABLES", "gpu_query_command", "core_fields"]
 
 
 @dataclass(frozen=True)
 class GpuField:
     """One column of a query: the :class:`GPU`/:class:`GPUProcess` attribute, the exact nvidia-smi
-    field, its type, and what it means."""
+    field, its type, and what it means.
+
+    ``core``: every driver that has ``--query-gpu`` knows the field (the fallback set when a
+    driver rejects one); ``free_text``: its value may contain ", " (at most one such column).
+    """
 
     attr: str
     query: str
     kind: type
     doc: str
+    core: bool = True
+    free_text: bool = False
 
 
-#: ``--query-gpu`` columns, in order.  Every field is valid on drivers 470 … 570.
+#: ``--query-gpu`` columns, in order.  Every field is valid on drivers 470 … 570; the ``core`` ones
+#: on every driver with ``--query-gpu``.
 GPU_FIELDS: tuple[GpuField, ...] = (
     GpuField("index", "index", int, "Zero-based index of the GPU, as nvidia-smi numbers them."),
-    GpuField("name", "name", str, "Product name, e.g. 'NVIDIA H100 80GB HBM3'."),
+    GpuField("name", "name", str, "Product name, e.g. 'NVIDIA H100 80GB HBM3'.", free_text=True),
     GpuField("uuid", "uuid", str, "Globally unique id 'GPU-…'; compute apps refer to it."),
     GpuField("bus_id", "pci.bus_id", str, "PCI bus id 'domain:bus:device.function' (Xid lines name it)."),
-    GpuField("driver_version", "driver_version", str, "Installed NVIDIA driver version."),
-    GpuField("pstate", "pstate", str, "Performance state, P0 (max) … P12 (min)."),
+    GpuField("driver_version", "driver_version", str, "Installed NVIDIA driver version.", core=False),
+    GpuField("pstate", "pstate", str, "Performance state, P0 (max) … P12 (min).", core=False),
     GpuField("temperature_c", "temperature.gpu", int, "Core GPU temperature, degrees C."),
     GpuField("utilization_pct", "utilization.gpu", int, "Percent of time a kernel ran over the last sample period."),
-    GpuField("memory_utilization_pct", "utilization.memory", int, "Percent of time device memory was read or written."),
+    GpuField("memory_utilization_pct", "utilization.memory", int, "Percent of time device memory was read or written.", core=False),
     GpuField("memory_used_mib", "memory.used", int, "Device memory allocated by active contexts, MiB."),
     GpuField("memory_total_mib", "memory.total", int, "Total installed device memory, MiB."),
     GpuField("power_draw_w", "power.draw", float, "Board power draw, W ([N/A] on some boards and vGPUs)."),
-    GpuField("power_limit_w", "power.limit", float, "Software power limit, W."),
-    GpuField("fan_pct", "fan.speed", int, "Fan speed as percent of maximum ([N/A] on passively cooled boards)."),
-    GpuField("mig_mode", "mig.mode.current", str, "MIG mode: Enabled, Disabled, or [N/A] where unsupported."),
+    GpuField("power_limit_w", "power.limit", float, "Software power limit, W.", core=False),
+    GpuField("fan_pct", "fan.speed", int, "Fan speed as percent of maximum ([N/A] on passively cooled boards).", core=False),
+    GpuField("mig_mode", "mig.mode.current", str, "MIG mode: Enabled, Disabled, or [N/A] where unsupported (drivers before R450 reject it).", core=False),
     GpuField(
         "ecc_uncorrected",
         "ecc.errors.uncorrected.volatile.total",
         int,
         "Uncorrected ECC errors since the driver loaded ([N/A] without ECC).",
+        core=False,
     ),
 )
 
 #: ``--query-compute-apps`` columns, in order (``process_name`` may contain ", ").
 APP_FIELDS: tuple[GpuField, ...] = (
     GpuField("pid", "pid", int, "Process id, in the PID namespace the driver reports (the host's)."),
-    GpuField("process_name", "process_name", str, "Process name (path of the executable)."),
+    GpuField("process_name", "process_name", str, "Process name (path of the executable).", free_text=True),
     GpuField("used_memory_mib", "used_memory", int, "Device memory the context uses, MiB ([N/A] under MIG)."),
     GpuField("gpu_uuid", "gpu_uuid", str, "The GPU this context lives on."),
 )
 
+#: query name (the frame's name) → its columns
+FIELD_TABLES: dict[str, tuple[GpuField, ...]] = {"query-gpu": GPU_FIELDS, "compute-apps": APP_FIELDS}
+
 #: The first word of every frame line the probe prints.
 MARK = "@@cockpit-gpu"
+
+
+def core_fields(table: tuple[GpuField, ...]) -> tuple[GpuField, ...]:
+    """The columns of ``table`` that every driver knows, in order."""
+    return tuple(f for f in table if f.core)
 
 
 def _poll_schedule(timeout: float) -> str:
@@ -89,19 +109,26 @@ def _poll_schedule(timeout: float) -> str:
     return " ".join(out)
 
 
-def gpu_query_command(nvidia_smi: str = "nvidia-smi", timeout: float = 5) -> str:
+def gpu_query_command(
+    nvidia_smi: str = "nvidia-smi",
+    timeout: float = 5,
+    gpu_fields: tuple[GpuField, ...] = GPU_FIELDS,
+    app_fields: tuple[GpuField, ...] = APP_FIELDS,
+) -> str:
     """One ``sh`` command running both queries under a deadline, framed (see module doc).
 
     ``nvidia_smi`` is the binary (inside ``pct exec`` PATH is minimal: ``/usr/bin/nvidia-smi``);
-    ``timeout`` is the deadline of each query, seconds.
+    ``timeout`` is the deadline of each query, seconds; ``gpu_fields`` and ``app_fields`` the
+    columns asked for (a subset of :data:`GPU_FIELDS` / :data:`APP_FIELDS`, for older drivers).
     """
     timeout = max(0.1, float(timeout))
     fast = _poll_schedule(timeout)
     slow = " ".join(["1"] * max(1, int(math.ceil(timeout))))
     smi = shlex.quote(nvidia_smi)
-    gpu_q = ",".join(f.query for f in GPU_FIELDS)
-    app_q = ",".join(f.query for f in APP_FIELDS)
+    gpu_q = ",".join(f.query for f in gpu_fields)
+    app_q = ",".join(f.query for f in app_fields)
     fmt = "--format=csv,noheader,nounits"
+    q = shlex.quote
     return (
         # poll the query often at first (a healthy nvidia-smi answers in tens of ms), then every
         # 0.1 s until the deadline; where sleep takes whole seconds only, once a second
@@ -116,7 +143,7 @@ def gpu_query_command(nvidia_smi: str = "nvidia-smi", timeout: float = 5) -> str
         f"if _cg_alive $_cg_p; then cat \"$_cg_f\"; rm -f \"$_cg_f\"; echo '{MARK} rc 124 stuck'; return 124; fi; "
         f"wait $_cg_p; cat \"$_cg_f\"; rm -f \"$_cg_f\"; echo '{MARK} rc 124 timeout'; return 124; fi; "
         f"wait $_cg_p; _cg_r=$?; cat \"$_cg_f\"; rm -f \"$_cg_f\"; echo \"{MARK} rc $_cg_r\"; return $_cg_r; }}; "
-        f"echo '{MARK} query-gpu'; "
-        f"if _cg_q {smi} --query-gpu={gpu_q} {fmt}; then "
-        f"echo '{MARK} compute-apps'; _cg_q {smi} --query-compute-apps={app_q} {fmt}; fi; true"
+        f"echo {q(f'{MARK} query-gpu {gpu_q}')}; "
+        f"if _cg_q {smi} {q('--query-gpu=' + gpu_q)} {fmt}; then "
+        f"echo {q(f'{MARK} compute-apps {app_q}')}; _cg_q {smi} {q('--query-compute-apps=' + app_q)} {fmt}; fi; true"
     )

@@ -15,7 +15,7 @@ from typing import Any
 from ...layers import Finding, Layer, Severity
 from .model import GPU, jsonable
 
-__all__ = ["diagnose", "value_findings"]
+__all__ = ["diagnose", "value_findings", "UNKNOWN_FIELD"]
 
 #: output texts → failure kind, first match wins (nvidia-smi's messages are more precise than its exit codes)
 _ERR_PATTERNS: list[tuple[re.Pattern[str], str]] = [
@@ -124,6 +124,9 @@ _TEXTS: dict[str, _Text] = {
     ),
 }
 
+#: nvidia-smi's refusal of a field it does not know (on stdout, exit 2): the field is group 1
+UNKNOWN_FIELD = re.compile(r'Field "([^"\n]{1,200})" is not a valid field to query')
+
 _LOST_BUS = re.compile(r"(?:handle for GPU\s*|GPU )([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.\d)")
 
 
@@ -155,6 +158,10 @@ def diagnose(rc: int, flag: str | None, text: str, what: str, timeout_s: float |
         if m:
             summary = f"GPU {m.group(1)} is lost (fallen off the bus?)"
             subj["bus_id"] = m.group(1)
+    elif kind == "query-unsupported":
+        m = UNKNOWN_FIELD.search(body)
+        if m:
+            subj["field"] = m.group(1)
     if first and kind not in ("gpu-timeout", "gpu-stuck", "tmp-unwritable"):
         summary += f": {first[:200]}"
     if what == "compute-apps" and kind not in ("gpu-stuck", "gpu-timeout"):

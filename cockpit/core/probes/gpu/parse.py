@@ -4,6 +4,10 @@ The output is cut into its frames (``query-gpu``, ``compute-apps``, each closed 
 [flag]``), each frame's csv rows become :class:`~.model.GPU` / :class:`~.model.GPUProcess` objects
 (values read with :func:`~.values.parse_value`), and each failed query becomes a finding
 (:func:`~.findings.diagnose`).  A bare ``--query-gpu`` output without frames is read too.
+
+A frame's first line names its columns (``@@cockpit-gpu query-gpu index,name,…``); a field that
+was not asked for (an older driver does not know it) is an NA with reason :data:`NOT_QUERIED`.
+A frame without the list has every column of :data:`~.command.GPU_FIELDS` / ``APP_FIELDS``.
 """
 
 from __future__ import annotations
@@ -16,30 +20,37 @@ from typing import Any
 
 from ...layers import Finding, Layer, Severity
 from ..text import to_text
-from .command import APP_FIELDS, GPU_FIELDS, MARK, GpuField
+from .command import FIELD_TABLES, MARK, GpuField
 from .findings import diagnose, value_findings
 from .model import GPU, GPUProcess, GPUSnapshot
 from .values import NaType, is_na, parse_value
 
-__all__ = ["parse_gpu_output"]
+__all__ = ["parse_gpu_output", "NOT_QUERIED"]
+
+#: the NA reason of a field the probe did not ask for (the driver does not know it)
+NOT_QUERIED = "[Not Queried: unknown to this driver]"
 
 log = logging.getLogger(__name__)
 
 
-def _split_row(line: str, spec: tuple[GpuField, ...], free: int) -> list[str] | None:
+def _split_row(line: str, spec: tuple[GpuField, ...]) -> list[str] | None:
     parts = [p.strip() for p in line.split(",")]
     n = len(spec)
     if len(parts) < n:
         return None
     if len(parts) > n:  # the free-text field contained commas
+        free = next((i for i, f in enumerate(spec) if f.free_text), None)
+        if free is None:
+            return None
         extra = len(parts) - n
         parts = parts[:free] + [", ".join(parts[free : free + extra + 1])] + parts[free + extra + 1 :]
     return parts
 
 
-def _row(line: str, spec: tuple[GpuField, ...], free: int) -> dict[str, Any] | None:
-    """One csv row's values by attribute name, or None when the line is not a data row."""
-    parts = _split_row(line, spec, free)
+def _row(line: str, spec: tuple[GpuField, ...], table: tuple[GpuField, ...]) -> dict[str, Any] | None:
+    """One csv row's values by attribute name (every attribute of ``table``: those not in
+    ``spec`` are NA, reason :data:`NOT_QUERIED`), or None when the line is not a data row."""
+    parts = _split_row(line, spec)
     if parts is None:
         return None
     values = {f.attr: parse_value(v, f.kind) for f, v in zip(spec, parts, strict=True)}
@@ -47,10 +58,27 @@ def _row(line: str, spec: tuple[GpuField, ...], free: int) -> dict[str, Any] | N
     # a data row starts with a number (index / pid); anything else is a message line
     if isinstance(first, NaType) and first.reason.startswith("unparseable"):
         return None
+    for f in table:
+        values.setdefault(f.attr, NaType(NOT_QUERIED))
     return values
 
 
-_FRAME = re.compile(rf"^{MARK} (?P<what>query-gpu|compute-apps|rc (?P<rc>-?\d+)(?: (?P<flag>\w+))?)\s*$")
+def _spec(what: str, names: str | None) -> tuple[GpuField, ...]:
+    """The columns a frame header names (all of the query's table when it names none or one
+    cockpit does not know)."""
+    table = FIELD_TABLES[what]
+    if not names:
+        return table
+    by_query = {f.query: f for f in table}
+    spec = tuple(by_query.get(n) for n in names.split(","))
+    if not spec or any(f is None for f in spec):
+        return table
+    return spec  # type: ignore[return-value]
+
+
+_FRAME = re.compile(
+    rf"^{MARK} (?:(?P<what>query-gpu|compute-apps)(?: (?P<fields>[\w.,]+))?|rc (?P<rc>-?\d+)(?: (?P<flag>\w+))?)\s*$"
+)
 
 
 @dataclass
@@ -59,6 +87,7 @@ class _Frames:
 
     sections: dict[str, list[str]] = field(default_factory=dict)  # query -> its output lines
     results: dict[str, tuple[int, str | None]] = field(default_factory=dict)  # query -> (rc, flag)
+    specs: dict[str, tuple[GpuField, ...]] = field(default_factory=dict)  # query -> the columns asked for
     framed: bool = False
 
 
@@ -77,6 +106,7 @@ def _frames(out: str, err: str, exit_code: int | None) -> _Frames:
             else:
                 current = m.group("what")
                 fr.sections.setdefault(current, [])
+                fr.specs[current] = _spec(current, m.group("fields"))
             continue
         if current is not None:
             fr.sections[current].append(line)
@@ -117,10 +147,12 @@ def parse_gpu_output(
 
 
 def _read_rows(snap: GPUSnapshot, fr: _Frames) -> None:
+    gpu_table, app_table = FIELD_TABLES["query-gpu"], FIELD_TABLES["compute-apps"]
+    gpu_spec, app_spec = fr.specs.get("query-gpu", gpu_table), fr.specs.get("compute-apps", app_table)
     for line in fr.sections.get("query-gpu", []):
         if not line.strip():
             continue
-        values = _row(line, GPU_FIELDS, 1)
+        values = _row(line, gpu_spec, gpu_table)
         if values is None:
             snap.unparsed.append(line[:500])
         else:
@@ -129,7 +161,7 @@ def _read_rows(snap: GPUSnapshot, fr: _Frames) -> None:
     for line in fr.sections.get("compute-apps", []):
         if not line.strip():
             continue
-        values = _row(line, APP_FIELDS, 1)
+        values = _row(line, app_spec, app_table)
         if values is None:
             snap.unparsed.append(line[:500])
         else:

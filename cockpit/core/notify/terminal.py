@@ -14,8 +14,10 @@ or a journal :class:`~cockpit.core.journal.AttemptRecord`, and
 
 It never raises: a missing or failing tmux is reported in the returned dict (``errors``).  In
 read-only mode it does nothing.  Blocking (tmux calls have a timeout of ``timeout`` s each):
-from async code use :func:`notify_verdict_async`.  In the TUI pass ``bell=False`` and call
-``App.bell()`` instead: Textual owns the terminal.
+from async code use :func:`notify_verdict_async`.  :func:`terminal_notify` does the same for a
+line already written.  The front ends do not call these themselves: the
+:class:`~cockpit.core.notify.notifier.Notifier` they attach to the engine does (in the TUI with
+``App.bell()`` as its bell: Textual owns the terminal).
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ import sys
 from collections.abc import Mapping
 from typing import Any, TextIO
 
-__all__ = ["notify_verdict", "notify_verdict_async", "verdict_line", "error_text", "TMUX_OPTION"]
+__all__ = ["notify_verdict", "notify_verdict_async", "terminal_notify", "verdict_line", "error_text", "one_line", "TMUX_OPTION"]
 
 log = logging.getLogger(__name__)
 
@@ -57,7 +59,7 @@ def _val(v: Any) -> str:
     return "" if v is None else str(v)
 
 
-def _one_line(s: str, limit: int) -> str:
+def one_line(s: str, limit: int) -> str:
     s = " ".join(_CTRL.sub(" ", s).split())
     return s if len(s) <= limit else s[: limit - 1].rstrip() + "…"
 
@@ -93,7 +95,7 @@ def verdict_line(result: Any, *, prefix: str = "cockpit", limit: int = 200) -> s
     line = f"{head}: {err}" if err else head
     if prefix:
         line = f"{prefix}: {line}"
-    return _one_line(line, limit)
+    return one_line(line, limit)
 
 
 def _tmux_escape(s: str) -> str:
@@ -114,15 +116,32 @@ def notify_verdict(
 ) -> dict[str, Any]:
     """Ring and tell tmux; returns what was done: ``message``, ``bell``, ``tmux`` (list of the
     tmux commands that succeeded), ``errors``, ``skipped``."""
-    done: dict[str, Any] = {"message": "", "bell": False, "tmux": [], "errors": [], "skipped": None}
+    errors: list[str] = []
     try:
-        done["message"] = verdict_line(result, prefix=prefix)
+        message = verdict_line(result, prefix=prefix)
     except Exception as e:  # noqa: BLE001 - a malformed result still rings; the error goes to done["errors"]
-        done["message"] = f"{prefix}: a verdict landed"
-        done["errors"].append(f"formatting the verdict: {e}")
+        message = f"{prefix}: a verdict landed"
+        errors.append(f"formatting the verdict: {e}")
     if read_only:
-        done["skipped"] = "read-only"
-        return done
+        return {"message": message, "bell": False, "tmux": [], "errors": errors, "skipped": "read-only"}
+    done = terminal_notify(message, bell=bell, tmux=tmux, stream=stream, env=env, display_ms=display_ms, timeout=timeout)
+    done["errors"] = errors + done["errors"]
+    return done
+
+
+def terminal_notify(
+    message: str,
+    *,
+    bell: bool = True,
+    tmux: bool = True,
+    stream: TextIO | None = None,
+    env: Mapping[str, str] | None = None,
+    display_ms: int = 5000,
+    timeout: float = 2.0,
+) -> dict[str, Any]:
+    """The bell and tmux for one line already written (``message``); never raises.  Same result
+    dict as :func:`notify_verdict`."""
+    done: dict[str, Any] = {"message": one_line(message, 200), "bell": False, "tmux": [], "errors": [], "skipped": None}
     if bell:
         out = stream
         if out is None:
