@@ -30,6 +30,7 @@ else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib
 
 from .config_actions import ActionConfig, check_actions, parse_actions
+from .config_redact import RedactConfig
 from .core.layers import Layer
 from .core.paths import check_cache_path, norm_remote_path
 
@@ -267,6 +268,7 @@ class Config:
     loop: LoopConfig = field(default_factory=LoopConfig)
     verify: VerifyConfig = field(default_factory=VerifyConfig)
     notify: NotifyConfig = field(default_factory=NotifyConfig)
+    redact: RedactConfig = field(default_factory=RedactConfig)
     keymap: dict[str, str] = field(default_factory=dict)
     #: ``[[actions]]``: the user's own actions (cockpit/config_actions.py)
     actions: list[ActionConfig] = field(default_factory=list)
@@ -284,9 +286,7 @@ class Config:
 
     @property
     def journal_path(self) -> Path:
-        if self.journal.path:
-            return self._local(self.journal.path)
-        return self.base_dir / ".cockpit" / "journal.jsonl"
+        return self._local(self.journal.path) if self.journal.path else self.base_dir / ".cockpit" / "journal.jsonl"
 
     @property
     def deploy_source(self) -> Path | None:

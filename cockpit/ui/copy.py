@@ -51,25 +51,16 @@ def sanitize_copy(text: str) -> str:
     return "\n".join(sanitize(line) for line in text.replace("\r\n", "\n").split("\n"))
 
 
-# ---------------------------------------------------------------------------------------------
-# HOOK (share mode): every copied text passes here after sanitizing and before the clipboard.
-# When the app is in share mode (``app.share`` true: the ``--share`` flag), the text must be
-# redacted with the core's redactor; until that is wired, copying in share mode is refused rather
-# than risk a secret leaving through the clipboard.  The lead wires ``cockpit.core.redact`` here.
-# ---------------------------------------------------------------------------------------------
 def redact_copied(app: Any, text: str) -> str | None:
-    """``text`` as it may leave through the clipboard; None when it may not leave at all."""
+    """``text`` as it may leave through the clipboard: in share mode (``cockpit --share``) redacted
+    with the app's redactor (:func:`.shown.sharing`); None (nothing copied) when the app shares but
+    has no redactor, rather than risk a secret leaving through the clipboard."""
     if not getattr(app, "share", False):
         return text
-    try:
-        from ..core import redact  # type: ignore[attr-defined, unused-ignore]
-    except ImportError:
-        return None
-    fn = getattr(redact, "redact_text", None) or getattr(redact, "redact", None)
-    if not callable(fn):
-        return None
-    out = fn(text)
-    return out if isinstance(out, str) else None
+    from .shown import sharing
+
+    red = sharing()
+    return red.text(text) if red is not None else None
 
 
 def _size(n: int) -> str:

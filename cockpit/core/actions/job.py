@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import re
 import secrets
 import shlex
 import signal
@@ -190,22 +189,14 @@ async def launch(ctx: ActionContext, attempt: int, verdict: Verdict | None = Non
     return vb.finish(), rec
 
 
-_SECRET_KEY = re.compile(r"TOKEN|SECRET|PASS|KEY|AUTH|CRED", re.IGNORECASE)
-
-
 def redact_evidence(ev: Evidence, env: dict[str, str]) -> Evidence:
-    """The launch command as evidence, with the values of secret-named ``[job.env]`` keys (TOKEN,
-    SECRET, PASSWORD, KEY, AUTH, CREDENTIAL) replaced by ``***``: they must not reach the journal,
-    the screen or an export.  Other values (paths, flags) stay: they are evidence."""
-    secrets_ = [v for k, v in env.items() if _SECRET_KEY.search(k) and len(v) >= 4]
+    """The launch command as evidence, with the values of secret-named ``[job.env]`` keys
+    (:func:`~cockpit.core.redact.secret_env_name`: HF_TOKEN, DB_PASSWORD, WANDB_API_KEY…) and
+    well-known secret shapes replaced by ``***``: they must not reach the journal, the screen or an
+    export.  Other values (paths, flags) stay: they are evidence."""
+    from ..redact import Redactor
 
-    def hide(text: str) -> str:
-        for v in sorted(secrets_, key=len, reverse=True):
-            if v:
-                text = text.replace(v, "***").replace(shlex.quote(v), "***")
-        return text
-
-    return Evidence(command=hide(ev.command or ""), exit_code=ev.exit_code, output=hide(ev.output or ""))
+    return Redactor(env).evidence(ev)
 
 
 def _unit_safe(name: str) -> str:

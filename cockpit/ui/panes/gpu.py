@@ -18,8 +18,8 @@ from textual.widget import Widget
 from textual.widgets import Static
 
 from ...core.probes.gpu import NaType
-from ...core.probes.logs import sanitize
 from ..format import fmt_mib, fmt_na, is_stale, one_line, spark
+from ..shown import shown
 from .base import Pane, Styled, findings_text, layer_tag
 
 __all__ = ["GpuPane", "GpuCard", "Spark", "HISTORY", "gpu_key"]
@@ -218,7 +218,7 @@ class GpuPane(Pane):
             return t
         t.append("GPU  PID      MEM     PROCESS", style=self.cs("txt--dim"))
         for p in snap.processes:
-            name = sanitize(fmt_na(p.process_name))  # a process name is the job's text: no escapes reach the terminal
+            name = shown(fmt_na(p.process_name))  # the job's text: no escapes reach the terminal, no secret a shared screen
             t.append(f"\n{fmt_na(p.gpu_index):<4} {fmt_na(p.pid):<8} {fmt_mib(p.used_memory_mib):>7}  {name.rsplit('/', 1)[-1] or name}")
         return t
 

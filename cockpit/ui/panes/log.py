@@ -28,6 +28,7 @@ from textual.strip import Strip
 from textual.widgets import Input, Log, Static
 
 from ..format import is_stale, one_line
+from ..shown import line_redactor
 from .base import Pane, Styled
 from .log_find import SearchMixin
 from .log_search import SearchHighlighter
@@ -71,13 +72,16 @@ class MarkedLog(Styled, Log):
         self.search = SearchHighlighter()  # drawn when ``highlight`` is on (a search is active)
         self.highlighter = self.search
         self.on_pick: Callable[[int], None] | None = None
+        #: share mode: every line through the redactor (a PEM key's body spans lines: it keeps state)
+        self.redact_line = line_redactor()
 
     def add(self, numbered: list[tuple[int, str]]) -> None:
         if not numbered:
             return
         self.numbers.extend(n for n, _ in numbered)
         full = self.max_lines is not None and len(self._lines) + len(numbered) > self.max_lines
-        self.write_lines([_single_line(t) for _, t in numbered])
+        red = self.redact_line
+        self.write_lines([_single_line(red(t) if red is not None else t) for _, t in numbered])
         if full:
             # Textual's Log refreshes the rows where the new lines *would* have gone before
             # pruning; once the ring is full every row shifts, and at the bottom scroll_end is a
@@ -88,6 +92,7 @@ class MarkedLog(Styled, Log):
         self.clear()
         self.numbers.clear()
         self.current = None
+        self.redact_line = line_redactor()
 
     def notify_style_update(self) -> None:
         super().notify_style_update()  # drops the rendered-line cache
@@ -298,7 +303,7 @@ class LogPane(SearchMixin, Pane):
         count = f"match {count} · " if count else ""
         if v is None:
             self.set_freshness(None, False, note="no job launched yet" if self.path is None else "")
-            self.border_subtitle = Text(count + (self.path or "no job launched yet"))  # a path is data, never markup
+            self.border_subtitle = Text(count + (one_line(self.path) or "no job launched yet"))  # a path is data, never markup
             return
         age = None if v.collected_at is None else self.clock() - v.collected_at
         note = count + one_line(self.path or "", 60)
