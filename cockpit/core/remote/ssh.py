@@ -27,6 +27,7 @@ import asyncssh
 
 from ..layers import Layer
 from .base import CommandResult, RemoteError, Transport
+from .lines import OUTPUT_MAX, LineCapper, drain
 from .procs import SSHShell
 from .runtime import Runtime
 from .session import FramedSession
@@ -205,20 +206,34 @@ class SSHTransport(Transport):
         return await self.session.run(command, timeout=timeout)
 
     async def _exec(self, host_command: str, *, timeout: float, input: bytes | None) -> CommandResult:
+        """``host_command`` on a channel of its own; its output read in chunks, every line capped
+        and each stream kept to OUTPUT_MAX (asyncssh's ``run`` would hold all of it)."""
         conn = await self.connect()
         t0 = time.monotonic()
+        out, err = LineCapper(limit=OUTPUT_MAX), LineCapper(limit=OUTPUT_MAX)
         async with self._channels:
             try:
-                res = await conn.run(host_command, input=input, timeout=timeout, check=False, encoding=None)
-            except asyncssh.TimeoutError as e:
-                return CommandResult(host_command, 124, _raw(e.stdout), _raw(e.stderr), time.monotonic() - t0, timed_out=True)
+                proc = await conn.create_process(host_command, encoding=None,
+                                                 stdin=asyncssh.PIPE if input is not None else asyncssh.DEVNULL)
             except (asyncssh.Error, OSError) as e:
                 raise self._channel_error(e) from None
-        code = res.exit_status
+            try:
+                if input is not None:
+                    proc.stdin.write(input)
+                    proc.stdin.write_eof()
+                await asyncio.wait_for(asyncio.gather(drain(proc.stdout.read, out), drain(proc.stderr.read, err)), timeout)
+                await asyncio.wait_for(proc.wait_closed(), max(1.0, timeout - (time.monotonic() - t0)))
+            except (asyncio.TimeoutError, TimeoutError):
+                return CommandResult(host_command, 124, out.finish(), err.finish(), time.monotonic() - t0, timed_out=True)
+            except (asyncssh.Error, OSError) as e:
+                raise self._channel_error(e) from None
+            finally:
+                proc.close()
+        code = proc.exit_status
         if code is None or code < 0:
-            sig = res.exit_signal[0] if res.exit_signal else None
+            sig = proc.exit_signal[0] if proc.exit_signal else None
             code = 128 + _signum(sig) if sig else -1
-        return CommandResult(host_command, code, _raw(res.stdout), _raw(res.stderr), time.monotonic() - t0)
+        return CommandResult(host_command, code, out.finish(), err.finish(), time.monotonic() - t0)
 
     async def run_host(self, command: str, *, timeout: float = 10.0, input: bytes | None = None) -> CommandResult:
         return await self._exec(command, timeout=timeout, input=input)
@@ -256,13 +271,6 @@ class SSHTransport(Transport):
                 await asyncio.wait_for(conn.wait_closed(), 2.0)
             except Exception:  # noqa: BLE001 - closed already; waiting for the end is best effort (a timeout, a dead peer): debug-logged
                 log.debug("waiting for the SSH connection to close failed", exc_info=True)
-
-
-def _raw(out: bytes | str | None) -> bytes:
-    """A channel's output as bytes (``encoding=None`` gives bytes; asyncssh's types also allow str)."""
-    if isinstance(out, str):
-        return out.encode("utf-8", "surrogateescape")
-    return bytes(out or b"")
 
 
 def _signum(name: str) -> int:
