@@ -9,7 +9,8 @@
   sooner than a capped exponential backoff allows (:class:`Backoff`), so a polling UI does not
   hammer a host that is down.
 * At most :data:`MAX_CHANNELS` channels are open at once: the persistent session holds one, the
-  others (host commands, streams, uploads) queue on a semaphore.  sshd's ``MaxSessions`` is 10.
+  others (host commands, streams, uploads) queue for a slot; when sshd's ``MaxSessions`` is lower,
+  cockpit learns it from the first refusal (:mod:`.channels`).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import asyncssh
 
 from ..layers import Layer
 from .base import CommandResult, RemoteError, Transport
+from .channels import MAX_CHANNELS, ChannelSlots
 from .lines import OUTPUT_MAX, LineCapper, drain
 from .procs import SSHShell
 from .runtime import Runtime
@@ -36,8 +38,6 @@ from .stream import ChunkReader, read_stream
 __all__ = ["SSHTransport", "SSHParams", "Backoff", "explain_connect_error", "MAX_CHANNELS"]
 
 log = logging.getLogger(__name__)
-
-MAX_CHANNELS = 8
 
 
 @dataclass
@@ -122,7 +122,7 @@ class SSHTransport(Transport):
         self.description = f"{params.where} {self.runtime.describe()}"
         self._conn: asyncssh.SSHClientConnection | None = None
         self._connect_lock = asyncio.Lock()
-        self._channels = asyncio.Semaphore(MAX_CHANNELS - 1)  # one is the session's
+        self.slots = ChannelSlots(MAX_CHANNELS - 1)  # one is the session's
         self.backoff = Backoff()
         self.last_error: RemoteError | None = None
         self.lost_error: RemoteError | None = None
@@ -180,6 +180,7 @@ class SSHTransport(Transport):
                 self.backoff.failed()
                 raise err from None
             self._conn = conn
+            self.slots.reset()
             self.lost_error = None
             self.last_error = None
             self.backoff.succeeded()
@@ -199,7 +200,44 @@ class SSHTransport(Transport):
         if self._conn is None or isinstance(e, (asyncssh.ConnectionLost, asyncssh.DisconnectError, ConnectionError)):
             self._conn = None
             return explain_connect_error(e, self.params)
+        if isinstance(e, asyncssh.ChannelOpenError):
+            return self._refused(e, self.slots.in_use + (1 if self.session.alive else 0))
         return RemoteError(Layer.SSH, f"could not open an SSH channel to {self.params.where}: {e}", hint="sshd MaxSessions may be exhausted")
+
+    def _refused(self, e: object, open_now: int) -> RemoteError:
+        return RemoteError(
+            Layer.SSH, f"sshd on {self.params.where} refused a new SSH channel ({e}) with {open_now} open: its MaxSessions is reached",
+            hint=f"cockpit needs 2 channels on one connection (the session and one more) and uses up to {MAX_CHANNELS}: "
+                 "raise MaxSessions in the host's sshd_config (OpenSSH's default is 10)")
+
+    @contextlib.asynccontextmanager
+    async def _channel(self, command: str, *, stdin: Any) -> AsyncIterator[asyncssh.SSHClientProcess[bytes]]:
+        """``command`` on a channel of its own, in one of the slots beside the session's (see
+        :mod:`.channels`: a refusal by sshd lowers the limit and the command waits for a slot)."""
+        conn = await self.connect()
+        while True:
+            if not await self.slots.acquire():
+                raise self._refused("administratively prohibited", 1 if self.session.alive else 0)
+            try:
+                proc = await conn.create_process(command, encoding=None, stdin=stdin)
+            except asyncssh.ChannelOpenError as e:
+                if await self.slots.refused() <= 0:
+                    raise self._refused(e, 1 if self.session.alive else 0) from None
+                log.info("sshd refused a channel: cockpit now opens at most %d beside the session", self.slots.limit)
+                continue
+            except (asyncssh.Error, OSError) as e:
+                await self.slots.release()
+                raise self._channel_error(e) from None
+            try:
+                yield proc
+            finally:
+                proc.close()
+                try:  # sshd counts a channel until its close is acknowledged: the slot is free after that
+                    await asyncio.wait_for(proc.wait_closed(), 2.0)
+                except (asyncio.TimeoutError, TimeoutError, asyncssh.Error, OSError) as e:
+                    log.debug("closing a channel: %r", e)
+                await self.slots.release()
+            return
 
     # -- commands --------------------------------------------------------------------------
     async def run(self, command: str, *, timeout: float = 10.0) -> CommandResult:
@@ -208,15 +246,9 @@ class SSHTransport(Transport):
     async def _exec(self, host_command: str, *, timeout: float, input: bytes | None) -> CommandResult:
         """``host_command`` on a channel of its own; its output read in chunks, every line capped
         and each stream kept to OUTPUT_MAX (asyncssh's ``run`` would hold all of it)."""
-        conn = await self.connect()
         t0 = time.monotonic()
         out, err = LineCapper(limit=OUTPUT_MAX), LineCapper(limit=OUTPUT_MAX)
-        async with self._channels:
-            try:
-                proc = await conn.create_process(host_command, encoding=None,
-                                                 stdin=asyncssh.PIPE if input is not None else asyncssh.DEVNULL)
-            except (asyncssh.Error, OSError) as e:
-                raise self._channel_error(e) from None
+        async with self._channel(host_command, stdin=asyncssh.PIPE if input is not None else asyncssh.DEVNULL) as proc:
             try:
                 if input is not None:
                     proc.stdin.write(input)
@@ -227,8 +259,6 @@ class SSHTransport(Transport):
                 return CommandResult(host_command, 124, out.finish(), err.finish(), time.monotonic() - t0, timed_out=True)
             except (asyncssh.Error, OSError) as e:
                 raise self._channel_error(e) from None
-            finally:
-                proc.close()
         code = proc.exit_status
         if code is None or code < 0:
             sig = proc.exit_signal[0] if proc.exit_signal else None
@@ -248,16 +278,8 @@ class SSHTransport(Transport):
     @contextlib.asynccontextmanager
     async def _stream_channel(self, command: str) -> AsyncIterator[ChunkReader]:
         """``command`` inside the target on a channel of its own (one of the capped slots)."""
-        conn = await self.connect()
-        async with self._channels:
-            try:
-                proc = await conn.create_process(self.runtime.wrap(command), encoding=None, stdin=asyncssh.DEVNULL)
-            except (asyncssh.Error, OSError) as e:
-                raise self._channel_error(e) from None
-            try:
-                yield proc.stdout
-            finally:
-                proc.close()
+        async with self._channel(self.runtime.wrap(command), stdin=asyncssh.DEVNULL) as proc:
+            yield proc.stdout
 
     async def reset_session(self) -> None:
         await self.session.close()
