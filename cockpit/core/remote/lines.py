@@ -25,8 +25,12 @@ __all__ = ["LINE_MAX", "OUTPUT_MAX", "CHUNK", "LineCapper", "ChunkedReader", "ca
 LINE_MAX = 2 << 20
 #: the most bytes of one command's stdout (or stderr) kept; the rest is counted, not kept
 OUTPUT_MAX = 32 << 20
-#: bytes asked for per read of a channel
-CHUNK = 64 << 10
+#: bytes asked for per read of a channel: ``read(n)`` returns what is buffered, up to n.  Asked for
+#: twice asyncssh's channel window (2 MiB), a read takes all that is buffered.  Smaller reads let
+#: asyncssh's own buffer grow without bound under a slow reader: after a pause it re-opens the whole
+#: window as soon as it delivers one packet, while the rest still waits (measured: 47 MiB held for a
+#: 50 MiB stream read 64 KiB at a time by a reader that sleeps 1 ms per read; 4 MiB at a time: 4.3 MiB).
+CHUNK = 4 << 20
 
 
 def cut_mark(n: int) -> bytes:

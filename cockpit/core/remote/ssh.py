@@ -1,8 +1,8 @@
 """The SSH transport: one asyncssh connection per host, a persistent session, capped channels.
 
 * One connection per host, opened lazily, with ``keepalive_interval`` and ``connect_timeout`` from
-  config; ``known_hosts`` and ``~/.ssh/config`` are honoured (host keys are always verified: cockpit
-  never passes ``known_hosts=None``).
+  config; ``~/.ssh/config`` is honoured, except where it would weaken safety: host keys are always
+  verified and the agent is forwarded only with ``[ssh] forward_agent`` (:mod:`.sshopts`).
 * Every way of failing to reach the host becomes a :class:`RemoteError` in layer ``ssh`` with a
   message a person can act on (:func:`explain_connect_error`).
 * A lost connection is noticed (``connection_lost``), reported, and rebuilt on the next call, no
@@ -21,7 +21,6 @@ import logging
 import os
 import time
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
 from typing import Any
 
 import asyncssh
@@ -33,78 +32,12 @@ from .lines import OUTPUT_MAX, LineCapper, drain
 from .procs import SSHShell
 from .runtime import Runtime
 from .session import FramedSession
+from .sshopts import Backoff, SSHParams, connection_options, explain_connect_error
 from .stream import ChunkReader, read_stream
 
 __all__ = ["SSHTransport", "SSHParams", "Backoff", "explain_connect_error", "MAX_CHANNELS"]
 
 log = logging.getLogger(__name__)
-
-
-@dataclass
-class SSHParams:
-    host: str
-    port: int | None = None
-    user: str | None = None
-    known_hosts: str | None = None  # None: the user's default known_hosts files
-    identity_file: list[str] | None = None
-    keepalive_interval: float = 15.0
-    connect_timeout: float = 10.0
-    ssh_config: str | None = None  # None: ~/.ssh/config when it exists
-
-    @property
-    def where(self) -> str:
-        u = f"{self.user}@" if self.user else ""
-        p = f":{self.port}" if self.port else ""
-        return f"{u}{self.host}{p}"
-
-
-class Backoff:
-    """Capped exponential backoff: 0.5 s, 1 s, 2 s … up to ``cap``; reset on success."""
-
-    def __init__(self, base: float = 0.5, cap: float = 30.0) -> None:
-        self.base, self.cap = base, cap
-        self.failures = 0
-        self.retry_at = 0.0
-
-    def failed(self) -> float:
-        delay = min(self.cap, self.base * (2.0 ** self.failures))
-        self.failures += 1
-        self.retry_at = time.monotonic() + delay
-        return delay
-
-    def succeeded(self) -> None:
-        self.failures = 0
-        self.retry_at = 0.0
-
-    @property
-    def wait_s(self) -> float:
-        return max(0.0, self.retry_at - time.monotonic())
-
-
-def explain_connect_error(exc: BaseException, params: SSHParams) -> RemoteError:
-    """Turn whatever asyncssh/OS raised while connecting into an actionable ``ssh`` error."""
-    where = params.where
-    kh = params.known_hosts or "~/.ssh/known_hosts"
-    if isinstance(exc, asyncssh.HostKeyNotVerifiable):
-        return RemoteError(
-            Layer.SSH, f"host key of {where} is not trusted: {exc.reason}",
-            hint=f"if the host was reinstalled, verify its key and update {kh} (ssh-keygen -R, then ssh once by hand); nothing was run",
-        )
-    if isinstance(exc, asyncssh.PermissionDenied):
-        return RemoteError(Layer.SSH, f"authentication to {where} failed: {exc.reason}", hint="check [ssh] identity_file and [target] user; is the key in authorized_keys?")
-    if isinstance(exc, ConnectionRefusedError):
-        return RemoteError(Layer.SSH, f"connection to {where} refused", hint="is sshd running on the host, and is [target] port right?")
-    if isinstance(exc, (asyncio.TimeoutError, TimeoutError)):
-        return RemoteError(Layer.SSH, f"connecting to {where} timed out after {params.connect_timeout:g}s", hint="is the host up and reachable (VPN, firewall)? [ssh] connect_timeout sets the limit")
-    if isinstance(exc, asyncssh.ConnectionLost):
-        return RemoteError(Layer.SSH, f"connection to {where} lost: {exc.reason}", hint="cockpit reconnects with backoff")
-    if isinstance(exc, asyncssh.DisconnectError):
-        return RemoteError(Layer.SSH, f"{where} disconnected: {exc.reason}", hint="see the host's sshd log")
-    if isinstance(exc, asyncssh.KeyImportError) or isinstance(exc, FileNotFoundError) and params.identity_file and exc.filename in params.identity_file:
-        return RemoteError(Layer.CONFIG, f"cannot load the SSH key: {exc}", hint="check [ssh] identity_file")
-    if isinstance(exc, OSError):
-        return RemoteError(Layer.SSH, f"cannot reach {where}: {exc.strerror or exc}", hint="check [target] host (DNS, routing)")
-    return RemoteError(Layer.SSH, f"cannot connect to {where}: {type(exc).__name__}: {exc}")
 
 
 class _Client(asyncssh.SSHClient):
@@ -131,26 +64,6 @@ class SSHTransport(Transport):
         self.session = FramedSession(self._spawn_session, runtime=self.runtime.kind, description=self.description, lost_layer=self._lost_layer)
 
     # -- connection -----------------------------------------------------------------------
-    def _options(self) -> dict[str, Any]:
-        p = self.params
-        kw: dict[str, Any] = {
-            "keepalive_interval": p.keepalive_interval,
-            "keepalive_count_max": 3,
-            "connect_timeout": p.connect_timeout,
-            "login_timeout": p.connect_timeout,
-            # () = asyncssh's defaults: ~/.ssh/known_hosts. Never None (that would skip verification).
-            "known_hosts": p.known_hosts if p.known_hosts else (),
-        }
-        if p.port:
-            kw["port"] = p.port
-        if p.user:
-            kw["username"] = p.user
-        if p.identity_file:
-            kw["client_keys"] = p.identity_file
-        if p.ssh_config is not None:
-            kw["config"] = [p.ssh_config] if p.ssh_config else None
-        return kw
-
     def _on_lost(self, exc: Exception | None) -> None:
         if self._conn is None:
             return
@@ -173,7 +86,12 @@ class SSHTransport(Transport):
                 err = self.last_error
                 raise RemoteError(err.layer, err.message, hint=f"retrying in {self.backoff.wait_s:.1f}s", output=err.output)
             try:
-                conn, _ = await asyncssh.create_connection(lambda: _Client(self), self.params.host, **self._options())
+                options = await asyncio.to_thread(connection_options, self.params)
+                conn, _ = await asyncssh.create_connection(lambda: _Client(self), self.params.host, **options)
+            except RemoteError as e:  # host keys would not be checked: refused before any connection
+                self.last_error = e
+                self.backoff.failed()
+                raise
             except Exception as e:  # noqa: BLE001 - every failure to connect (asyncssh, OS, DNS, bad options) is re-raised as a layered, explained RemoteError
                 err = explain_connect_error(e, self.params)
                 self.last_error = err

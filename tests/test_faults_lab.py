@@ -1,0 +1,176 @@
+"""Faults and unsafe settings, injected against the lab (a real sshd, emulated Proxmox), and what the
+user sees: host keys checked whatever the ssh config says, no silent agent forwarding, remote lines
+capped, sshd's MaxSessions, a connection cut mid-verify, cockpit killed mid-attempt, the session
+shell killed over and over.  (A container rebooted under a running job: tests/test_verdict_truth.py.)
+"""
+
+from __future__ import annotations
+
+import subprocess
+import time
+import tracemalloc
+from pathlib import Path
+
+import pytest
+
+from cockpit.core.connectivity import check_connectivity
+from cockpit.core.layers import Layer, Status
+from cockpit.core.remote import make_transport
+from cockpit.core.remote.base import RemoteError
+from cockpit.core.remote.lines import LINE_MAX, OUTPUT_MAX
+from cockpit.core.remote.ssh import SSHTransport
+from cockpit.ui.shell import shell_command
+from tests.lab.util import wait_for
+
+pytestmark = pytest.mark.lab
+
+MiB = 1 << 20
+
+
+def ssh_config(tmp_path: Path, *lines: str) -> Path:
+    """An OpenSSH client config for every host, as a user's ~/.ssh/config might be."""
+    p = tmp_path / "ssh_config"
+    p.write_text("Host *\n" + "".join(f"  {line}\n" for line in lines))
+    return p
+
+
+def sshd_connections_logged(lab) -> int:
+    return lab.sshd_log.read_text(errors="replace").count("Connection from")
+
+
+# -- host keys and agent forwarding ---------------------------------------------------------------
+
+@pytest.mark.parametrize("known", ["none", "/dev/null"])
+async def test_an_ssh_config_that_checks_no_host_key_is_refused_before_connecting(lab, lab_config, tmp_path, known):
+    bad = ssh_config(tmp_path, f"UserKnownHostsFile {known}", "StrictHostKeyChecking no")
+    cfg = lab_config(ssh={"known_hosts": None, "config_file": str(bad)})
+    marker = lab.workspace() / "must-not-exist"
+    seen = sshd_connections_logged(lab)
+    t = make_transport(cfg)
+    try:
+        with pytest.raises(RemoteError) as ei:
+            await t.run(f"touch {marker}")
+        v = await check_connectivity(t, cfg)
+    finally:
+        await t.close()
+    e = ei.value
+    assert e.layer is Layer.SSH and "host key would not be checked" in e.message and f"UserKnownHostsFile {known}" in e.message
+    assert f"ssh-keyscan -p {lab.port} 127.0.0.1 >> ~/.ssh/known_hosts" in e.hint and "[ssh] known_hosts" in e.hint
+    assert v.layer is Layer.SSH and v.stages[0].status is Status.FAIL and "would not be checked" in v.stages[0].detail
+    assert not marker.exists() and sshd_connections_logged(lab) == seen  # refused before even a TCP connection
+
+
+async def test_strict_host_key_checking_no_does_not_accept_an_unknown_key(lab, lab_config, tmp_path):
+    empty = tmp_path / "known_hosts"
+    empty.write_text("")
+    bad = ssh_config(tmp_path, f"UserKnownHostsFile {empty}", "StrictHostKeyChecking no")
+    cfg = lab_config(ssh={"known_hosts": None, "config_file": str(bad)})
+    marker = lab.workspace() / "must-not-exist"
+    t = make_transport(cfg)
+    try:
+        with pytest.raises(RemoteError) as ei:
+            await t.run(f"touch {marker}")
+    finally:
+        await t.close()
+    assert ei.value.layer is Layer.SSH and "not trusted" in ei.value.message
+    assert "ssh-keyscan" in ei.value.hint and "StrictHostKeyChecking" in ei.value.hint
+    assert not marker.exists() and empty.read_text() == ""  # nothing learned on first use
+
+
+async def test_ssh_known_hosts_in_cockpit_config_wins_over_the_ssh_config(lab, lab_config, tmp_path):
+    bad = ssh_config(tmp_path, "UserKnownHostsFile /dev/null", "StrictHostKeyChecking no")
+    cfg = lab_config(ssh={"known_hosts": str(lab.known_hosts), "config_file": str(bad)})
+    t = make_transport(cfg)
+    try:
+        assert (await t.run("echo checked")).stdout == b"checked\n"
+    finally:
+        await t.close()
+
+
+@pytest.fixture
+def agent(tmp_path, monkeypatch):
+    """A real ssh-agent on a socket of this test, in SSH_AUTH_SOCK."""
+    sock = tmp_path / "agent.sock"
+    proc = subprocess.Popen(["ssh-agent", "-D", "-a", str(sock)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_for(sock.exists, 10, "ssh-agent did not create its socket")
+        monkeypatch.setenv("SSH_AUTH_SOCK", str(sock))
+        yield sock
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+@pytest.mark.parametrize("forward", [False, True])
+async def test_agent_forwarding_only_with_forward_agent_never_from_the_ssh_config(lab, lab_config, tmp_path, agent, forward):
+    cfg_file = ssh_config(tmp_path, "ForwardAgent yes")
+    cfg = lab_config(ssh={"config_file": str(cfg_file), "forward_agent": forward})
+    t = make_transport(cfg)
+    try:
+        r = await t.run_host('echo "${SSH_AUTH_SOCK:-none}"')
+    finally:
+        await t.close()
+    assert r.ok, r.err_text
+    assert (r.text.strip() != "none") is forward, r.text  # the host sees an agent only when cockpit's config asks
+
+
+def _shell_argv(cfg, command: str) -> list[str]:
+    """The TUI's shell command line, run without a terminal: BatchMode, and ``command`` instead of pct enter."""
+    argv = shell_command(cfg).argv
+    assert argv[-1] == "pct enter 200"
+    return [a for a in argv[:-1] if a != "-t"][:1] + ["-o", "BatchMode=yes"] + [a for a in argv[:-1] if a != "-t"][1:] + [command]
+
+
+def test_the_interactive_shell_checks_host_keys_and_forwards_no_agent_whatever_the_ssh_config_says(lab, lab_config, tmp_path, agent):
+    bad = ssh_config(tmp_path, "UserKnownHostsFile /dev/null", "StrictHostKeyChecking no", "ForwardAgent yes")
+    marker = lab.workspace() / "must-not-exist"
+    cfg = lab_config(ssh={"known_hosts": None, "config_file": str(bad)})
+    r = subprocess.run(_shell_argv(cfg, f"touch {marker}"), capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
+    assert r.returncode == 255 and "Host key verification failed" in r.stderr and not marker.exists()
+    cfg = lab_config(ssh={"known_hosts": str(lab.known_hosts), "config_file": str(bad)})
+    r = subprocess.run(_shell_argv(cfg, 'echo "agent=${SSH_AUTH_SOCK:-none}"'), capture_output=True, text=True, timeout=30,
+                       stdin=subprocess.DEVNULL)
+    assert r.returncode == 0 and r.stdout.strip() == "agent=none", r.stderr
+
+
+# -- line caps ---------------------------------------------------------------------------------------
+
+@pytest.fixture
+async def tr(lab_config):
+    t = make_transport(lab_config())
+    assert isinstance(t, SSHTransport)
+    yield t
+    await t.close()
+
+
+async def test_a_50_mib_line_through_the_session_over_ssh_is_cut_in_bounded_memory(tr, lab):
+    assert (await tr.run("echo warm")).ok
+    tracemalloc.start()
+    t0 = time.monotonic()
+    try:
+        r = await tr.run("head -c 52428800 /dev/zero | tr '\\0' x; echo; echo last", timeout=60)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    dt = time.monotonic() - t0
+    line, note, _ = r.stdout.split(b"\n")
+    assert line == b"x" * LINE_MAX + f" \u2026[cockpit cut {OUTPUT_MAX - LINE_MAX} bytes of this line]".encode()
+    assert note.decode().endswith(f"{50 * MiB + 6 - OUTPUT_MAX} more bytes not kept]")
+    assert peak < 16 * MiB, f"peak {peak / MiB:.1f} MiB"
+    print(f"\n50 MiB line through the SSH session: {dt:.2f}s, peak {peak / MiB:.1f} MiB")
+    assert tr.session.rebuilds == 0 and (await tr.run("echo next")).stdout == b"next\n"  # framing intact
+
+
+async def test_a_50_mib_line_on_a_host_channel_and_a_stream_is_cut_too(tr):
+    r = await tr.run_host("head -c 52428800 /dev/zero | tr '\\0' y; echo; echo last", timeout=60)
+    first, last, _ = r.stdout.split(b"\n")
+    assert first.startswith(b"y" * LINE_MAX) and b"[cockpit cut" in first and last == b"last"  # a channel reads all: the next line survives
+    tracemalloc.start()
+    try:
+        lines = [line async for line in tr.stream_lines("head -c 52428800 /dev/zero | tr '\\0' z; echo; echo last", timeout=60)]
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert [len(x) for x in lines[1:]] == [5] and lines[1] == b"last\n"  # the stream sends everything: the line after survives
+    assert lines[0] == b"z" * LINE_MAX + f" \u2026[cockpit cut {50 * MiB - LINE_MAX} bytes of this line]\n".encode()
+    assert peak < 16 * MiB, f"peak {peak / MiB:.1f} MiB"
