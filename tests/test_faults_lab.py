@@ -6,6 +6,7 @@ shell killed over and over.  (A container rebooted under a running job: tests/te
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import time
 import tracemalloc
@@ -20,6 +21,7 @@ from cockpit.core.remote.base import RemoteError
 from cockpit.core.remote.lines import LINE_MAX, OUTPUT_MAX
 from cockpit.core.remote.ssh import SSHTransport
 from cockpit.ui.shell import shell_command
+from tests.lab import faults
 from tests.lab.util import wait_for
 
 pytestmark = pytest.mark.lab
@@ -174,3 +176,79 @@ async def test_a_50_mib_line_on_a_host_channel_and_a_stream_is_cut_too(tr):
     assert [len(x) for x in lines[1:]] == [5] and lines[1] == b"last\n"  # the stream sends everything: the line after survives
     assert lines[0] == b"z" * LINE_MAX + f" \u2026[cockpit cut {50 * MiB - LINE_MAX} bytes of this line]\n".encode()
     assert peak < 16 * MiB, f"peak {peak / MiB:.1f} MiB"
+
+
+# -- sshd MaxSessions ----------------------------------------------------------------------------------
+
+@pytest.fixture
+def max_sessions(lab):
+    """``set(n)``: sshd restarted with MaxSessions n (connections cut); 10 again afterwards."""
+    yield lab.set_max_sessions
+    lab.set_max_sessions(10)
+
+
+async def test_max_sessions_reached_is_an_ssh_error_that_names_it_with_no_hang_and_no_leak(lab, lab_config, max_sessions):
+    max_sessions(1)
+    t = make_transport(lab_config())
+    try:
+        assert (await t.run("echo in")).ok  # the persistent session takes the only channel
+        t0 = time.monotonic()
+        with pytest.raises(RemoteError) as ei:
+            await t.run_host("echo host")
+        with pytest.raises(RemoteError):
+            [c async for c in t.stream("echo stream")]
+        assert time.monotonic() - t0 < 2  # refused at once, no waiting for a slot that never comes
+        e = ei.value
+        assert e.layer is Layer.SSH and "MaxSessions" in e.message and "sshd_config" in e.hint
+        assert (await t.run("echo still")).stdout == b"still\n"  # the session is untouched
+        assert t.slots.in_use == 0 and faults.channel_count(lab) == 1  # nothing leaked, either side
+    finally:
+        await t.close()
+
+
+async def test_a_low_max_sessions_is_learned_and_commands_wait_for_a_slot(lab, lab_config, max_sessions):
+    max_sessions(3)  # the session and two more
+    t = make_transport(lab_config())
+    try:
+        assert (await t.run("echo in")).ok
+        rs = await asyncio.wait_for(asyncio.gather(*[t.run_host(f"sleep 0.2; echo {i}") for i in range(8)]), 30)
+        assert [r.text for r in rs] == [f"{i}\n" for i in range(8)]  # every one ran, none refused to the caller
+        assert t.slots.learned is not None and t.slots.limit <= 3 and t.slots.in_use == 0  # learned, lowered from 7
+        assert faults.channel_count(lab) == 1
+    finally:
+        await t.close()
+
+
+# -- the persistent session killed from outside, 100 times ---------------------------------------------
+
+async def test_the_session_shell_killed_100_times_is_rebuilt_by_the_next_probe_each_time(lab, lab_config, max_sessions):
+    # MaxSessions 2 (the session and one more): a dead session's channel that stayed open would make
+    # the next rebuild fail at once, so 100 rebuilds prove that none leaked
+    max_sessions(2)
+    t = make_transport(lab_config())
+    try:
+        assert (await t.run("echo up")).ok
+        fresh = []  # the baseline, this run: a fresh session (channel, the host's login shell, pct exec, sh)
+        for _ in range(3):
+            await t.session.close()
+            a = time.monotonic()
+            await t.session.start()
+            fresh.append(time.monotonic() - a)
+        base = sorted(fresh)[1]
+        t0 = time.monotonic()
+        for i in range(100):
+            shells = faults.session_shells(lab, 200)
+            assert len(shells) == 1, shells
+            faults.kill_session_shell(shells[0])
+            assert (await t.run(f"echo {i}")).stdout == f"{i}\n".encode()  # no error: the next probe rebuilt it
+        dt = time.monotonic() - t0
+        print(f"\n100 session kills: {dt:.1f}s, {dt * 10:.0f} ms per kill + rebuild; a fresh session alone: {base * 1000:.0f} ms; "
+              f"probes run again because the shell died before starting them: {t.session.retries}")
+        assert t.session.rebuilds == 100 and t.connects == 1
+        assert len(faults.session_shells(lab, 200)) == 1 and faults.channel_count(lab) == 1
+        r = await t.run("ps -e -o comm=")
+        assert sorted(r.text.split()) == ["init", "ps", "sh", "sh", "timeout"], r.text  # the session and this probe: nothing left over
+        assert (await t.run_host("echo spare")).stdout == b"spare\n"  # the second channel is still free
+        assert dt < 100 * (1.5 * base + 0.05) + 5  # the rebuilds cost what fresh sessions cost, no more
+    finally:
+        await t.close()

@@ -4,9 +4,11 @@ sshd's ``MaxSessions`` (10 by default, sometimes 1 or 2 on hardened hosts) caps 
 connection may have open.  The persistent session holds one; host commands, uploads and streams
 share the others through :class:`ChannelSlots`: at most ``MAX_CHANNELS - 1`` at once.  When sshd
 refuses a channel anyway, cockpit does not hammer it or fail everything waiting: it lowers its own
-limit to the number sshd did accept (``learned``) and the refused command waits for a free slot.
-Only when sshd accepts no channel beside the session does a command fail, in the ``ssh`` layer,
-with the fix (raise ``MaxSessions``).  A new connection starts with the full limit again.
+limit to the number sshd did accept (``learned``) and the refused command waits for a free slot;
+each channel that opens with every slot taken offers one slot more (a refusal can also come from a
+channel sshd has not freed yet, so a limit learned too low grows back).  Only when sshd accepts no
+channel beside the session (tried a few times) does a command fail, in the ``ssh`` layer, with the
+fix (raise ``MaxSessions``).  A new connection starts with the full limit again.
 """
 
 from __future__ import annotations
@@ -53,6 +55,12 @@ class ChannelSlots:
             self.learned = self.limit
             self._cond.notify_all()
             return self.limit
+
+    def opened(self) -> None:
+        """A channel opened with every slot taken: sshd may allow more than learned (a refusal can
+        come from a channel sshd had not yet freed), so offer one more slot; a refusal takes it back."""
+        if self.learned is not None and self.in_use >= self.limit and self.limit < self.full:
+            self.limit += 1
 
     def reset(self) -> None:
         """A new connection: sshd gets the benefit of the doubt again."""

@@ -35,6 +35,9 @@ from .session import FramedSession
 from .sshopts import Backoff, SSHParams, connection_options, explain_connect_error
 from .stream import ChunkReader, read_stream
 
+#: seconds between tries when sshd refuses a channel while none of cockpit's others is open
+REFUSAL_RETRY_S = (0.05, 0.15, 0.4)
+
 __all__ = ["SSHTransport", "SSHParams", "Backoff", "explain_connect_error", "MAX_CHANNELS"]
 
 log = logging.getLogger(__name__)
@@ -107,12 +110,24 @@ class SSHTransport(Transport):
             return conn
 
     async def _spawn_session(self) -> SSHShell:
-        conn = await self.connect()  # the session's channel is the slot the semaphore leaves free
+        conn = await self.connect()  # the session's channel is the slot the others leave free
         try:
-            proc = await conn.create_process(self.runtime.shell(), encoding=None)
+            proc = await self._open(conn, self.runtime.shell(), stdin=asyncssh.PIPE)
         except (asyncssh.Error, OSError) as e:
             raise self._channel_error(e) from None
         return SSHShell(proc)
+
+    async def _open(self, conn: asyncssh.SSHClientConnection, command: str, *, stdin: Any) -> asyncssh.SSHClientProcess[bytes]:
+        """Open a channel; a refusal is tried again a few times, shortly after: sshd still counts a
+        channel that was just closed until it has reaped the process behind it."""
+        for delay in (*REFUSAL_RETRY_S, None):
+            try:
+                return await conn.create_process(command, encoding=None, stdin=stdin)
+            except asyncssh.ChannelOpenError:
+                if delay is None:
+                    raise
+                await asyncio.sleep(delay)
+        raise AssertionError("unreachable: the last try returns or raises")
 
     def _channel_error(self, e: BaseException) -> RemoteError:
         if self._conn is None or isinstance(e, (asyncssh.ConnectionLost, asyncssh.DisconnectError, ConnectionError)):
@@ -137,7 +152,10 @@ class SSHTransport(Transport):
             if not await self.slots.acquire():
                 raise self._refused("administratively prohibited", 1 if self.session.alive else 0)
             try:
-                proc = await conn.create_process(command, encoding=None, stdin=stdin)
+                if self.slots.in_use > 1:  # others are open: a refusal means "wait for one of them"
+                    proc = await conn.create_process(command, encoding=None, stdin=stdin)
+                else:
+                    proc = await self._open(conn, command, stdin=stdin)
             except asyncssh.ChannelOpenError as e:
                 if await self.slots.refused() <= 0:
                     raise self._refused(e, 1 if self.session.alive else 0) from None
@@ -146,6 +164,7 @@ class SSHTransport(Transport):
             except (asyncssh.Error, OSError) as e:
                 await self.slots.release()
                 raise self._channel_error(e) from None
+            self.slots.opened()
             try:
                 yield proc
             finally:
