@@ -7,7 +7,11 @@ shell killed over and over.  (A container rebooted under a running job: tests/te
 from __future__ import annotations
 
 import asyncio
+import json
+import os
+import signal
 import subprocess
+import sys
 import time
 import tracemalloc
 from pathlib import Path
@@ -15,14 +19,15 @@ from pathlib import Path
 import pytest
 
 from cockpit.core.connectivity import check_connectivity
-from cockpit.core.layers import Layer, Status
+from cockpit.core.events import StageProgress
+from cockpit.core.layers import Layer, Outcome, Status
 from cockpit.core.remote import make_transport
 from cockpit.core.remote.base import RemoteError
 from cockpit.core.remote.lines import LINE_MAX, OUTPUT_MAX
 from cockpit.core.remote.ssh import SSHTransport
 from cockpit.ui.shell import shell_command
 from tests.lab import faults
-from tests.lab.util import wait_for
+from tests.lab.util import await_for, wait_for
 
 pytestmark = pytest.mark.lab
 
@@ -252,3 +257,183 @@ async def test_the_session_shell_killed_100_times_is_rebuilt_by_the_next_probe_e
         assert dt < 100 * (1.5 * base + 0.05) + 5  # the rebuilds cost what fresh sessions cost, no more
     finally:
         await t.close()
+
+
+# -- the network cut mid-verify ------------------------------------------------------------------------
+
+def counting_job(lab, **verify):
+    """Config overrides for a job that appends a line to ``launches`` each time it is launched."""
+    ws = lab.workspace()
+    launches = ws / "launches"
+    launches.unlink(missing_ok=True)
+    for old in ws.glob("train-*.log"):  # every test's journal starts at attempt 1: an older log would look like this one
+        old.unlink()
+    cmd = f"echo launched >> {launches}; exec {lab.jobsim_command('--steps', 0, '--interval', 0.1)}"
+    return launches, {"job": {"command": cmd}, "verify": {"settle": 4.0, **verify}}
+
+
+def launched(launches: Path) -> int:
+    return launches.read_text().count("launched") if launches.exists() else 0
+
+
+def progressing(lab) -> bool:
+    """The job of the current attempt is logging steps (so verify is in its settle window)."""
+    logs = sorted(lab.workspace().glob("train-*.log"), key=lambda p: p.stat().st_mtime)
+    return bool(logs) and "step 2 " in logs[-1].read_text(errors="replace")
+
+
+class Watcher:
+    """The engine's events with the time each came."""
+
+    def __init__(self, eng) -> None:
+        self.events: list[tuple[float, object]] = []
+        eng.subscribe(lambda ev: self.events.append((time.monotonic(), ev)))
+
+    def ssh_waits(self, since: float = 0.0) -> list[tuple[float, str]]:
+        """Running stages in the ssh layer (what the verdict strip shows while reconnecting)."""
+        return [(t, ev.stage.detail) for t, ev in self.events if isinstance(ev, StageProgress) and t >= since
+                and ev.stage.status is Status.RUNNING and ev.stage.layer is Layer.SSH]
+
+
+async def _attempt_until_progress(lab, eng):
+    task = asyncio.ensure_future(eng.attempt("network cut under verify", follow=False))
+    await await_for(lambda: progressing(lab) or task.done(), 30, "the job never logged two steps")
+    assert not task.done(), task.result().verdict.summary()
+    return task
+
+
+async def test_connection_killed_by_the_server_mid_verify_is_shown_and_verify_reattaches(lab, lab_config, engines):
+    launches, over = counting_job(lab)
+    eng = engines(lab_config(**over))
+    w = Watcher(eng)
+    task = await _attempt_until_progress(lab, eng)
+    t_cut = time.monotonic()
+    assert faults.cut_connections(lab) >= 1
+    res = await asyncio.wait_for(task, 30)
+    waits = w.ssh_waits(t_cut)
+    assert waits and "lost the connection" in waits[0][1] and waits[0][0] - t_cut < 2, waits  # shown at once, in the ssh layer
+    assert any("re-attached after" in d for _, d in waits)
+    assert res.outcome is Outcome.PASSED, res.verdict.summary()  # judged on the job, not on the network
+    alive = next(s for s in res.verdict.stages if s.name == "verify: alive")
+    assert "lost the connection" in alive.detail and "re-attached" in alive.detail
+    assert eng.transport.connects == 2 and launched(launches) == 1  # reconnected once; launched once
+
+
+async def test_a_frozen_link_is_noticed_within_the_keepalive_window_and_verify_reattaches(lab, lab_config, engines):
+    launches, over = counting_job(lab)
+    eng = engines(lab_config(ssh={"keepalive_interval": 1}, **over))
+    w = Watcher(eng)
+    task = await _attempt_until_progress(lab, eng)
+    frozen = faults.connections(lab)
+    for pid in frozen:  # the peer stops answering and nothing closes the TCP connection: a dead link
+        os.kill(pid, signal.SIGSTOP)
+    t_cut = time.monotonic()
+    try:
+        res = await asyncio.wait_for(task, 40)
+    finally:
+        for pid in frozen:
+            os.kill(pid, signal.SIGKILL)
+    waits = w.ssh_waits(t_cut)
+    assert waits and waits[0][0] - t_cut <= 3 * 1 + 2, waits  # keepalive_interval × 3 missed answers, plus a margin
+    assert res.outcome is Outcome.PASSED, res.verdict.summary()
+    assert launched(launches) == 1
+
+
+async def test_sshd_down_mid_verify_ends_the_attempt_interrupted_and_the_job_stays_stoppable(lab, lab_config, engines, tmp_path):
+    launches, over = counting_job(lab)
+    cfg = lab_config(ssh={"reconnect_for": 2}, **over)
+    eng = engines(cfg)
+    w = Watcher(eng)
+    task = await _attempt_until_progress(lab, eng)
+    t_cut = time.monotonic()
+    lab.stop()  # sshd and its connections gone; the container and the job run on
+    try:
+        res = await asyncio.wait_for(task, 30)
+        waits = w.ssh_waits(t_cut)
+        assert len(waits) >= 3 and "refused" in waits[-1][1], waits  # tried again, with backoff, saying why each time
+        assert res.outcome is Outcome.INTERRUPTED and res.verdict.layer is Layer.SSH, res.verdict.summary()
+        assert "could not reconnect within 2s" in res.verdict.failed_stage.detail
+        rec = eng.journal.get(res.attempt)
+        assert getattr(rec.outcome, "value", rec.outcome) == "interrupted"  # never "failed", never "untested"
+    finally:
+        lab.start()
+    st = run_cli("status", "--json", "--config", str(tmp_path / "cockpit.toml"))
+    la = json.loads(st.stdout)["latest_attempt"]
+    assert la["attempt"] == res.attempt and la["outcome"] == "interrupted" and la["fate"]["state"] == "running", la
+    stop = run_cli("stop", "--json", "--config", str(tmp_path / "cockpit.toml"))
+    assert stop.returncode == 0, stop.stdout + stop.stderr
+    assert lab.exec_in(200, f"kill -0 {res.job.pid}").returncode != 0  # stopped
+    assert launched(launches) == 1
+
+
+def run_cli(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "cockpit", *args], capture_output=True, text=True, timeout=timeout)
+
+
+# -- cockpit itself killed mid-attempt -----------------------------------------------------------------
+
+def journal_lines(cfg) -> list[dict]:
+    """Every journal line parsed: an exception here is a journal a crash left unreadable."""
+    text = cfg.journal_path.read_text()
+    assert text.endswith("\n")
+    return [json.loads(line) for line in text.splitlines()]
+
+
+def _headless_attempt(lab, tmp_path, **popen):
+    return subprocess.Popen([sys.executable, "-m", "cockpit", "attempt", "--note", "killed under me", "--config",
+                             str(tmp_path / "cockpit.toml")], **popen)
+
+
+def _after_the_kill(lab, cfg, tmp_path, launches, expect_outcome):
+    journal_lines(cfg)  # intact: every line valid JSON
+    st = run_cli("status", "--json", "--config", str(tmp_path / "cockpit.toml"))
+    la = json.loads(st.stdout)["latest_attempt"]
+    assert la["outcome"] == expect_outcome and la["fate"]["state"] == "running", la  # reconciled: the job runs on
+    stop = run_cli("stop", "--json", "--config", str(tmp_path / "cockpit.toml"))
+    assert stop.returncode == 0, stop.stdout + stop.stderr
+    job = next(e for e in journal_lines(cfg) if e.get("event") == "job")
+    assert lab.exec_in(200, f"kill -0 {int(job['pid'])}").returncode != 0  # the recorded job was stopped by cockpit stop
+    assert launched(launches) == 1
+
+
+def test_kill_9_of_a_headless_attempt_during_verify_loses_nothing(lab, lab_config, tmp_path):
+    launches, over = counting_job(lab)
+    cfg = lab_config(**over)
+    proc = _headless_attempt(lab, tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_for(lambda: progressing(lab) or proc.poll() is not None, 30, "the job never logged two steps")
+        assert proc.poll() is None
+        proc.send_signal(signal.SIGKILL)
+        assert proc.wait(10) == -signal.SIGKILL
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    _after_the_kill(lab, cfg, tmp_path, launches, "interrupted")
+
+
+def test_the_terminal_closed_under_a_headless_attempt_ends_it_interrupted(lab, lab_config, tmp_path):
+    import pty
+
+    launches, over = counting_job(lab)
+    cfg = lab_config(**over)
+    master, slave = pty.openpty()
+    # setsid -c: cockpit leads a session whose controlling terminal is this pty, as in a terminal window
+    proc = subprocess.Popen(["setsid", "-c", sys.executable, "-m", "cockpit", "attempt", "--note", "terminal closed",
+                             "--config", str(tmp_path / "cockpit.toml")], stdin=slave, stdout=slave, stderr=slave)
+    os.close(slave)
+    try:
+        wait_for(lambda: progressing(lab) or proc.poll() is not None, 30, "the job never logged two steps")
+        assert proc.poll() is None
+        os.close(master)  # the terminal window closes: the kernel sends SIGHUP to cockpit
+        master = -1
+        code = proc.wait(20)
+    finally:
+        if master >= 0:
+            os.close(master)
+        if proc.poll() is None:
+            proc.kill()
+    assert code == 130, code  # ended as interrupted, not killed by the signal
+    events = [e.get("event") for e in journal_lines(cfg)]
+    ends = [e for e in journal_lines(cfg) if e.get("event") == "attempt_finished"]
+    assert ends and ends[-1]["outcome"] == "interrupted" and "attempt_interrupted" not in events  # closed by cockpit on its way out
+    _after_the_kill(lab, cfg, tmp_path, launches, "interrupted")

@@ -154,8 +154,11 @@ class FramedSession:
 
     async def _ensure(self, timeout: float) -> _Shell:
         if self._sh is not None and self._sh.proc.closed():
-            # died while idle (killed from outside, container stopped): say so, then rebuild
-            await self._died(self._sh.proc, EOFError("session closed while idle"))
+            # died while idle: the shell alone (killed from outside, container stopped) is rebuilt at
+            # once; a lost connection is said first (the ssh layer shows it; the next call reconnects)
+            err = await self._died(self._sh.proc, EOFError("session closed while idle"))
+            if err.layer is Layer.SSH:
+                raise err
         if self._sh is not None:
             return self._sh
         proc = await self._spawn()
