@@ -437,3 +437,18 @@ def test_the_terminal_closed_under_a_headless_attempt_ends_it_interrupted(lab, l
     ends = [e for e in journal_lines(cfg) if e.get("event") == "attempt_finished"]
     assert ends and ends[-1]["outcome"] == "interrupted" and "attempt_interrupted" not in events  # closed by cockpit on its way out
     _after_the_kill(lab, cfg, tmp_path, launches, "interrupted")
+
+
+# -- the container rebooted behind cockpit's back, mid-verify ----------------------------------------------
+# (after the verdict: tests/test_verdict_truth.py::test_fate_vanished_when_the_container_is_rebooted_under_the_job)
+
+async def test_a_container_rebooted_mid_verify_is_a_host_fault_not_a_failure_of_the_code(lab, lab_config, engines):
+    launches, over = counting_job(lab)
+    eng = engines(lab_config(**over))
+    task = await _attempt_until_progress(lab, eng)
+    assert lab.pct("reboot", 200).returncode == 0  # not by cockpit
+    res = await asyncio.wait_for(task, 30)
+    fs = res.verdict.failed_stage
+    assert res.outcome is Outcome.UNTESTED and fs is not None and fs.layer is Layer.HOST, res.verdict.summary()
+    assert "restarted" in fs.detail or "rebooted" in fs.detail, fs.detail
+    assert launched(launches) == 1
