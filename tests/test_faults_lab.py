@@ -178,6 +178,7 @@ async def test_a_50_mib_line_on_a_host_channel_and_a_stream_is_cut_too(tr):
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
+    print(f"\n50 MiB line through a stream: peak {peak / MiB:.1f} MiB")
     assert [len(x) for x in lines[1:]] == [5] and lines[1] == b"last\n"  # the stream sends everything: the line after survives
     assert lines[0] == b"z" * LINE_MAX + f" \u2026[cockpit cut {50 * MiB - LINE_MAX} bytes of this line]\n".encode()
     assert peak < 16 * MiB, f"peak {peak / MiB:.1f} MiB"
@@ -313,6 +314,7 @@ async def test_connection_killed_by_the_server_mid_verify_is_shown_and_verify_re
     waits = w.ssh_waits(t_cut)
     assert waits and "lost the connection" in waits[0][1] and waits[0][0] - t_cut < 2, waits  # shown at once, in the ssh layer
     assert any("re-attached after" in d for _, d in waits)
+    print(f"\nconnection reset: shown after {waits[0][0] - t_cut:.2f}s; {waits[-1][1]}")
     assert res.outcome is Outcome.PASSED, res.verdict.summary()  # judged on the job, not on the network
     alive = next(s for s in res.verdict.stages if s.name == "verify: alive")
     assert "lost the connection" in alive.detail and "re-attached" in alive.detail
@@ -334,7 +336,8 @@ async def test_a_frozen_link_is_noticed_within_the_keepalive_window_and_verify_r
         for pid in frozen:
             os.kill(pid, signal.SIGKILL)
     waits = w.ssh_waits(t_cut)
-    assert waits and waits[0][0] - t_cut <= 3 * 1 + 2, waits  # keepalive_interval × 3 missed answers, plus a margin
+    print(f"\nfrozen link: shown after {waits[0][0] - t_cut:.2f}s; {waits[-1][1]}")
+    assert waits and waits[0][0] - t_cut <= 1 * (3 + 1) + 2, waits  # a keepalive after 1 s of silence, 3 missed answers, a margin
     assert res.outcome is Outcome.PASSED, res.verdict.summary()
     assert launched(launches) == 1
 
