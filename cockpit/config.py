@@ -115,15 +115,9 @@ class TargetConfig:
     transport: str = _f("ssh", "How to reach the host: \"ssh\", or \"local\" for this machine (the demo, or a job on your own box).", choices=("ssh", "local"))
 
 
-def _checks_keys(v: Any) -> str | None:
-    if v and os.path.realpath(os.path.expanduser(str(v))) == os.devnull:
-        return "checks no host key at all: point it at a known_hosts file that has the host's key (ssh-keyscan -p PORT HOST >> FILE)"
-    return None
-
-
 @dataclass
 class SSHConfig:
-    known_hosts: str | None = _f(None, "known_hosts file used to verify the host key (default: UserKnownHostsFile from the ssh config, else ~/.ssh/known_hosts). Host keys are always verified: cockpit refuses to connect when the ssh config says UserKnownHostsFile none or /dev/null, and never accepts an unknown key whatever StrictHostKeyChecking says.", check=_checks_keys)
+    known_hosts: str | None = _f(None, "known_hosts file used to verify the host key (default: UserKnownHostsFile from the ssh config, else ~/.ssh/known_hosts). Host keys are always verified: cockpit refuses to connect when the ssh config says UserKnownHostsFile none or /dev/null, and never accepts an unknown key whatever StrictHostKeyChecking says.", check=lambda v: "checks no host key: name a known_hosts file that has the host's key (ssh-keyscan -p PORT HOST >> FILE)" if v and os.path.realpath(os.path.expanduser(v)) == os.devnull else None)
     identity_file: str | list[str] | None = _f(None, "Private key file(s) (default: ~/.ssh/config, then the usual ~/.ssh/id_* keys and the agent).")
     keepalive_interval: float = _f(15.0, "Seconds between SSH keepalives; a dead link is noticed after 3 missed ones.", check=_positive)
     connect_timeout: float = _f(10.0, "Seconds to wait for the TCP connection and login.", check=_positive)

@@ -67,6 +67,14 @@ async def test_an_ssh_config_that_checks_no_host_key_is_refused_before_connectin
     assert not marker.exists() and sshd_connections_logged(lab) == seen  # refused before even a TCP connection
 
 
+def test_known_hosts_dev_null_in_cockpit_config_is_a_config_error():
+    from cockpit.config import ConfigError, parse_config
+
+    with pytest.raises(ConfigError) as ei:
+        parse_config('[target]\nhost = "gpu1"\n[ssh]\nknown_hosts = "/dev/null"\n')
+    assert ei.value.key == "ssh.known_hosts" and "checks no host key" in ei.value.problem
+
+
 async def test_strict_host_key_checking_no_does_not_accept_an_unknown_key(lab, lab_config, tmp_path):
     empty = tmp_path / "known_hosts"
     empty.write_text("")
