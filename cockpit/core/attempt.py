@@ -133,6 +133,8 @@ async def run_attempt(engine: Engine, note: str, make_ctx: Callable[[Callable[[s
         verdict.finish()
         outcome = outcome_of(verdict, job_started=job is not None and job.pid is not None)
         fs = verdict.failed_stage
+        if fs is not None and fs.data.get("lost"):
+            outcome = Outcome.INTERRUPTED  # the connection stayed lost: the job runs on, unjudged (not "untested")
         if first_error is None and fs is not None and fs.data.get("first_error"):
             first_error = fs.data["first_error"]
         timings["total"] = time.monotonic() - t_start

@@ -33,6 +33,7 @@ from .base import ActionContext, StageFailed, VerdictBuilder
 from .cause import death_cause, error_cause, fmt_secs
 from .job import JobRecord, describe_exit
 from .jobstate import JobReader, JobState, LogScan, error_dict, make_scan
+from .reattach import TargetLost, read_job
 from .stall import detect_stall
 
 __all__ = ["verify", "VERIFY_PLAN", "LogScan", "error_dict", "ERROR_GRACE_S"]
@@ -67,6 +68,8 @@ class _Watch:
         self.error_at: float | None = None
         self.d_since: float | None = None
         self.gone_since: float | None = None
+        #: faults survived while watching (a lost connection, a dead shell), said in the verdict
+        self.notes: list[str] = []
 
     def settled_death(self, st: JobState, now: float) -> bool:
         """The job is dead for sure: its exit status is written, or it has been gone a while without one."""
@@ -109,9 +112,10 @@ async def verify(ctx: ActionContext, job: JobRecord, verdict: Verdict | None = N
     tick = TICK_S
     while True:
         try:
-            st = await reader.read()
-        except RemoteError as e:  # the target went away while we watched: say where, judge nothing
-            vb.add(Stage("alive", Status.FAIL, e.layer, f"lost the target while verifying: {e.message}", evidence=e.evidence(), advice=e.hint))
+            st = await read_job(ctx, reader, vb, w.notes)
+        except RemoteError as e:  # the target stayed away (reconnecting did not help): say where, judge nothing
+            vb.add(Stage("alive", Status.FAIL, e.layer, f"lost the target while verifying: {e.message}", evidence=e.evidence(), advice=e.hint,
+                         data={"lost": True} if isinstance(e, TargetLost) else {}))
             return vb.finish()
         now = time.time()
         w.note(st, scan, now, healthy_at, has_marker, reader.log_seen)
@@ -169,7 +173,10 @@ async def _judge(ctx: ActionContext, vb: VerdictBuilder, job: JobRecord, st: Job
             if in_d is not None and in_d >= STUCK_D_S and lead is not None:
                 raise StageFailed(Layer.PROCESS, f"{lead.comm} pid {lead.pid} is stuck in D (uninterruptible) for {fmt_secs(in_d)}",
                                   evidence=evidence, advice="stuck in the kernel: I/O on a dead file system or the GPU driver; see the process pane")
-            al.ok(f"running: {st.describe()}" + (f"; ignored a foreign exit status ({st.exit_foreign})" if st.exit_foreign else ""))
+            al.ok(f"running: {st.describe()}" + (f"; ignored a foreign exit status ({st.exit_foreign})" if st.exit_foreign else "")
+                  + "".join(f"; {n}" for n in w.notes))
+            if w.notes:
+                al.data["survived"] = list(w.notes)
     if vb.failed:
         return
 
