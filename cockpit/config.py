@@ -31,6 +31,7 @@ else:  # pragma: no cover - exercised on 3.10 only
 
 from .config_actions import ActionConfig, check_actions, parse_actions
 from .config_redact import RedactConfig
+from .config_slurm import SlurmConfig, check_slurm
 from .core.layers import Layer
 from .core.paths import check_cache_path, norm_remote_path
 
@@ -116,7 +117,7 @@ class TargetConfig:
     host: str = _f("", "SSH host name, address, or an alias from ~/.ssh/config.", check=_ssh_word)
     user: str | None = _f(None, "SSH user (default: from ~/.ssh/config, else your login name).", check=_ssh_word)
     port: int | None = _f(None, "SSH port (default: from ~/.ssh/config, else 22).", check=_port)
-    runtime: str = _f("none", "Where the job runs: \"pct\" (a Proxmox LXC container on the host) or \"none\" (the host itself).", choices=("pct", "none"))
+    runtime: str = _f("none", "Where the job runs: \"pct\" (a Proxmox LXC container on the host), \"none\" (the host itself) or \"slurm\" (submitted from a login node, see [slurm]).", choices=("pct", "none", "slurm"))
     container: int | None = _f(None, "The Proxmox container id (CTID) when runtime = \"pct\".", check=lambda v: None if v > 0 else "must be a positive container id")
     pct: str = _f("pct", "The pct command on the host (an absolute path if it is not on the SSH PATH).")
     transport: str = _f("ssh", "How to reach the host: \"ssh\", or \"local\" for this machine (the demo, or a job on your own box).", choices=("ssh", "local"))
@@ -269,6 +270,7 @@ class Config:
     verify: VerifyConfig = field(default_factory=VerifyConfig)
     notify: NotifyConfig = field(default_factory=NotifyConfig)
     redact: RedactConfig = field(default_factory=RedactConfig)
+    slurm: SlurmConfig = field(default_factory=SlurmConfig)
     keymap: dict[str, str] = field(default_factory=dict)
     #: ``[[actions]]``: the user's own actions (cockpit/config_actions.py)
     actions: list[ActionConfig] = field(default_factory=list)
@@ -475,6 +477,7 @@ def _check_whole(cfg: Config, path: Path | None) -> None:
     _check_ignored_signatures(cfg, path)
     _check_notify(cfg, path)
     check_actions(cfg, path)
+    check_slurm(cfg, path)
     t = cfg.target
     if t.transport == "ssh" and not t.host:
         raise ConfigError(path, "target.host", "is missing", "set host = \"10.1.2.6\" (an address, a name, or a ~/.ssh/config alias), or transport = \"local\"")
