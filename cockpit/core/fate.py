@@ -3,6 +3,8 @@
 A verdict is a moment; the fate is the end of the story.  The states:
 
 ``running``   the job is alive (the state every followed job starts in);
+``pending``   queued by a scheduler (Slurm), not started yet: the cause holds the reason and the
+              queue position; never a failure;
 ``stalled``   alive, but no progress line for longer than ``[verify] stall_after`` (layer and
               evidence say where it hangs); back to ``running`` when progress resumes;
 ``finished``  it exited with code 0 and no error in its log;
