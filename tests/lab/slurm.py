@@ -28,7 +28,6 @@ import shutil
 import signal
 import subprocess
 import tempfile
-
 from pathlib import Path
 
 from .util import WaitTimeout, free_port, wait_for
