@@ -43,6 +43,7 @@ from .config_sections import (
     UIConfig,
     VerifyConfig,
 )
+from .config_slurm import SlurmConfig, check_slurm
 from .core.layers import Layer
 from .core.paths import check_cache_path, norm_remote_path
 
@@ -92,6 +93,7 @@ class Config:
     verify: VerifyConfig = field(default_factory=VerifyConfig)
     notify: NotifyConfig = field(default_factory=NotifyConfig)
     redact: RedactConfig = field(default_factory=RedactConfig)
+    slurm: SlurmConfig = field(default_factory=SlurmConfig)
     keymap: dict[str, str] = field(default_factory=dict)
     #: ``[[actions]]``: the user's own actions (cockpit/config_actions.py)
     actions: list[ActionConfig] = field(default_factory=list)
@@ -298,6 +300,7 @@ def _check_whole(cfg: Config, path: Path | None) -> None:
     _check_ignored_signatures(cfg, path)
     _check_notify(cfg, path)
     check_actions(cfg, path)
+    check_slurm(cfg, path)
     t = cfg.target
     if t.transport == "ssh" and not t.host:
         raise ConfigError(path, "target.host", "is missing", "set host = \"10.1.2.6\" (an address, a name, or a ~/.ssh/config alias), or transport = \"local\"")

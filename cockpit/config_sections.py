@@ -79,7 +79,7 @@ class TargetConfig:
     host: str = _f("", "SSH host name, address, or an alias from ~/.ssh/config.", check=_ssh_word)
     user: str | None = _f(None, "SSH user (default: from ~/.ssh/config, else your login name).", check=_ssh_word)
     port: int | None = _f(None, "SSH port (default: from ~/.ssh/config, else 22).", check=_port)
-    runtime: str = _f("none", "Where the job runs: \"pct\" (a Proxmox LXC container on the host) or \"none\" (the host itself).", choices=("pct", "none"))
+    runtime: str = _f("none", "Where the job runs: \"pct\" (a Proxmox LXC container on the host), \"none\" (the host itself) or \"slurm\" (submitted from a login node, see [slurm]).", choices=("pct", "none", "slurm"))
     container: int | None = _f(None, "The Proxmox container id (CTID) when runtime = \"pct\".", check=lambda v: None if v > 0 else "must be a positive container id")
     pct: str = _f("pct", "The pct command on the host (an absolute path if it is not on the SSH PATH).")
     transport: str = _f("ssh", "How to reach the host: \"ssh\", or \"local\" for this machine (the demo, or a job on your own box).", choices=("ssh", "local"))

@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import shlex
 import time
+from typing import Any
 
 from ..layers import Evidence, Layer, Stage, Status, Verdict
 from ..remote.base import RemoteError
@@ -75,7 +76,7 @@ class _Watch:
         """The job is dead for sure: its exit status is written, or it has been gone a while without one."""
         if st.exit_code is not None:
             return True
-        if st.alive or not st.spawned:
+        if st.alive or not st.spawned or st.queued:
             self.gone_since = None
             return False
         self.gone_since = self.gone_since if self.gone_since is not None else now
@@ -127,7 +128,10 @@ async def verify(ctx: ActionContext, job: JobRecord, verdict: Verdict | None = N
             break
         if st.alive and detect_stall(cfg.verify.stall_after, scan.clock, now) is not None:
             break
-        if w.progress_at is None and now >= startup_deadline:
+        if st.queued:  # waiting for the scheduler: not the job's startup time
+            if now >= started + cfg.slurm.queue_wait:
+                break
+        elif w.progress_at is None and now >= startup_deadline:
             break
         await asyncio.sleep(tick)
         tick = min(TICK_MAX_S, tick * 1.5)
@@ -156,7 +160,7 @@ async def _judge(ctx: ActionContext, vb: VerdictBuilder, job: JobRecord, st: Job
             else:
                 raise StageFailed(Layer.PROCESS, f"the job never wrote {job.pid_file}: it never spawned", evidence=evidence)
         else:
-            sp.ok(f"pid {st.pid_text} (group {job.pgid})", evidence=None, **base)
+            sp.ok(st.identity(job), evidence=None, **base)
     if _stop_here(vb, "spawned"):
         return
 
@@ -164,6 +168,8 @@ async def _judge(ctx: ActionContext, vb: VerdictBuilder, job: JobRecord, st: Job
     async with vb.stage("alive") as al:
         if finished:
             al.ok(f"finished: {describe_exit(0)} after reaching progress (last: {(scan.last_progress or '')[:120]})")
+        elif st.queued:
+            _queued(al, st)
         elif not st.alive:
             cause = await death_cause(ctx, job, st, scan)
             raise StageFailed(cause.layer, cause.full, evidence=evidence, advice=cause.advice, data=cause.data)
@@ -177,7 +183,7 @@ async def _judge(ctx: ActionContext, vb: VerdictBuilder, job: JobRecord, st: Job
                   + "".join(f"; {n}" for n in w.notes))
             if w.notes:
                 al.data["survived"] = list(w.notes)
-    if vb.failed:
+    if _stop_here(vb, "alive"):
         return
 
     async with vb.stage("log created") as lc:
@@ -237,6 +243,15 @@ async def _judge(ctx: ActionContext, vb: VerdictBuilder, job: JobRecord, st: Job
             se.ok(f"alive, {n} progress lines and no error for {cfg.verify.settle:g}s after the first progress (settle)")
         else:
             se.pending(f"settling: {cfg.verify.settle:g}s after the first progress")
+
+
+def _queued(al: Any, st: JobState) -> None:
+    """Queued by a scheduler: pending (never failed) while it waits its turn; a request that cannot
+    start as things are (its nodes drained or down, an impossible request) fails at its layer."""
+    blocked = st.scheduler_evidence().get("blocked")
+    if blocked:
+        raise StageFailed(Layer(blocked[0]), f"queued and cannot start: {st.describe()}", advice=blocked[1], data=st.scheduler_evidence())
+    al.pending(f"queued: {st.describe()}")
 
 
 def _stop_here(vb: VerdictBuilder, name: str) -> bool:
