@@ -93,8 +93,9 @@ class Transport(abc.ABC):
     runtime: Runtime
 
     @abc.abstractmethod
-    async def run(self, command: str, *, timeout: float = 10.0) -> CommandResult:
-        """Run a short shell command inside the target through the persistent session."""
+    async def run(self, command: str, *, timeout: float = 10.0, cheap: bool = False) -> CommandResult:
+        """Run a short shell command inside the target through the persistent session; ``cheap``
+        for one that cannot hang: no watchdog forked, see :meth:`.session.FramedSession.run`."""
 
     @abc.abstractmethod
     async def run_host(self, command: str, *, timeout: float = 10.0, input: bytes | None = None) -> CommandResult:

@@ -76,8 +76,8 @@ class LocalTransport(Transport):
     async def connect(self, *, force: bool = False) -> object:
         return None
 
-    async def run(self, command: str, *, timeout: float = 10.0) -> CommandResult:
-        return await self.session.run(command, timeout=timeout)
+    async def run(self, command: str, *, timeout: float = 10.0, cheap: bool = False) -> CommandResult:
+        return await self.session.run(command, timeout=timeout, cheap=cheap)
 
     async def run_host(self, command: str, *, timeout: float = 10.0, input: bytes | None = None) -> CommandResult:
         return await run_local(command, timeout=timeout, input=input, env=self.env)

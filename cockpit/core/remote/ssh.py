@@ -177,8 +177,8 @@ class SSHTransport(Transport):
             return
 
     # -- commands --------------------------------------------------------------------------
-    async def run(self, command: str, *, timeout: float = 10.0) -> CommandResult:
-        return await self.session.run(command, timeout=timeout)
+    async def run(self, command: str, *, timeout: float = 10.0, cheap: bool = False) -> CommandResult:
+        return await self.session.run(command, timeout=timeout, cheap=cheap)
 
     async def _exec(self, host_command: str, *, timeout: float, input: bytes | None) -> CommandResult:
         """``host_command`` on a channel of its own; its output read in chunks, every line capped
