@@ -55,6 +55,8 @@ class ProcsView(Part):
     findings: list[Finding] = field(default_factory=list)
     bad_lines: list[str] = field(default_factory=list)
     job_pids: set[int] = field(default_factory=set)
+    #: cockpit's own processes (the session shell and its probes): hidden by default, never counted
+    own_pids: set[int] = field(default_factory=set)
 
     @property
     def tree(self) -> procs_probe.ProcTree:
@@ -66,6 +68,7 @@ class ProcsView(Part):
             "count": len(self.procs),
             "processes": [p.to_dict() for p in self.procs],
             "job_pids": sorted(self.job_pids),
+            "own_pids": sorted(self.own_pids),
             "findings": [f.to_dict() for f in self.findings],
             "bad_lines": self.bad_lines[:20],
         }
@@ -151,16 +154,26 @@ class Observer:
         v = self.procs
         t0 = time.monotonic()
         try:
-            res = await self.transport.run(procs_probe.PS_COMMAND, timeout=10)
+            # the probe bounds its own blocking part (`timeout -s KILL ps`): no watchdog fork needed
+            res = await self.transport.run(procs_probe.PS_COMMAND, timeout=10, cheap=True)
         except RemoteError as e:
             v.error, v.error_layer = e.message, e.layer
             return v
         procs, bad = procs_probe.parse_ps(res.stdout)
+        tree = procs_probe.ProcTree(procs)
+        members = procs_probe.job_members(tree, self.job_pids, self.job_pgid)
+        own = procs_probe.own_processes(tree, self._session_shell_pid(), exclude=members)
         findings = procs_probe.analyse(procs, job_pids=self.job_pids, job_pgid=self.job_pgid,
-                                       job_command=self.cfg.job.command or None)
+                                       job_command=self.cfg.job.command or None, own_pids=own)
         self.procs = ProcsView(collected_at=time.time(), duration_s=time.monotonic() - t0, procs=procs,
-                               findings=findings, bad_lines=bad, job_pids=set(self.job_pids))
+                               findings=findings, bad_lines=bad, job_pids=set(self.job_pids), own_pids=own)
         return self.procs
+
+    def _session_shell_pid(self) -> int | None:
+        """The pid of the shell that ran the last probe (transports without a session: None)."""
+        session = getattr(self.transport, "session", None)
+        pid = getattr(session, "shell_pid", None)
+        return pid if isinstance(pid, int) else None
 
     async def refresh_gpu(self) -> GPUView:
         g = self.cfg.gpu
