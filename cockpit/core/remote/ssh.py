@@ -212,6 +212,15 @@ class SSHTransport(Transport):
     def stream(self, command: str, *, timeout: float | None = None) -> AsyncIterator[bytes]:
         return read_stream(self._stream_channel(command), timeout)
 
+    def stream_host(self, command: str, *, timeout: float | None = None) -> AsyncIterator[bytes]:
+        return read_stream(self._host_stream_channel(command), timeout)
+
+    @contextlib.asynccontextmanager
+    async def _host_stream_channel(self, command: str) -> AsyncIterator[ChunkReader]:
+        """``command`` on the host on a channel of its own (one of the capped slots)."""
+        async with self._channel(command, stdin=asyncssh.PIPE) as proc:  # its stdin ends with the channel
+            yield proc.stdout
+
     @contextlib.asynccontextmanager
     async def _stream_channel(self, command: str) -> AsyncIterator[ChunkReader]:
         """``command`` inside the target on a channel of its own (one of the capped slots)."""
