@@ -196,6 +196,7 @@ class Engine:
         if self.follower is not None:
             await self.follower.cancel()
             self.follower = None
+        await self.observer.close()
         await self.transport.close()
 
     # -- fate ------------------------------------------------------------------------------

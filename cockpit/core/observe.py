@@ -21,9 +21,11 @@ from .layers import Finding, Layer, Severity
 from .probes import gpu as gpu_probe
 from .probes import kmsg as kmsg_probe
 from .probes import procs as procs_probe
+from .probes.kmsg.follow import KmsgFollower
 from .probes.logs import LogFollowerState, LogRing, LogUpdate
 from .probes.signatures import Classifier, load_signatures
 from .remote.base import RemoteError, Transport
+from .remote.lines import capped_lines
 
 __all__ = ["Observer", "ProcsView", "LogView", "Part"]
 
@@ -55,6 +57,8 @@ class ProcsView(Part):
     findings: list[Finding] = field(default_factory=list)
     bad_lines: list[str] = field(default_factory=list)
     job_pids: set[int] = field(default_factory=set)
+    #: cockpit's own processes (the session shell and its probes): hidden by default, never counted
+    own_pids: set[int] = field(default_factory=set)
 
     @property
     def tree(self) -> procs_probe.ProcTree:
@@ -66,6 +70,7 @@ class ProcsView(Part):
             "count": len(self.procs),
             "processes": [p.to_dict() for p in self.procs],
             "job_pids": sorted(self.job_pids),
+            "own_pids": sorted(self.own_pids),
             "findings": [f.to_dict() for f in self.findings],
             "bad_lines": self.bad_lines[:20],
         }
@@ -111,9 +116,16 @@ class LogView(Part):
 @dataclass
 class KmsgView(Part):
     findings: list[Finding] = field(default_factory=list)
+    #: "follow" (one long-lived `dmesg --follow` on the host) or "poll" (dmesg run per refresh)
+    mode: str = "poll"
+    #: why following is not in use now (the stream died, or never worked), and its layer
+    follow_error: str | None = None
+    follow_error_layer: Layer | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {**self.meta(), "findings": [f.to_dict() for f in self.findings]}
+        return {**self.meta(), "findings": [f.to_dict() for f in self.findings], "mode": self.mode,
+                "follow_error": self.follow_error,
+                "follow_error_layer": self.follow_error_layer.value if self.follow_error_layer else None}
 
 
 def _round(v: float | None) -> float | None:
@@ -133,6 +145,8 @@ class Observer:
         self.job_pgid: int | None = None
         self._gpu_probe: gpu_probe.GpuProbe | None = None
         self._gpu_probe_key: tuple[str, str] | None = None
+        self._kmsg_follow: KmsgFollower | None = None
+        self._kmsg_parsed: tuple[int, kmsg_probe.KmsgReport] | None = None
 
     # -- job identity (set by the engine from the launch record) ---------------------------
     def set_job(self, pid: int | None, pgid: int | None, log_path: str | None) -> None:
@@ -151,16 +165,26 @@ class Observer:
         v = self.procs
         t0 = time.monotonic()
         try:
-            res = await self.transport.run(procs_probe.PS_COMMAND, timeout=10)
+            # the probe bounds its own blocking part (`timeout -s KILL ps`): no watchdog fork needed
+            res = await self.transport.run(procs_probe.PS_COMMAND, timeout=10, cheap=True)
         except RemoteError as e:
             v.error, v.error_layer = e.message, e.layer
             return v
         procs, bad = procs_probe.parse_ps(res.stdout)
+        tree = procs_probe.ProcTree(procs)
+        members = procs_probe.job_members(tree, self.job_pids, self.job_pgid)
+        own = procs_probe.own_processes(tree, self._session_shell_pid(), exclude=members)
         findings = procs_probe.analyse(procs, job_pids=self.job_pids, job_pgid=self.job_pgid,
-                                       job_command=self.cfg.job.command or None)
+                                       job_command=self.cfg.job.command or None, own_pids=own)
         self.procs = ProcsView(collected_at=time.time(), duration_s=time.monotonic() - t0, procs=procs,
-                               findings=findings, bad_lines=bad, job_pids=set(self.job_pids))
+                               findings=findings, bad_lines=bad, job_pids=set(self.job_pids), own_pids=own)
         return self.procs
+
+    def _session_shell_pid(self) -> int | None:
+        """The pid of the shell that ran the last probe (transports without a session: None)."""
+        session = getattr(self.transport, "session", None)
+        pid = getattr(session, "shell_pid", None)
+        return pid if isinstance(pid, int) else None
 
     async def refresh_gpu(self) -> GPUView:
         g = self.cfg.gpu
@@ -228,16 +252,39 @@ class Observer:
             v.error = "host kernel messages are read only for runtime = \"pct\""
             return v
         t0 = time.monotonic()
-        try:
-            res = await self.transport.run_host(kmsg_probe.kmsg_command(), timeout=15)
-        except RemoteError as e:
-            v.error, v.error_layer = e.message, e.layer
-            return v
-        rep = kmsg_probe.parse_kmsg(res.stdout)
+        fol = self._kmsg_follower()
+        if fol is not None and fol.ready:  # one long-lived `dmesg --follow`: nothing runs remotely
+            if self._kmsg_parsed is None or self._kmsg_parsed[0] != fol.version:
+                self._kmsg_parsed = (fol.version, kmsg_probe.parse_kmsg(fol.text()))
+            rep, mode = self._kmsg_parsed[1], "follow"
+        else:
+            try:
+                res = await self.transport.run_host(kmsg_probe.kmsg_command(), timeout=15)
+            except RemoteError as e:
+                v.error, v.error_layer = e.message, e.layer
+                return v
+            rep, mode = kmsg_probe.parse_kmsg(res.stdout), "poll"
         ct = str(self.cfg.target.container)
         findings = [f for f in rep.findings if f.subject.get("container") in (None, ct)]
-        self.kmsg = KmsgView(collected_at=time.time(), duration_s=time.monotonic() - t0, findings=findings)
+        self.kmsg = KmsgView(collected_at=time.time(), duration_s=time.monotonic() - t0, findings=findings, mode=mode,
+                             follow_error=fol.last_death if fol is not None and not fol.ready else None,
+                             follow_error_layer=fol.last_death_layer if fol is not None and not fol.ready else None)
         return self.kmsg
+
+    def _kmsg_follower(self) -> KmsgFollower | None:
+        """The host's `dmesg --follow`, started on the first refresh; None where it would take a
+        channel sshd can hardly spare (under 3 channels beside the session: commands would wait for it)."""
+        slots = getattr(self.transport, "slots", None)
+        if self._kmsg_follow is None and (slots is None or slots.limit >= 3):
+            self._kmsg_follow = KmsgFollower(lambda cmd: capped_lines(self.transport.stream_host(cmd)))
+            self._kmsg_follow.start()
+        return self._kmsg_follow
+
+    async def close(self) -> None:
+        """Stop the streams the observer keeps open (the kernel log)."""
+        fol, self._kmsg_follow = self._kmsg_follow, None
+        if fol is not None:
+            await fol.close()
 
     async def refresh_all(self) -> None:
         await self.refresh_procs()

@@ -3,6 +3,8 @@
 Zombies (``Z``), processes stuck in ``D`` and the job's own processes stand out by a flag column
 (``Z!``, ``D!``, ``●``) *and* a style; a zombie's command names its parent (the one that has not
 reaped it).  The findings (zombie, D state, job missing, duplicate job) are listed under the table.
+Cockpit's own processes (its session shell and probes: ``own_pids``) are hidden unless ``show_own``
+(the ``own-procs`` key); the subtitle counts them.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ class ProcsPane(Pane):
         self.clock, self.interval = clock, interval
         self.view: Any = None
         self.job_only = False
+        self.show_own = False
         self.wide = False
 
     def compose(self) -> ComposeResult:
@@ -77,7 +80,8 @@ class ProcsPane(Pane):
     def _note(self) -> str:
         v = self.view
         n = len(v.procs) if v is not None else 0
-        parts = [f"{n} procs"]
+        own = len(getattr(v, "own_pids", ()) or ()) if v is not None else 0
+        parts = [f"{n - own} procs" + (f" + {own} cockpit's own" + (" shown" if self.show_own else " hidden (o)") if own else "")]
         if self.job_only:
             parts.append("job only (j)")
         if v is not None and v.error:
@@ -88,6 +92,10 @@ class ProcsPane(Pane):
         self.job_only = on
         self.redraw()
 
+    def set_show_own(self, on: bool) -> None:
+        self.show_own = on
+        self.redraw()
+
     def rows(self) -> list[tuple[str, list[Any]]]:
         v = self.view
         if v is None:
@@ -95,8 +103,11 @@ class ProcsPane(Pane):
         tree = ProcTree(v.procs)
         job_pids = set(getattr(v, "job_pids", set()) or set())
         job_groups = {p.pgid for p in v.procs if p.pid in job_pids}
+        own = set() if self.show_own else set(getattr(v, "own_pids", set()) or set())
         out: list[tuple[str, list[Any]]] = []
         for depth, p in tree.walk():
+            if p.pid in own:
+                continue
             is_job = p.pid in job_pids or (p.pgid in job_groups and p.pgid != 0)
             if self.job_only and not (is_job or p.is_zombie or p.is_uninterruptible or p.pid == 1):
                 continue
