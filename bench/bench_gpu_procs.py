@@ -10,7 +10,8 @@ nvidia-smi on the "host" and in the container.  Interleaved, per round:
   through the host's persistent shell;
 * **host query, a channel per refresh**: the same through ``run_host`` (a new SSH channel each
   time), to show what the host session saves;
-* **fd scan fallback**: the host unavailable: the GPU query, then the fd scan in the container.
+* **fd scan fallback**: the host unavailable: the GPU query and the fd scan in the container, in
+  one command once the fallback is known to be needed.
 
 Usage: ``python bench/bench_gpu_procs.py [--n 30]``.
 """
@@ -63,9 +64,10 @@ async def main(n: int) -> None:
         async def now(host: gpu_probe.Runner) -> gpu_probe.GPUSnapshot:
             return await gpu_probe.ProcessProbe("pct", 210).run(gpu_probe.GpuProbe(smi), target, host, cfg.gpu.timeout, obs.procs.procs)
 
-        async def fallback() -> gpu_probe.GPUSnapshot:
-            p = gpu_probe.ProcessProbe("pct", 210, host_down_until=time.monotonic() + 3600, host_note="bench")
-            return await p.run(gpu_probe.GpuProbe(smi), target, host_session, cfg.gpu.timeout, obs.procs.procs)
+        down = gpu_probe.ProcessProbe("pct", 210, host_down_until=time.monotonic() + 3600, host_note="bench")
+
+        async def fallback() -> gpu_probe.GPUSnapshot:  # steady state: the scan rides in the GPU command
+            return await down.run(gpu_probe.GpuProbe(smi), target, host_session, cfg.gpu.timeout, obs.procs.procs)
 
         ways = {"before: both queries in the container": before,
                 "host query, host session (now)": lambda: now(host_session),

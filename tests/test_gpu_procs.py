@@ -458,16 +458,20 @@ async def test_a_host_that_refuses_lxc_info_falls_back_and_says_why(lab, lab_con
         assert snap.method == FD_SCAN
         assert snap.method_note == f"host query unavailable: lxc-info on the host: Insufficent privileges to control {gpu_ct}"
         assert [p.pid for p in snap.processes] == [main]
-        # not asked again on every refresh: one fd scan through the container's session, no host command
-        sent: list[str] = []
-        real = eng.observer.host.run
+        # not asked again on every refresh: no host command, and the scan rides in the GPU command (one trip)
+        sent: dict[str, list[str]] = {"host": [], "target": []}
 
-        async def spy(cmd: str, **kw):
-            sent.append(cmd)
-            return await real(cmd, **kw)
+        def spy(where: str, real):
+            async def run(cmd: str, **kw):
+                sent[where].append(cmd)
+                return await real(cmd, **kw)
+            return run
 
-        eng.observer.host.run = spy  # type: ignore[method-assign]
-        snap = await refresh(eng)
-        assert snap.method == FD_SCAN and sent == []
+        eng.observer.host.run = spy("host", eng.observer.host.run)  # type: ignore[method-assign]
+        eng.transport.run = spy("target", eng.transport.run)  # type: ignore[method-assign]
+        await eng.observer.refresh_gpu()
+        snap = eng.observer.gpu.snapshot
+        assert snap is not None and snap.method == FD_SCAN and [p.pid for p in snap.processes] == [main]
+        assert sent["host"] == [] and len(sent["target"]) == 1 and "--query-gpu" in sent["target"][0]
     finally:
         lab.set_container_option(gpu_ct, lxc_info_error=None)

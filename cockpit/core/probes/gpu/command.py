@@ -165,6 +165,7 @@ def gpu_query_command(
     describe: bool = False,
     container: int | None = None,
     lxc_info: str = "lxc-info",
+    fdscan: bool = False,
 ) -> str:
     """One ``sh`` command running the queries under a deadline, framed (see module doc).
 
@@ -175,6 +176,7 @@ def gpu_query_command(
     ``apps=False`` the process list (inside a container the driver lists nothing).
     ``describe``: each listed pid's ``/proc`` entry follows (:mod:`.procmap`); ``container``: on
     a Proxmox host, the container's init is looked up too (``lxc-info -n CTID -p -H``).
+    ``fdscan``: the processes holding ``/dev/nvidia*`` follow (the fallback, in the same trip).
     """
     smi = shlex.quote(nvidia_smi)
     gpu_q = ",".join(f.query for f in gpu_fields)
@@ -190,9 +192,11 @@ def gpu_query_command(
         parts.append(f"echo {q(f'{MARK} query-gpu {gpu_q}')}; if _cg_q {smi} {q('--query-gpu=' + gpu_q)} {fmt}; then {run_apps or ':; '}fi; ")
     else:
         parts.append(run_apps)
-    if describe:
-        from .procmap import describe_section  # noqa: PLC0415 - the two modules build one command
+    from .procmap import describe_section, fdscan_command  # noqa: PLC0415 - the two modules build one command
 
+    if describe:
         parts.append(describe_section(container, lxc_info))
+    if fdscan:
+        parts.append(fdscan_command() + "; ")
     parts.append("true")
     return "".join(parts)

@@ -46,10 +46,13 @@ class GpuProbe:
     #: describe each listed pid's /proc entry, and with ``container`` the container's init (:mod:`.procmap`)
     describe: bool = False
     container: int | None = None
+    #: the /dev/nvidia* fd scan in the same command (the fallback, once it is known to be needed)
+    fdscan: bool = False
 
     def command(self, timeout: float) -> str:
         return gpu_query_command(self.nvidia_smi, timeout, self.fields["query-gpu"], self.fields["compute-apps"],
-                                 apps=self.apps, describe=self.describe, container=self.container)
+                                 apps=self.apps, describe=self.describe, container=self.container,
+                                 fdscan=self.fdscan)
 
     @property
     def max_tries(self) -> int:

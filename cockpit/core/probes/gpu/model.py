@@ -140,6 +140,8 @@ class GPUSnapshot:
     method_note: str = ""
     #: the ``/proc`` entries of the listed pids, as the probe read them (:mod:`.procmap`)
     pid_table: Any = None
+    #: pid → ``/dev/nvidia*`` it holds, when the probe ran the fd scan (:mod:`.procmap`)
+    fd_holders: Any = None
 
     @property
     def ok(self) -> bool:

@@ -23,7 +23,7 @@ from ..text import to_text
 from .command import FIELD_TABLES, MARK, GpuField
 from .findings import diagnose, value_findings
 from .model import GPU, GPUProcess, GPUSnapshot
-from .procmap import parse_proc_sections
+from .procmap import parse_fdscan, parse_proc_sections
 from .values import NaType, is_na, parse_value
 
 __all__ = ["parse_gpu_output", "NOT_QUERIED"]
@@ -114,8 +114,8 @@ def _frames(out: str, err: str, exit_code: int | None) -> _Frames:
             if line.rstrip() == f"{MARK} v2":
                 prefixed = True
                 continue
-            if line.startswith(f"{MARK} procs"):
-                break  # the /proc descriptions (.procmap) follow: no more frames
+            if line.startswith((f"{MARK} procs", f"{MARK} fdscan")):
+                break  # the /proc descriptions or the fd scan (.procmap) follow: no more frames
             if prefixed:
                 continue  # another probe's line (v2 marks every data line)
         elif prefixed:
@@ -241,3 +241,4 @@ def _parse_into(snap: GPUSnapshot, out: str, err: str, exit_code: int | None, ti
         )
     snap.findings.extend(value_findings(snap.gpus))
     snap.pid_table = parse_proc_sections(out)
+    snap.fd_holders = parse_fdscan(out)

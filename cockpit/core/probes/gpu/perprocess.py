@@ -60,6 +60,8 @@ class ProcessProbe:
     host_down_until: float = 0.0
     #: why the host could not be asked, the last time it failed
     host_note: str = ""
+    #: the last refresh needed the fd scan: the next one runs it in the GPU command (one trip)
+    scan_next: bool = False
 
     @property
     def on_host(self) -> bool:
@@ -70,6 +72,8 @@ class ProcessProbe:
         """One refresh of the GPU pane: GPUs, processes mapped into the target, findings.
         ``target`` runs a command where the job runs, ``host`` on the SSH host; ``procs`` is the
         target's process table (names for the fd scan).  The runners' errors propagate."""
+        gpu.fdscan = self.scan_next and self.where != "host"  # the scan runs in the target
+        self.scan_next = False
         if not self.on_host:
             return await self._plain(gpu, host if self.where == "host" else target, target, timeout, procs)
         ask_host = time.monotonic() >= self.host_down_until
@@ -142,8 +146,11 @@ class ProcessProbe:
         return ""
 
     async def _fdscan(self, snap: GPUSnapshot, target: Runner, procs: Iterable[Any], why: str) -> None:
-        out, _err, _code = await target(fdscan_command())
-        holders = parse_fdscan(out)
+        self.scan_next = True
+        holders = snap.fd_holders
+        if holders is None:  # not in the GPU command this time: a trip of its own
+            out, _err, _code = await target(fdscan_command())
+            holders = parse_fdscan(out)
         if holders is None:
             snap.method, snap.method_note = "", f"{why}; the fd scan printed nothing"
             return
