@@ -245,6 +245,35 @@ def test_fd_scan_names_the_holders_without_amounts() -> None:
     assert all(isinstance(v, NaType) for v in memory_by_container_pid(snap).values())
 
 
+async def test_a_host_that_cannot_be_asked_is_left_alone_for_a_while() -> None:
+    from cockpit.core.probes.gpu import GpuProbe, ProcessProbe
+
+    gpu_only = PROXMOX[: PROXMOX.index("@@cockpit-gpu compute-apps")]
+    scan = "@@cockpit-gpu fdscan\n| dir /proc/312/fd:\n| fd /dev/nvidia0\n@@cockpit-gpu end\n"
+    calls: list[str] = []
+
+    async def target(cmd: str):
+        calls.append("target" + (" +scan" if "fdscan" in cmd else ""))
+        return (gpu_only + scan if "fdscan" in cmd else gpu_only), "", 0
+
+    async def host(cmd: str):
+        calls.append("host")
+        raise OSError("channel refused")
+
+    probe, gpu = ProcessProbe("pct", 200), GpuProbe("nvidia-smi")
+    snap = await probe.run(gpu, target, host, 5)
+    assert snap.method == FD_SCAN and snap.method_note == "host query unavailable: the host could not run it: channel refused"
+    assert [(p.pid, p.devices) for p in snap.processes] == [(312, "nvidia0")] and not gpu.apps
+    assert calls == ["target", "host", "target +scan"]
+    calls.clear()
+    snap = await probe.run(gpu, target, host, 5)  # within the minute: no host, the scan in the one command
+    assert calls == ["target +scan"] and snap.method == FD_SCAN
+    probe.host_down_until = 0
+    calls.clear()
+    await probe.run(gpu, target, host, 5)
+    assert "host" in calls
+
+
 lines = st.text(st.characters(blacklist_categories=("Cs",)), max_size=80)
 SNIPPETS = [
     "@@cockpit-gpu procs", "@@cockpit-gpu init 0", "@@cockpit-gpu init 1", "@@cockpit-gpu pid 91460",

@@ -153,6 +153,9 @@ class ProcessProbe:
             holders = parse_fdscan(out)
         if holders is None:
             snap.method, snap.method_note = "", f"{why}; the fd scan printed nothing"
+            for p in snap.processes:  # host pids nobody placed: never shown as the target's
+                if is_na(p.owner):
+                    p.owner = "unknown"
             return
         apply_fdscan(snap, holders, procs)
         snap.method, snap.method_note = FD_SCAN, why
