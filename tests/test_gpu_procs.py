@@ -135,6 +135,15 @@ def test_host_pids_are_placed_in_the_container_and_judged() -> None:
     assert d["processes"][0]["container_pid"] == 312 or any(p["container_pid"] == 312 for p in d["processes"])
 
 
+def test_on_a_plain_target_the_pids_are_its_own() -> None:
+    snap = parse_gpu_output(PROXMOX)
+    map_processes(snap, snap.pid_table, None)
+    assert {p.owner for p in snap.processes} == {"target", "gone"} and len(snap.processes) == 6
+    assert sorted(f.kind for f in snap.findings) == ["gpu-memory-dead-pid", "gpu-memory-zombie"]
+    z = next(f for f in snap.findings if f.kind == "gpu-memory-zombie")
+    assert "pct reboot" not in z.advice and "pid 91451" in z.summary
+
+
 def test_when_the_container_sees_no_gpu_only_its_own_processes_are_kept() -> None:
     # the GPU query inside failed: the host's list cannot say which GPUs are the container's
     text = PROXMOX.replace(f"| 0, {UUID}, 79000, 81559\n@@cockpit-gpu rc 0", "| Failed to initialize NVML: Unknown Error\n@@cockpit-gpu rc 255")
