@@ -9,7 +9,7 @@ from .config import Config
 DEMO_NOTICE = "no config found: running the built-in demo (copy sample_config.toml to ./cockpit.toml for your target)"
 
 
-def run_tui(cfg: Config | None, *, read_only: bool = False) -> int:
+def run_tui(cfg: Config | None, *, read_only: bool = False, share: bool = False) -> int:
     notice = ""
     if cfg is None:
         from .demo import demo_config
@@ -19,6 +19,6 @@ def run_tui(cfg: Config | None, *, read_only: bool = False) -> int:
         notice = DEMO_NOTICE
     from .ui.app import create_app
 
-    app = create_app(cfg, read_only=read_only, notice=notice)
+    app = create_app(cfg, read_only=read_only, notice=notice, share=share)
     rc = app.run()
     return int(rc or 0)

@@ -38,7 +38,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"cockpit {__version__}")
     p.add_argument("--config", "-c", metavar="PATH", help="config file (default: $COCKPIT_CONFIG, ./cockpit.toml, ~/.config/cockpit/config.toml)")
     p.add_argument("--demo", action="store_true", help="run the built-in demo target on this machine (no remote, no root)")
-    p.add_argument("--read-only", action="store_true", help="TUI: disable every action (for screen sharing or a second viewer)")
+    p.add_argument("--read-only", action="store_true", help="TUI: disable every action (a second viewer)")
+    p.add_argument("--share", action="store_true", help="TUI for screen sharing: read-only, and secrets ([job.env] values, tokens, "
+                   "passwords, [redact] patterns) hidden on every pane and screen")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
     s = sub.add_parser("status", help="check the target layer by layer (ssh, host, container, ...)")
@@ -77,6 +79,8 @@ def build_parser() -> argparse.ArgumentParser:
     _common(s)
     s.add_argument("--markdown", "--md", action="store_true", help="a post-mortem timeline for an incident report")
     s.add_argument("--last", type=int, default=0, metavar="N", help="only the last N attempts")
+    s.add_argument("--no-redact", action="store_true", help="show secrets an older journal may hold (by default every output "
+                   "is redacted like the journal itself: [job.env] secrets, token shapes, [redact] patterns)")
     s.set_defaults(func=cmd_history)
 
     from .watch_cli import add_parser as add_watch
@@ -175,9 +179,11 @@ def with_engine(args: argparse.Namespace, cfg: Config, work: Callable[[Any], Any
     from .core.notify import Notifier
 
     async def go() -> Any:
+        _end_on_hangup(asyncio.current_task())
         eng = Engine(cfg)
         if getattr(args, "stop_strays", False):
             eng.strays_policy = "stop"
+        args.engine_journal = eng.journal  # journal_trouble() reads what could not be written
         # [notify] command and webhook on a verdict or a fate found here; the terminal shows the rest
         notifier = Notifier(cfg, terminal=False)
         notifier.attach(eng)
@@ -188,6 +194,7 @@ def with_engine(args: argparse.Namespace, cfg: Config, work: Callable[[Any], Any
                     return await work(eng)
             return await work(eng)
         finally:
+            args.engine_job = eng.job if eng.job is not None and eng.job.pid is not None else None
             await notifier.drain()
             await eng.close()
 
@@ -196,6 +203,30 @@ def with_engine(args: argparse.Namespace, cfg: Config, work: Callable[[Any], Any
     except Busy as e:
         print(f"cockpit: {e}", file=sys.stderr)
         raise _Busy() from None
+
+
+def _end_on_hangup(task: asyncio.Task[Any] | None) -> None:
+    """SIGHUP (the terminal closed under cockpit) and SIGTERM end the running action as an
+    interrupt does: the task is cancelled, so the journal closes the attempt ``interrupted`` and the
+    connection is closed, instead of the process dying mid-write.  After SIGHUP, stdout and stderr
+    point at /dev/null: the terminal is gone and writing to it would fail (EIO)."""
+    import signal
+
+    def end(signum: int) -> None:
+        if signum == signal.SIGHUP:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            for fd in (1, 2):
+                os.dup2(devnull, fd)
+            os.close(devnull)
+        if task is not None:
+            task.cancel()
+
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGHUP, signal.SIGTERM):
+        try:
+            loop.add_signal_handler(sig, end, sig)
+        except (NotImplementedError, RuntimeError, ValueError):  # no signals here (not the main thread, not Unix)
+            return
 
 
 def cmd_action(args: argparse.Namespace, cfg: Config) -> int:
@@ -213,7 +244,10 @@ def cmd_action(args: argparse.Namespace, cfg: Config) -> int:
     if v is None:
         print("cockpit: reboot not confirmed (pass --yes to confirm non-interactively)", file=sys.stderr)
         return EXIT_USAGE
-    emit(args, v.to_dict(), render_verdict)
+    fault = journal_fault(args)
+    emit(args, {**v.to_dict(), **({"journal_error": fault.to_dict()} if fault else {})}, render_verdict)
+    if journal_trouble(args, fault):
+        return EXIT_USAGE
     return EXIT_OK if v.ok else EXIT_FAILED
 
 
@@ -222,8 +256,38 @@ def cmd_attempt(args: argparse.Namespace, cfg: Config) -> int:
         res = with_engine(args, cfg, lambda eng: eng.attempt(args.note, wait=args.wait, trigger="cli", follow=False))
     except _Busy:
         return EXIT_BUSY
-    emit(args, res.to_dict(), render_attempt)
+    fault = journal_fault(args)
+    emit(args, {**res.to_dict(), **({"journal_error": fault.to_dict()} if fault else {})}, render_attempt)
+    if journal_trouble(args, fault):
+        return EXIT_USAGE
     return EXIT_OK if res.outcome.value == "passed" else EXIT_FAILED
+
+
+def journal_fault(args: argparse.Namespace) -> Any:
+    """The engine's journal problem left at the end (after one last try to write the queue), or None."""
+    j = getattr(args, "engine_journal", None)
+    if j is None or j.fault is None:
+        return None
+    j.flush()
+    return j.fault
+
+
+def journal_trouble(args: argparse.Namespace, fault: Any) -> bool:
+    """Say on stderr that the journal could not be written (a ``config`` problem, with the fix);
+    True when that matters for the exit code: a launched job is recorded nowhere."""
+    if fault is None:
+        return False
+    j = args.engine_journal
+    lost = j.unwritten()
+    print(f"cockpit: config error: cannot write the journal {fault.path}: {fault.error}; "
+          f"{len(lost)} record{'s' if len(lost) != 1 else ''} of this run not saved\n  fix: {fault.fix}", file=sys.stderr)
+    job = getattr(args, "engine_job", None)
+    if job is None or not any(ev.get("event") == "job" for ev in lost):
+        return False
+    print(f"cockpit: the job it launched is recorded nowhere (cockpit stop will not find it): pid {job.pid}, "
+          f"process group {job.pgid}, start time {job.start_time}, log {job.log_path}; stop it inside the target with: "
+          + (f"systemctl stop {job.unit}" if job.unit else f"kill -TERM -- -{job.pgid}"), file=sys.stderr)
+    return True
 
 
 def render_attempt(r: dict[str, Any]) -> str:
@@ -247,22 +311,27 @@ def cmd_stacks(args: argparse.Namespace, cfg: Config) -> int:
         print("cockpit: no job recorded by cockpit: nothing to dump", file=sys.stderr)
         return EXIT_FAILED
     emit(args, dump.to_dict(), lambda d: str(d["text"]))
+    journal_trouble(args, journal_fault(args))
     return EXIT_OK if dump.threads else EXIT_FAILED
 
 
 def cmd_history(args: argparse.Namespace, cfg: Config) -> int:
     from .core.journal import Journal, render_markdown
+    from .core.redact import Redactor
 
+    red = None if args.no_redact else Redactor.from_config(cfg)
     j = Journal(cfg.journal_path)
-    attempts = j.attempts()
+    attempts = j.attempts(red)
     if args.last:
         attempts = attempts[-args.last :]
     if args.markdown:
-        sys.stdout.write(safe_text(render_markdown(attempts)))
+        sys.stdout.write(safe_text(render_markdown(attempts, redactor=red)))
         return EXIT_OK
     from .core.fate import story
 
     rows = [a.to_dict() for a in attempts]
+    if red is not None:
+        rows = red.data(rows)
     if args.json:
         json.dump(rows, sys.stdout, indent=2, ensure_ascii=False, default=str)
         sys.stdout.write("\n")
@@ -325,7 +394,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command is None:
             from .app_entry import run_tui
 
-            return run_tui(cfg, read_only=args.read_only)
+            return run_tui(cfg, read_only=args.read_only, share=args.share)
         assert cfg is not None
         return int(args.func(args, cfg))
     except ConfigError as e:
@@ -334,7 +403,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             sys.stdout.write("\n")
         print(f"cockpit: config error: {e.message}", file=sys.stderr)
         return EXIT_USAGE
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, asyncio.CancelledError):  # Ctrl-C; SIGHUP or SIGTERM (see _end_on_hangup)
         print("cockpit: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     except BrokenPipeError:  # `cockpit history | head`: the reader left; say nothing more

@@ -223,6 +223,21 @@ async def test_a_failing_or_hanging_command_is_said_once_and_never_crashes(tmp_p
 
 # -- the webhook ---------------------------------------------------------------------------------------
 
+async def test_notifications_pass_the_configs_redactor_builtin_shapes_and_user_patterns(tmp_path, engine_for):
+    with Hook() as hook:
+        cfg = make_cfg(tmp_path, f'webhook = "{hook.url}"\n[redact]\npatterns = ["ticket-[0-9]{{6}}"]')
+        eng = engine_for(cfg)
+        a = eng.journal.start_attempt("see ticket-123456", "box")
+        n = Notifier(cfg, terminal=False)
+        n.attach(eng)
+        eng.publish(verdict_event(a, "HTTPError 401 for hf_abcdefghijklmnopqrstuvwxyz0123456789"))
+        reqs = await await_for(lambda: hook.requests, timeout=10)
+        await n.drain()
+    body = reqs[0]["body"].decode()
+    assert "hf_abcdefghijklmnopqrstuvwxyz0123456789" not in body and "hf_***" in body
+    assert "ticket-123456" not in body and "***" in json.loads(body)["note"]
+
+
 async def test_the_webhook_gets_a_slack_compatible_body_and_the_url_never_leaks(tmp_path, engine_for, caplog, capsys):
     caplog.set_level(logging.DEBUG)
     with Hook() as hook:

@@ -42,3 +42,27 @@ async def test_a_token_in_job_env_never_reaches_the_journal_and_files_have_sane_
     assert st_mod.S_IMODE(cfg.journal_path.stat().st_mode) == 0o600
     mode = lab.exec_in(200, f"stat -c %a {res.job.log_path}").stdout.strip()
     assert mode == "644", mode  # the job's umask is [job] umask (022), not the session's 077
+
+
+async def test_diffs_and_snapshots_are_private_and_hold_no_secret(lab, lab_config, engines):
+    """Two attempts, the second deploying a source with a token pasted in: the snapshot, the diff and
+    the journal hold none of it, every file is 0600 and every directory 0700."""
+    import stat as st_mod
+
+    secret = "AKIAIOSFODNN7EXAMPLE"
+    cfg = lab_config(job={"command": lab.jobsim_command("--steps", "0", "--interval", "0.05")})
+    eng = engines(cfg)
+    assert (await eng.attempt("first", follow=False)).outcome.value == "passed"
+    (lab.dir / "src" / "train.py").write_text(f"KEY_ID = '{secret}'\nprint('the code under test')\n")
+    res = await eng.attempt("second", follow=False)
+    assert res.outcome.value == "passed" and res.changes and res.changes["diff_path"], res.changes
+    jd = cfg.journal_path.parent
+    diff = (jd / "diffs" / "attempt-2.diff").read_text()
+    assert "+KEY_ID = 'AKIA***'" in diff, diff
+    files = [p for p in jd.rglob("*") if p.is_file() and not p.name.endswith(".lock")]
+    assert any(p.parent.name == "manifests" for p in files) and any("objects" in p.parts for p in files)
+    for p in files:
+        assert secret.encode() not in p.read_bytes(), p
+        assert st_mod.S_IMODE(p.stat().st_mode) == 0o600, (p, oct(p.stat().st_mode))
+    for d in [jd, *(p for p in jd.rglob("*") if p.is_dir())]:
+        assert st_mod.S_IMODE(d.stat().st_mode) == 0o700, (d, oct(d.stat().st_mode))

@@ -43,6 +43,7 @@ from .fate import FATE_EVENT, Fate, FateFollower, latest_fate, read_fate, stoppe
 from .journal import Journal
 from .layers import Layer, Stage, Status, Verdict
 from .observe import Observer
+from .redact import Redactor
 from .remote import make_transport
 from .remote.base import RemoteError, Transport
 from .user_actions import UserActionResult, command_for, run_user_action
@@ -70,8 +71,12 @@ class _TargetLock:
         self.fh: Any = None
 
     def acquire(self, what: str) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fh = open(self.path, "a+")
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fh = open(self.path, "a+")
+        except OSError as e:  # a full or read-only disk: the journal reports it; this process still runs one action at a time
+            log.info("no cross-process lock %s: %s", self.path, e)
+            return
         try:
             fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -79,26 +84,29 @@ class _TargetLock:
             holder = fh.read().strip() or "another cockpit"
             fh.close()
             raise Busy(f"the target is busy: {holder}") from None
-        fh.seek(0)
-        fh.truncate()
-        fh.write(f"pid {os.getpid()} is running {what} since {time.strftime('%H:%M:%S')}")
-        fh.flush()
         self.fh = fh
+        with contextlib.suppress(OSError):  # who holds it, for the message of a refused cockpit (a full disk may not take it)
+            fh.seek(0)
+            fh.truncate()
+            fh.write(f"pid {os.getpid()} is running {what} since {time.strftime('%H:%M:%S')}")
+            fh.flush()
 
     def release(self) -> None:
         if self.fh is not None:
+            fh, self.fh = self.fh, None
             with contextlib.suppress(OSError):
-                self.fh.truncate(0)
-                fcntl.flock(self.fh, fcntl.LOCK_UN)
-                self.fh.close()
-            self.fh = None
+                fh.truncate(0)
+            with contextlib.suppress(OSError):
+                fcntl.flock(fh, fcntl.LOCK_UN)
+            with contextlib.suppress(OSError):  # a full disk fails the flush of an unwritten note: close anyway
+                fh.close()
 
 
 class Engine:
     def __init__(self, cfg: Config, transport: Transport | None = None, journal: Journal | None = None, *, recover: bool = True) -> None:
         self.cfg = cfg
         self.transport = transport or make_transport(cfg)
-        self.journal = journal or Journal(cfg.journal_path)
+        self.journal = journal or Journal(cfg.journal_path, Redactor.from_config(cfg))
         self.observer = Observer(cfg, self.transport)
         self._recover = recover
         self.listeners: list[StageListener] = []
@@ -127,7 +135,7 @@ class Engine:
         except OSError:
             self.recovered = []
         for rec in reversed(self.journal.attempts()):
-            if rec.job and rec.job.get("pid"):
+            if rec.job and (rec.job.get("pid") or rec.job.get("sched_id")):
                 self.set_job(JobRecord.from_dict(rec.job), rec.attempt)
                 break
 
@@ -443,7 +451,7 @@ class Engine:
             t0 = time.monotonic()
             self.publish(ActionStarted("attempt", note, trigger))
             res = await run_attempt(self, note, self.context, self._stop_step)
-            if res.job is not None and res.job.pid is not None:
+            if res.job is not None and res.job.started:
                 self.set_job(res.job, res.attempt)
                 await self._hang_evidence(res)
                 await self._first_fate(res)

@@ -85,9 +85,19 @@ ACTIONS: list[UIAction] = [
     # -- looking ------------------------------------------------------------------------------
     UIAction("zoom", "z", "zoom", "Zoom", "Zoom the focused pane to the full screen, or back", footer=True),
     UIAction("follow", "f", "follow", "Follow/pause", "Log: follow new lines, or pause to read"),
-    UIAction("filter", "slash", "filter", "Filter", "Log: show only lines containing a text (empty: all lines)", footer=True, key_display="/"),
+    UIAction("filter", "slash", "filter", "Filter", "Log: show only lines containing a text (empty: all lines); -r regex, -s case-sensitive, "
+             "-C N lines of context around each match", footer=True, key_display="/"),
     UIAction("next-error", "e", "next_error", "Next err", "Log: jump to the next classified error (pauses following)", footer=True),
     UIAction("first-error", "E", "first_error", "First error", "Log: jump to the first classified error, usually the root cause"),
+    UIAction("search", "s", "search", "Search", "Log: mark every line containing a text, keep all lines, pause following; "
+             "-r regex, -s case-sensitive (esc: clear and follow again)"),
+    UIAction("next-match", "n", "next_match", "Next match", "Log: jump to the next line the search or filter matched (wraps)"),
+    UIAction("prev-match", "N", "prev_match", "Previous match", "Log: jump to the previous line the search or filter matched (wraps)"),
+    UIAction("search-regex", "ctrl+r", "search_regex", "Regex", "Log search/filter: switch -r (the text is a regular expression) in the prompt or the active search"),
+    UIAction("search-case", "ctrl+s", "search_case", "Case", "Log search/filter: switch -s (case-sensitive) in the prompt or the active search"),
+    UIAction("copy", "y", "copy", "Copy", "Copy to the local clipboard (OSC 52, also over SSH; tmux: set -s set-clipboard on): the selected log line "
+             "or its whole traceback, the selected attempt as Markdown, a verdict with its evidence, a process's findings"),
+    UIAction("mouse", "m", "mouse", "Mouse", "Mouse capture on/off: off lets the terminal select text with the mouse (tmux: hold shift)"),
     UIAction("job-only", "j", "job_only", "Job only", "Processes: show only the job's processes, zombies, D states and PID 1, or everything"),
     UIAction("verdict", "v", "verdict", "Verdict", "Show the full verdict of the selected attempt (or the last action)"),
     UIAction("stacks", "w", "stacks", "Stacks", "Where every thread of the job is: py-spy dump inside the target (else the kernel's view), "

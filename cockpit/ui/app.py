@@ -18,11 +18,13 @@ from typing import Any, ClassVar
 from textual import on, work
 from textual.app import App, ComposeResult
 from textual.containers import Grid
+from textual.notifications import SeverityLevel
 from textual.widgets import Footer
 from textual.worker import Worker, WorkerState
 
 from ..config import Config
 from ..core.notify import Notifier
+from ..core.redact import Redactor
 from .actions import ACTIONS, UIAction, action_spec, bindings
 from .adapter import EventAdapter
 from .commands import CockpitCommands
@@ -51,6 +53,7 @@ from .panes.procs import ProcsPane
 from .panes.status import StatusLine, StatusState
 from .panes.verdict import VerdictStrip
 from .settings import SettingsMixin
+from .shown import set_share, sharing
 from .themes import ThemeSet, default_variables, load_themes
 from .user_keys import UserActionKeys
 
@@ -70,11 +73,17 @@ class CockpitApp(SettingsMixin, TargetKeys, ViewKeys, UserActionKeys, App[int]):
 
     def __init__(self, engine: Any, *, read_only: bool = False, refresh: bool = True, demo: bool = False,
                  clock: Callable[[], float] | None = None, themes: ThemeSet | None = None, notice: str = "",
-                 owns_engine: bool = False, live: bool = True) -> None:
+                 owns_engine: bool = False, live: bool = True, share: bool = False) -> None:
         super().__init__()
         self.engine = engine
         self.cfg: Config = engine.cfg
+        #: share mode (``cockpit --share``): read-only, and every remote text shown redacted (ui/shown.py)
+        self.share = share
+        set_share(Redactor.from_config(self.cfg) if share else None)
+        read_only = read_only or share
         self.read_only = read_only
+        #: the journal's write problem last shown (its start time), so a toast says it once
+        self._journal_fault_since: float | None = None
         self.poll_enabled = refresh
         self.demo = demo
         self.clock = clock or time.time
@@ -102,7 +111,7 @@ class CockpitApp(SettingsMixin, TargetKeys, ViewKeys, UserActionKeys, App[int]):
         t = self.cfg.target
         self.status_state = StatusState(
             target=self.cfg.display_name, transport=t.transport,
-            where=getattr(engine.transport, "description", "") or "", read_only=read_only,
+            where=getattr(engine.transport, "description", "") or "", read_only=read_only, shared=share,
             interval=ui.refresh_interval, demo=demo,
         )
 
@@ -126,7 +135,7 @@ class CockpitApp(SettingsMixin, TargetKeys, ViewKeys, UserActionKeys, App[int]):
         self._apply_keymap()
         self.bind_user_actions()
         if self.read_only:
-            self.sub_title = "READ-ONLY"
+            self.sub_title = "SHARED · READ-ONLY · secrets hidden" if self.share else "READ-ONLY"
         self._unsubscribe = self.engine.subscribe(EventAdapter(self.post_message))
         # verdicts and fate news → bell, tmux, [notify] command and webhook; nothing in --read-only
         self._notifier_off = self.notifier.attach(self.engine)
@@ -269,8 +278,17 @@ class CockpitApp(SettingsMixin, TargetKeys, ViewKeys, UserActionKeys, App[int]):
         if v is not None:
             self.query_one(StatusLine).update_part("log", v.collected_at, v.error, v.error_layer)
 
+    def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information", timeout: float | None = None,
+               markup: bool = True) -> None:
+        """Every toast; in share mode its text is redacted too (an error may quote a command line)."""
+        red = sharing()
+        if red is not None:
+            message, title = red.text(message), red.text(title)
+        super().notify(message, title=title, severity=severity, timeout=timeout, markup=markup)
+
     @while_mounted
     def on_history_refreshed(self, msg: HistoryRefreshed) -> None:
+        self._journal_state(msg)
         pane = self.query_one(HistoryPane)
         if msg.changed:
             pane.show(msg.records, msg.collected_at)
@@ -280,6 +298,18 @@ class CockpitApp(SettingsMixin, TargetKeys, ViewKeys, UserActionKeys, App[int]):
         strip = self.query_one(VerdictStrip)
         if msg.records and strip.state == "idle":
             strip.show_record(msg.records[-1])
+
+    def _journal_state(self, msg: HistoryRefreshed) -> None:
+        """A journal that cannot be written: a ``config`` problem in the status line, and a toast
+        when it starts and when the queued records are written after all."""
+        fault = msg.journal_fault
+        self.query_one(StatusLine).update_part("journal", msg.collected_at, fault.problem if fault else None, "config" if fault else None)
+        if fault is not None and fault.since != self._journal_fault_since:
+            self._journal_fault_since = fault.since
+            self.notify(fault.message, title="journal not written", severity="error", timeout=15, markup=False)
+        elif fault is None and self._journal_fault_since is not None:
+            self._journal_fault_since = None
+            self.notify("the journal is written again: every queued record is in it", title="journal", timeout=6, markup=False)
 
     @while_mounted
     def on_stage_event(self, msg: StageEvent) -> None:
@@ -374,8 +404,9 @@ class CockpitApp(SettingsMixin, TargetKeys, ViewKeys, UserActionKeys, App[int]):
 
 def create_app(cfg: Config, *, engine: Any = None, read_only: bool = False, refresh: bool = True, demo: bool | None = None,
                clock: Callable[[], float] | None = None, themes: ThemeSet | None = None, notice: str = "",
-               live: bool = True) -> CockpitApp:
-    """The app for ``cfg`` (shared by ``cockpit`` and the tests, which inject an engine)."""
+               live: bool = True, share: bool = False) -> CockpitApp:
+    """The app for ``cfg`` (shared by ``cockpit`` and the tests, which inject an engine).
+    ``share``: read-only, with secrets hidden on every pane and screen (``cockpit --share``)."""
     owns = engine is None
     if engine is None:
         from ..core.engine import Engine
@@ -384,4 +415,4 @@ def create_app(cfg: Config, *, engine: Any = None, read_only: bool = False, refr
     if demo is None:
         demo = cfg.path is None and cfg.display_name == "demo" and cfg.target.transport == "local"
     return CockpitApp(engine, read_only=read_only, refresh=refresh, demo=demo, clock=clock, themes=themes,
-                      notice=notice, owns_engine=owns, live=live)
+                      notice=notice, owns_engine=owns, live=live, share=share)

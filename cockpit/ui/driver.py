@@ -107,12 +107,18 @@ class Driver:
         return LogBatch(view.path, first_no, lines, matches, events, view=obs.log)
 
     def history(self, *, force: bool = False) -> HistoryRefreshed:
-        """The journal's attempts (``changed`` is False when nothing changed since the last call)."""
-        records = self.engine.journal.attempts()
+        """The journal's attempts (``changed`` is False when nothing changed since the last call).
+        A journal that could not be written is tried again here first (each history refresh)."""
+        journal = self.engine.journal
+        fault = getattr(journal, "fault", None)
+        if fault is not None:
+            journal.flush()
+            fault = journal.fault
+        records = journal.attempts()
         sig = tuple((r.attempt, r.last_event_at, r.open) for r in records)
         changed = force or sig != self._history_sig
         self._history_sig = sig
-        return HistoryRefreshed(records, collected_at=time.time(), changed=changed)
+        return HistoryRefreshed(records, collected_at=time.time(), changed=changed, journal_fault=fault)
 
     def log_history(self) -> tuple[int, list[str]]:
         """Every line the observer still holds for the current log: (number of the first, lines)."""

@@ -14,6 +14,7 @@ from typing import Any
 from ..core.layers import Layer, Outcome, Status
 from ..core.probes.gpu import NaType
 from ..core.probes.text import fmt_age as core_fmt_age
+from .shown import shown
 
 __all__ = [
     "STATUS_GLYPH",
@@ -107,7 +108,9 @@ def outcome_text(outcome: Outcome | str | None, layer: Layer | str | None = None
 
 
 def one_line(text: Any, limit: int | None = None) -> str:
-    s = " ⏎ ".join(p.strip() for p in str(text or "").splitlines() if p.strip())
+    """Remote text on one line (``⏎`` between its lines), as it may be shown (:func:`~.shown.shown`:
+    no escapes; secrets hidden when sharing), then shortened to ``limit``."""
+    s = shown(" ⏎ ".join(p.strip() for p in str(text or "").splitlines() if p.strip()))
     if limit is not None and len(s) > limit:
         s = s[: max(0, limit - 1)] + "…"
     return s

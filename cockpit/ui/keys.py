@@ -169,6 +169,10 @@ class TargetKeys(_AppBase):
                 print(f"cockpit: {sc.display}   (exit the shell to return to cockpit)", flush=True)
                 proc = await asyncio.create_subprocess_exec(*sc.argv, cwd=sc.cwd)
                 await proc.wait()
+            if not getattr(self, "mouse_reporting", True):  # resuming turned the driver's mouse reporting back on
+                from .copy import set_mouse_capture
+
+                set_mouse_capture(self, False)
         except Exception as e:  # noqa: BLE001 - SuspendNotSupported (headless, web), a missing command, …: each told in a notification
             self.notify(f"cannot open a shell here ({type(e).__name__}): run it yourself: {sc.display}", severity="warning", timeout=10, markup=False)
             return
@@ -214,6 +218,8 @@ class ViewKeys(_AppBase):
     action_allowed: Callable[[UIAction], bool]
     load_history: Callable[[], None]
     user_actions: dict[str, UIAction]
+    #: whether the terminal reports the mouse to cockpit (``m`` switches it; see :func:`.copy.set_mouse_capture`)
+    mouse_reporting: bool = True
 
     def _focused_pane(self) -> Any:
         w = self.focused
@@ -243,9 +249,41 @@ class ViewKeys(_AppBase):
         self.query_one(LogPane).toggle_follow()
 
     def action_filter(self) -> None:
-        if self.screen.maximized is not None and self.screen.maximized is not self.query_one(LogPane):
+        self._log_for_search().open_filter()
+
+    def _log_for_search(self) -> LogPane:
+        log = self.query_one(LogPane)
+        if self.screen.maximized is not None and self.screen.maximized is not log:
             self.screen.minimize()
-        self.query_one(LogPane).open_filter()
+        return log
+
+    def action_search(self) -> None:
+        self._log_for_search().open_search()
+
+    def action_next_match(self) -> None:
+        self._log_for_search().next_match()
+
+    def action_prev_match(self) -> None:
+        self._log_for_search().next_match(backwards=True)
+
+    def action_search_regex(self) -> None:
+        self.query_one(LogPane).toggle_search_option("-r")
+
+    def action_search_case(self) -> None:
+        self.query_one(LogPane).toggle_search_option("-s")
+
+    def action_copy(self) -> None:
+        from .copy import copy_focused
+
+        copy_focused(self, self._focused_pane())
+
+    def action_mouse(self) -> None:
+        from .copy import set_mouse_capture
+
+        on = not self.mouse_reporting
+        set_mouse_capture(self, on)
+        self.notify("mouse capture on: clicks select lines, the wheel scrolls panes" if on else
+                    "mouse capture off: select text with the terminal's mouse (m turns capture back on)", timeout=4, markup=False)
 
     def action_next_error(self) -> None:
         self.query_one(LogPane).jump_error()

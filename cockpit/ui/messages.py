@@ -19,7 +19,7 @@ from ..config import Config, ConfigError
 from ..core.attempt import AttemptResult
 from ..core.events import FateChanged as CoreFateChanged
 from ..core.fate import Fate
-from ..core.journal import AttemptRecord
+from ..core.journal import AttemptRecord, JournalFault
 from ..core.layers import Stage, Verdict
 from ..core.observe import GPUView, KmsgView, LogView, ProcsView
 from ..core.probes.logs import LogEvent
@@ -155,6 +155,8 @@ class HistoryRefreshed(_Snapshot):
     records: list[AttemptRecord]
     collected_at: float = 0.0
     changed: bool = True  # False: the journal was read again and nothing changed (freshness only)
+    #: the journal cannot be written (records queued in memory), or None
+    journal_fault: JournalFault | None = None
 
     def can_replace(self, message: Message) -> bool:
         if type(message) is not type(self):

@@ -129,6 +129,11 @@ def diff_files(old: Mapping[str, Any], new: Mapping[str, Any], read_old: Reader,
             changes.append(ch)
             text += head + [f"# {ch['detail']}\n"]
             continue
+        if status == "modified" and a == b:  # both sides stored redacted: what changed was a secret
+            ch["detail"] = "changed only in redacted text (a secret)"
+            changes.append(ch)
+            text += head + [f"# {ch['detail']}\n"]
+            continue
         from_name = "/dev/null" if status == "added" else f"a/{rel}"
         to_name = "/dev/null" if status == "removed" else f"b/{rel}"
         if _is_binary(a) or _is_binary(b):

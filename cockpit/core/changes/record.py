@@ -11,10 +11,11 @@ from typing import TYPE_CHECKING, Any
 
 from ..hashing import bytes_sha256
 from .diff import diff_files
-from .store import atomic_write, file_mode, get_object, journal_dir_of, load_manifest, previous_snapshot, snapshot, snapshot_ids
+from .store import atomic_write, file_mode, get_object, journal_dir_of, load_manifest, previous_snapshot, snapshot, snapshot_ids, stored_sha
 
 if TYPE_CHECKING:
     from ..journal.store import Journal
+    from ..redact import Redactor
 
 __all__ = ["record_attempt_changes", "diff_manifests", "diff_source", "read_diff", "summarise", "DEFAULT_MAX_BYTES"]
 
@@ -41,7 +42,7 @@ def diff_manifests(journal_dir: str | os.PathLike[str], old: Mapping[str, Any], 
     jd = Path(journal_dir)
 
     def read(rel: str, e: Mapping[str, Any] | None) -> bytes | None:
-        return get_object(jd, (e or {}).get("sha256"))
+        return get_object(jd, stored_sha(e))
 
     changes, text = diff_files(old.get("files", {}), new.get("files", {}), read, read, max_bytes=max_bytes)
     return _result(_opt_int(new.get("attempt")), _opt_int(old.get("attempt")), changes, len(new.get("files", {}))), text
@@ -49,10 +50,11 @@ def diff_manifests(journal_dir: str | os.PathLike[str], old: Mapping[str, Any], 
 
 def diff_source(journal_dir: str | os.PathLike[str], source: str | os.PathLike[str], exclude: Iterable[str] = (), *,
                 max_bytes: int = DEFAULT_MAX_BYTES, base_attempt: int | None = None,
-                follow_symlinks: bool = False) -> tuple[dict[str, Any], str]:
+                follow_symlinks: bool = False, redactor: Redactor | None = None) -> tuple[dict[str, Any], str]:
     """The working source against the last snapshot (or ``base_attempt``'s), without storing
     anything: "what the next attempt would deploy" (``follow_symlinks``: as ``[deploy]
-    follow_symlinks``).  ``base`` is None when there is no snapshot."""
+    follow_symlinks``).  ``base`` is None when there is no snapshot.  With ``redactor`` the
+    working files are redacted as the snapshots are."""
     from ..actions.deploy import collect_files
 
     jd = Path(journal_dir)
@@ -73,13 +75,14 @@ def diff_source(journal_dir: str | os.PathLike[str], source: str | os.PathLike[s
         cur[rel.replace(os.sep, "/")] = {"sha256": bytes_sha256(data), "size": len(data), "mode": file_mode(st.st_mode), "_path": str(p)}
 
     def read_old(rel: str, e: Mapping[str, Any] | None) -> bytes | None:
-        return get_object(jd, (e or {}).get("sha256"))
+        return get_object(jd, stored_sha(e))
 
     def read_new(rel: str, e: Mapping[str, Any] | None) -> bytes | None:
         try:
-            return Path((e or {})["_path"]).read_bytes()
+            data = Path((e or {})["_path"]).read_bytes()
         except (OSError, KeyError):
             return None
+        return redactor.file_bytes(data) if redactor is not None else data
 
     changes, text = diff_files((base or {}).get("files", {}), cur, read_old, read_new, max_bytes=max_bytes)
     d = _result(None, base_id if base is not None else None, changes, len(cur))
@@ -102,12 +105,13 @@ def record_attempt_changes(
     snapshot), ``files``, ``added``, ``removed``, ``changes`` (per file: ``path``, ``status``,
     ``added``, ``removed``, ``binary``, ``detail``…), ``diff_path``, ``summary``, ``raced``.
     Never raises on I/O trouble: the dict then carries ``error`` (an attempt must not fail
-    because its diff could not be written).
+    because its diff could not be written).  The journal's redactor keeps secrets out of the
+    snapshot and so out of the diff.
     """
     jd = journal_dir_of(journal)
     try:
         base_id, base = previous_snapshot(jd, attempt_id)
-        man = snapshot(jd, attempt_id, source, exclude, deployed=deployed)
+        man = snapshot(jd, attempt_id, source, exclude, deployed=deployed, redactor=getattr(journal, "redactor", None))
         if base is None:
             d = _result(attempt_id, None, [], len(man["files"]))
             d["first"] = True
@@ -117,9 +121,9 @@ def record_attempt_changes(
             if d["files"]:
                 path = jd / "diffs" / f"attempt-{attempt_id}.diff"
                 hdr = f"# cockpit: attempt {attempt_id} against attempt {base_id} ({summarise(d)})\n"
-                atomic_write(path, (hdr + text).encode("utf-8", "surrogateescape"))
+                atomic_write(path, (hdr + text).encode("utf-8", "surrogateescape"), root=jd)
                 d["diff_path"] = str(path)
-            atomic_write(jd / "diffs" / f"attempt-{attempt_id}.json", json.dumps(d, indent=1).encode())
+            atomic_write(jd / "diffs" / f"attempt-{attempt_id}.json", json.dumps(d, indent=1).encode(), root=jd)
             journal.record_diff(attempt_id, d["files"], d["added"], d["removed"], d["diff_path"])
         d["raced"] = man.get("raced", [])
     except OSError as e:

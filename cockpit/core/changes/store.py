@@ -2,6 +2,11 @@
 
 ``objects/<sha[:2]>/<sha256>`` holds file contents (written once, verified on read);
 ``manifests/attempt-<N>.json`` lists what attempt N deployed (relpath → sha256, size, mode).
+
+Secrets never reach the store: a text file in which the redactor finds one (a token pasted into
+``train.py``) is stored redacted, under the hash of what is stored (``"object"``, with
+``"redacted": true``), while ``"sha256"`` stays the hash of the deployed file (what deploy
+checksummed).  Files are 0600 in 0700 directories.
 """
 
 from __future__ import annotations
@@ -17,10 +22,12 @@ from pathlib import Path
 from typing import Any
 
 from ..hashing import bytes_sha256
+from ..journal.files import private_dir
+from ..redact import Redactor
 
 __all__ = [
     "snapshot", "load_manifest", "deployed_manifest", "previous_snapshot", "snapshot_ids", "object_path",
-    "get_object", "atomic_write", "file_mode", "journal_dir_of",
+    "get_object", "atomic_write", "file_mode", "journal_dir_of", "stored_sha",
 ]
 
 _MANIFEST = re.compile(r"^attempt-(\d+)\.json$")
@@ -37,8 +44,16 @@ def object_path(journal_dir: str | os.PathLike[str], sha: str) -> Path:
     return Path(journal_dir) / "objects" / sha[:2] / sha
 
 
-def atomic_write(path: Path, data: bytes, *, fsync: bool = True) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
+def stored_sha(entry: Mapping[str, Any] | None) -> str | None:
+    """The object holding a manifest entry's content: its redacted copy, else the file itself."""
+    e = entry or {}
+    return e.get("object") or e.get("sha256")
+
+
+def atomic_write(path: Path, data: bytes, *, fsync: bool = True, root: Path | None = None) -> None:
+    """Write ``path`` whole or not at all, mode 0600; its directories below ``root`` (the journal's
+    directory) are 0700."""
+    private_dir(path.parent, root)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as fh:
@@ -60,7 +75,7 @@ def _put_object(journal_dir: Path, data: bytes, sha: str | None = None) -> str:
     p = object_path(journal_dir, sha)
     if not p.exists():
         # no fsync per object (thousands on a first snapshot): reads verify the hash instead
-        atomic_write(p, data, fsync=False)
+        atomic_write(p, data, fsync=False, root=Path(journal_dir))
     return sha
 
 
@@ -90,8 +105,11 @@ def snapshot(
     exclude: Iterable[str] = (),
     *,
     deployed: Mapping[str, str] | None = None,
+    redactor: Redactor | None = None,
 ) -> dict[str, Any]:
     """Store the source as attempt ``attempt``'s snapshot; returns the manifest.
+
+    ``redactor``: text files with a secret in them are stored redacted (see the module doc).
 
     ``deployed`` (relpath → sha256, what deploy checksummed: ``ctx.state["manifest"]``) makes it
     cheap and exact: a file whose object is already stored is not read again, and a file edited
@@ -127,6 +145,10 @@ def snapshot(
             raced.append(rel)
             out[rel] = {"sha256": want, "size": None, "mode": file_mode(st.st_mode), "missing": True}
             continue
+        hidden = redactor.file_bytes(data) if redactor is not None else data
+        if hidden is not data:
+            out[rel] = {"sha256": sha, "size": len(data), "mode": file_mode(st.st_mode), "object": _put_object(jd, hidden), "redacted": True}
+            continue
         _put_object(jd, data, sha)
         out[rel] = {"sha256": sha, "size": len(data), "mode": file_mode(st.st_mode)}
     if deployed:  # deployed but vanished since (deleted right after the deploy)
@@ -135,7 +157,7 @@ def snapshot(
                 out[rel] = {"sha256": sha, "size": None, "mode": "100644", "missing": not object_path(jd, sha).exists()}
                 raced.append(rel)
     manifest = {"attempt": attempt, "source": str(src), "created": time.time(), "files": dict(sorted(out.items())), "raced": sorted(set(raced))}
-    atomic_write(_manifest_path(jd, attempt), json.dumps(manifest, indent=1, sort_keys=False).encode())
+    atomic_write(_manifest_path(jd, attempt), json.dumps(manifest, indent=1, sort_keys=False).encode(), root=jd)
     return manifest
 
 

@@ -47,9 +47,18 @@ Ids increase from 1; the next id is the largest id seen in the file plus one (co
 file lock, so two cockpits never hand out the same id).
 
 Writing: every event is one ``write`` of one line to a file opened in append mode, under
-``fcntl.flock(LOCK_EX)``, then ``flush`` and ``os.fsync``.  If the file does not end with a
-newline (a writer died mid-line), a newline is written first so the torn fragment stays a line of
-its own and cannot corrupt the next event.
+``fcntl.flock(LOCK_EX)``, then ``os.fsync``.  If the file does not end with a newline (a writer
+died mid-line, or a write failed half-way on a full disk), a newline is written first so the torn
+fragment stays a line of its own and cannot corrupt the next event.  Every string of an event is
+redacted first (:mod:`cockpit.core.redact`), except the paths and names cockpit built to find its
+job again (``log_path``, ``pid_file``, ``exit_file``, ``unit``…).  The file is created 0600 in a
+0700 directory (:mod:`.files`).
+
+A write that fails (disk full, read-only file system) raises nothing: the events wait in memory,
+in order, are part of every read, and :attr:`Journal.fault` (a ``config``-layer
+:class:`~.files.JournalFault`) names the path and the fix; the next write, or
+:meth:`Journal.flush`, writes them first.  A journal path that is not a regular file (a link to
+``/dev/full``) is never read.
 
 Reading tolerates a torn last line and any undecodable line (both are skipped and counted in
 :attr:`Journal.bad_lines`), unknown event types (kept: :meth:`Journal.events` yields them and
@@ -65,6 +74,7 @@ another host cannot be checked and is left alone unless ``force=True``.
 
 Layout: :mod:`.records` (event names, :class:`AttemptRecord`, :func:`fold`, the tolerant readers,
 :func:`outcome_label`), :mod:`.store` (:class:`Journal`: append, incremental reads, ids, recover),
+:mod:`.files` (modes, the append itself, :class:`~.files.JournalFault`),
 :mod:`.writer` (is the cockpit that wrote an attempt still alive?) and :mod:`.export`
 (:func:`render_markdown`).  This module re-exports their public names.
 
@@ -75,6 +85,7 @@ from __future__ import annotations
 
 from .export import LEGEND as LEGEND
 from .export import render_markdown as render_markdown
+from .files import JournalFault as JournalFault
 from .records import ATTEMPT_FINISHED as ATTEMPT_FINISHED
 from .records import ATTEMPT_INTERRUPTED as ATTEMPT_INTERRUPTED
 from .records import ATTEMPT_STARTED as ATTEMPT_STARTED
@@ -113,6 +124,7 @@ __all__ = [
     "STACKS",
     "EVENT_TYPES",
     "Journal",
+    "JournalFault",
     "AttemptRecord",
     "StageRecord",
     "fold",

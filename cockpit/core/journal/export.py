@@ -7,6 +7,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from ..layers import Layer, Outcome, Status
+from ..redact import Redactor
 from .records import AttemptRecord, _str, _value, outcome_label
 
 LEGEND = (
@@ -148,13 +149,21 @@ def _fence(lines: list[str]) -> str:
     return f"{fence}text\n{body}\n{fence}"
 
 
-def render_markdown(attempts: Iterable[AttemptRecord], *, title: str = "cockpit attempt history") -> str:
+def render_markdown(attempts: Iterable[AttemptRecord], *, title: str = "cockpit attempt history",
+                    redactor: Redactor | None = None) -> str:
     """A post-mortem timeline to paste into an incident report.
 
     A header with a legend, a summary table (one row per attempt), then one section per attempt
-    with its stages and the first error's lines in a fenced block.  Times are UTC.
+    with its stages and the first error's lines in a fenced block.  Times are UTC.  With
+    ``redactor`` the text is redacted once more as a whole (give it records read with
+    :meth:`Journal.attempts(redactor) <cockpit.core.journal.store.Journal.attempts>` too: a
+    table cell is shortened before this pass could see a whole secret).
     """
-    recs = list(attempts)
+    text = _render(list(attempts), title)
+    return redactor.text(text) if redactor is not None else text
+
+
+def _render(recs: list[AttemptRecord], title: str) -> str:
     out: list[str] = [f"# {title}", ""]
     if not recs:
         out += ["No attempts recorded.", "", LEGEND, ""]

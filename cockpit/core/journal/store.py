@@ -7,19 +7,19 @@ file format is described in :mod:`cockpit.core.journal`.
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import os
+import stat
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-try:  # pragma: no cover - always present on Linux/macOS
-    import fcntl
-except ImportError:  # pragma: no cover - Windows: no locking, still append-only
-    fcntl = None  # type: ignore[assignment]
-
 from ..layers import Layer, Outcome, Stage, Verdict
+from ..redact import Redactor
+from .files import OWN_DIR, JournalFault, flock, fsync_dir, open_append, private_dir, sync, tighten_file, write_line
 from .records import (
     ATTEMPT_FINISHED,
     ATTEMPT_INTERRUPTED,
@@ -41,6 +41,17 @@ from .records import (
 )
 from .writer import _boot_id, _hostname, proc_start_time, writer_state
 
+log = logging.getLogger(__name__)
+
+#: fields written verbatim, never redacted: the paths and names cockpit built to find its job again
+VERBATIM = frozenset({"log_path", "pid_file", "exit_file", "unit", "launch_id", "workdir", "diff_path", "cockpit_host",
+                      "boot_id", "target"})
+
+
+def redact_event(fields: Mapping[str, Any], redactor: Redactor) -> dict[str, Any]:
+    """An event's fields with every string redacted, except the :data:`VERBATIM` ones."""
+    return {k: (v if k in VERBATIM else redactor.data(v)) for k, v in fields.items()}
+
 
 def default_journal_path(config_path: str | os.PathLike[str]) -> Path:
     """``.cockpit/journal.jsonl`` beside the config file."""
@@ -57,19 +68,35 @@ class Journal:
 
     Safe for several writers (threads of one cockpit, or several cockpits on one machine): each
     append holds ``flock(LOCK_EX)`` and ids are assigned under it.  The file is never rewritten.
+
+    Every string of every event passes ``redactor`` before it is written (default: the built-in
+    secret shapes; the engine gives the config's), except the :data:`VERBATIM` fields.
+
+    A write that fails (disk full, read-only file system) raises nothing: the events stay queued
+    in memory, in order, and are part of every read (:meth:`attempts`, :meth:`get`); :attr:`fault`
+    says what failed and how to fix it; the next write or :meth:`flush` writes the queue first.
     """
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], redactor: Redactor | None = None) -> None:
         self.path = Path(path)
+        self.redactor = redactor if redactor is not None else Redactor()
         self._lock = threading.RLock()
+        #: events built but not written yet (a failed write), oldest first, with their line
+        self._pending: list[tuple[dict[str, Any], bytes]] = []
+        #: why the journal cannot be written now (None when it can)
+        self.fault: JournalFault | None = None
         self._reset_cache()
+        tighten_file(self.path)  # a journal left 0644 by an older cockpit: owner-only from now on
+        if self.path.parent.name == OWN_DIR and self.path.parent.exists():
+            with contextlib.suppress(OSError):
+                private_dir(self.path.parent)
 
     def __repr__(self) -> str:
         return f"Journal({str(self.path)!r})"
 
     @classmethod
-    def for_config(cls, config_path: str | os.PathLike[str]) -> Journal:
-        return cls(default_journal_path(config_path))
+    def for_config(cls, config_path: str | os.PathLike[str], redactor: Redactor | None = None) -> Journal:
+        return cls(default_journal_path(config_path), redactor)
 
     # -- reading ------------------------------------------------------------------------------
 
@@ -90,14 +117,23 @@ class Journal:
             except FileNotFoundError:
                 self._reset_cache()
                 return
+            except OSError as e:  # unreadable for now: keep what was read, say so
+                log.info("cannot read the journal %s: %s", self.path, e)
+                return
             with f:
                 st = os.fstat(f.fileno())
+                if not stat.S_ISREG(st.st_mode):
+                    return  # a device (a link to /dev/full, /dev/zero) holds no journal: keep the view
                 ident = (st.st_dev, st.st_ino)
                 if ident != self._ident or st.st_size < self._offset:
                     self._reset_cache()  # a new or truncated file: start over
                     self._ident = ident
                 f.seek(self._offset)
-                data = f.read()
+                try:
+                    data = f.read()
+                except OSError as e:
+                    log.info("cannot read the journal %s: %s", self.path, e)
+                    return
             end = data.rfind(b"\n") + 1
             for line in data[:end].split(b"\n")[:-1]:
                 ev = _parse(line)
@@ -129,7 +165,7 @@ class Journal:
             evs = list(self._events)
             if self._tail_event is not None:
                 evs.append(self._tail_event)
-            return evs
+            return evs + [ev for ev, _ in self._pending]
 
     @property
     def bad_lines(self) -> int:
@@ -142,9 +178,13 @@ class Journal:
         for ev in self._snapshot():
             yield dict(ev)
 
-    def attempts(self) -> list[AttemptRecord]:
-        """The folded view: one record per attempt, by id."""
-        return fold(self._snapshot())
+    def attempts(self, redactor: Redactor | None = None) -> list[AttemptRecord]:
+        """The folded view: one record per attempt, by id.  With ``redactor`` every event is
+        redacted first (exports: a journal written before a secret was known, or by an older cockpit)."""
+        evs = self._snapshot()
+        if redactor is not None:
+            evs = [redact_event(ev, redactor) for ev in evs]
+        return fold(evs)
 
     def get(self, attempt_id: int) -> AttemptRecord | None:
         return next((r for r in self.attempts() if r.attempt == attempt_id), None)
@@ -157,7 +197,22 @@ class Journal:
         """The id the next :meth:`start_attempt` would get (advisory: another writer may win)."""
         with self._lock:
             self._refresh()
-            return self._max_id + 1
+            return self._next_free_id()
+
+    def _next_free_id(self) -> int:
+        queued = (_opt_int(ev.get("attempt")) or 0 for ev, _ in self._pending)
+        return max(self._max_id, *queued, 0) + 1
+
+    @property
+    def pending(self) -> int:
+        """How many events wait in memory for the journal to become writable."""
+        with self._lock:
+            return len(self._pending)
+
+    def unwritten(self) -> list[dict[str, Any]]:
+        """The queued events (copies), oldest first."""
+        with self._lock:
+            return [dict(ev) for ev, _ in self._pending]
 
     # -- writing ------------------------------------------------------------------------------
 
@@ -165,29 +220,78 @@ class Journal:
         clash = [k for k in fields if k in ENVELOPE]
         if clash:
             raise ValueError(f"journal event fields may not use envelope keys: {', '.join(clash)}")
-        return {"v": SCHEMA_VERSION, "ts": time.time(), "event": event, "attempt": attempt, **fields}
+        kept = redact_event(fields, self.redactor)
+        return {"v": SCHEMA_VERSION, "ts": time.time(), "event": event, "attempt": attempt, **kept}
 
     def _append(self, build: Callable[[], list[dict[str, Any]]]) -> list[dict[str, Any]]:
-        """Under the file lock: refresh the view, build the events, append them one line each."""
+        """Under the file lock: refresh the view, build the events, append them one line each
+        (after any events still queued).  What cannot be written stays queued (see :attr:`fault`)."""
         with self._lock:
-            if not self.path.parent.exists():
-                self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)  # notes and commands may be private
-            created = not self.path.exists()
-            if created:  # readable by its owner only: a journal holds commands, paths and errors
-                os.close(os.open(self.path, os.O_CREAT | os.O_WRONLY | os.O_APPEND, 0o600))
-            with open(self.path, "a+b") as f:
-                _flock(f, True)
+            try:
+                fd, created = open_append(self.path)
+            except OSError as e:
+                return self._queue(build, e)
+            try:
                 try:
-                    self._refresh()
-                    events = build()
-                    lines = [_dumps(ev) for ev in events]  # serialise all before writing any
-                    for line in lines:
-                        _write_line(f, line)
+                    flock(fd, True)
+                except OSError as e:
+                    return self._queue(build, e)
+                try:
+                    events = self._queue(build)
+                    self._write_pending(fd)
                 finally:
-                    _flock(f, False)
+                    with contextlib.suppress(OSError):
+                        flock(fd, False)
+            finally:
+                os.close(fd)
             if created:
-                _fsync_dir(self.path.parent)
+                fsync_dir(self.path.parent)
             return events
+
+    def _queue(self, build: Callable[[], list[dict[str, Any]]], error: OSError | None = None) -> list[dict[str, Any]]:
+        """Refresh the view, build the events and queue them (serialised first: an event that cannot
+        be written as JSON raises here and never blocks the queue); ``error``: why they must wait."""
+        self._refresh()
+        events = build()
+        self._pending.extend([(ev, _dumps(ev)) for ev in events])
+        if error is not None:
+            self._set_fault(error)
+        return events
+
+    def _write_pending(self, fd: int) -> bool:
+        """Write the queue in order; stop at the first failure (the rest stays queued)."""
+        while self._pending:
+            try:
+                write_line(fd, self._pending[0][1])
+            except OSError as e:
+                self._set_fault(e)
+                return False
+            done, _ = self._pending.pop(0)
+            self._max_id = max(self._max_id, _opt_int(done.get("attempt")) or 0)  # even if it is never read back
+            try:
+                sync(fd)
+            except OSError as e:  # written but maybe not on disk: said, not written twice
+                self._set_fault(e)
+                return False
+        if self.fault is not None:
+            log.info("the journal %s is writable again: queued events written", self.path)
+            self.fault = None
+        return True
+
+    def _set_fault(self, e: OSError) -> None:
+        old = self.fault
+        self.fault = JournalFault(str(self.path), e.errno, e.strerror or str(e), since=old.since if old else time.time(),
+                                  queued=len(self._pending))
+        if old is None:  # info: the front ends say it themselves (a warning would print twice)
+            log.info("%s", self.fault.problem)
+
+    def flush(self) -> bool:
+        """Write the queued events now; True when nothing is left queued."""
+        with self._lock:
+            if not self._pending:
+                return True
+            self._append(list)
+            return not self._pending
 
     def record(self, attempt: int, event: str, **fields: Any) -> dict[str, Any]:
         """Append any event (``event`` is its type) for ``attempt``; returns what was written."""
@@ -220,7 +324,7 @@ class Journal:
         out: list[int] = []
 
         def build() -> list[dict[str, Any]]:
-            aid = self._max_id + 1
+            aid = self._next_free_id()
             out.append(aid)
             return [self._event(aid, ATTEMPT_STARTED, fields)]
 
@@ -282,7 +386,7 @@ class Journal:
             dur = duration_s
             if dur is None:
                 start = next(
-                    (_num(e.get("ts")) for e in self._events
+                    (_num(e.get("ts")) for e in self._events + [ev for ev, _ in self._pending]
                      if e.get("attempt") == attempt and e.get("event") == ATTEMPT_STARTED),
                     None,
                 )
@@ -324,7 +428,7 @@ class Journal:
 
         def build() -> list[dict[str, Any]]:
             out: list[dict[str, Any]] = []
-            evs = list(self._events) + ([self._tail_event] if self._tail_event else [])
+            evs = list(self._events) + ([self._tail_event] if self._tail_event else []) + [ev for ev, _ in self._pending]
             for rec in fold(evs):
                 if not rec.open:
                     continue
@@ -366,35 +470,6 @@ class Journal:
 # --------------------------------------------------------------------------------------------
 # Low-level helpers
 # --------------------------------------------------------------------------------------------
-
-
-def _flock(f: Any, lock: bool) -> None:
-    if fcntl is None:  # pragma: no cover
-        return
-    fcntl.flock(f.fileno(), fcntl.LOCK_EX if lock else fcntl.LOCK_UN)
-
-
-def _write_line(f: Any, line: bytes) -> None:
-    fd = f.fileno()
-    size = os.fstat(fd).st_size
-    if size and os.pread(fd, 1, size - 1) != b"\n":
-        line = b"\n" + line  # seal a torn fragment left by a writer that died mid-line
-    f.write(line)
-    f.flush()
-    os.fsync(fd)
-
-
-def _fsync_dir(path: Path) -> None:
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
 
 
 def _check_id(attempt: Any) -> None:

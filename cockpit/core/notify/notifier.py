@@ -30,8 +30,9 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..events import ActionFinished, Event, FateChanged
+from ..redact import Redactor
 from .hooks import post_webhook, run_command, scrub_url
-from .payload import build_payload, env_redactor, event_kind, mask_url, redact_payload, slack_body, wanted
+from .payload import build_payload, event_kind, mask_url, redact_payload, slack_body, wanted
 from .terminal import _isatty, terminal_notify
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -57,7 +58,7 @@ class Notifier:
         self.terminal = terminal
         self.bell = bell if bell is not None else _stderr_bell
         self.report = report if report is not None else _stderr_report
-        self.redact = redact if redact is not None else env_redactor(cfg.job.env)
+        self.redact = redact if redact is not None else Redactor.from_config(cfg).text
         self.env = env
         self.clock = clock
         self.journal: Any = None

@@ -16,6 +16,7 @@ from textual.widget import Widget
 
 from ...core.layers import Layer
 from ..format import fmt_age
+from ..shown import shown
 
 __all__ = ["STYLE_CLASSES", "Styled", "Pane", "layer_tag"]
 
@@ -88,9 +89,9 @@ def findings_text(styled: Styled, findings: list[Any], limit: int, *, advice: bo
         sev = str(getattr(f.severity, "value", f.severity))
         t.append(_SEV_GLYPH.get(sev, "!") + " ", style=styled.severity_style(sev))
         t.append_text(layer_tag(styled, f.layer))
-        t.append(f" {f.summary}")
+        t.append(f" {shown(f.summary)}")
         if advice and f.advice:
-            t.append(f" → {f.advice}", style=styled.cs("txt--dim"))
+            t.append(f" → {shown(f.advice)}", style=styled.cs("txt--dim"))
     return t
 
 

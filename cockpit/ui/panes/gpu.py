@@ -18,8 +18,8 @@ from textual.widget import Widget
 from textual.widgets import Static
 
 from ...core.probes.gpu import NaType
-from ...core.probes.logs import sanitize
 from ..format import fmt_mib, fmt_na, is_stale, one_line, spark
+from ..shown import shown
 from .base import Pane, Styled, findings_text, layer_tag
 
 __all__ = ["GpuPane", "GpuCard", "Spark", "HISTORY", "gpu_key"]
@@ -236,7 +236,7 @@ class GpuPane(Pane):
         if snap is None:
             return t
         head = METHODS.get(getattr(snap, "method", ""), "")
-        note = sanitize(getattr(snap, "method_note", "") or "")  # remote words (lxc-info's error): data, never markup
+        note = shown(getattr(snap, "method_note", "") or "")  # remote words (lxc-info's error): data, never markup
         if head or note:
             t.append(head + (" · " if head and note else "") + note + "\n", style=self.cs("txt--dim"))
         if not snap.processes:
@@ -246,7 +246,7 @@ class GpuPane(Pane):
             return t
         t.append("GPU  PID      MEM     PROCESS", style=self.cs("txt--dim"))
         for p in snap.processes:
-            name = sanitize(fmt_na(p.process_name))  # a process name is the job's text: no escapes reach the terminal
+            name = shown(fmt_na(p.process_name))  # the job's text: no escapes reach the terminal, no secret a shared screen
             cpid, owner = getattr(p, "container_pid", None), getattr(p, "owner", None)
             outside = isinstance(owner, str) and owner not in ("container", "target")  # also "unknown": not placed
             pid = "-" if outside else (cpid if isinstance(cpid, int) else fmt_na(p.pid))
@@ -254,7 +254,7 @@ class GpuPane(Pane):
             t.append(f"\n{fmt_na(p.gpu_index):<4} {pid:<8} {mem:>7}  {name.rsplit('/', 1)[-1] or name}")
             why = _row_note(p, owner if outside else None)
             if why:
-                t.append(f"  {sanitize(why)}", style=self.cs("sev--error" if why.startswith(("zombie", "gone")) else "txt--dim"))
+                t.append(f"  {shown(why)}", style=self.cs("sev--error" if why.startswith(("zombie", "gone")) else "txt--dim"))
         return t
 
     def findings_text(self) -> Text:

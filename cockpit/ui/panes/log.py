@@ -6,8 +6,10 @@ displayed line keeps its line number in the file, so classified errors (matched 
 signature table) are marked by number: the deciding line gets a ``✘`` gutter and the layer's
 colour, the traceback leading to it a ``│`` gutter, warnings a ``!``.  Colour is never alone.
 
-Follow/pause (``f``), filter (``/``: lines containing a text, case-insensitive), first error
-(``E``) and next error (``e``) act here.  Jumping to an error pauses following.
+Follow/pause (``f``), filter (``/``) and search (``s``, ``n``/``N``: :mod:`.log_find`), first error
+(``E``) and next error (``e``) act here.  Jumping to an error or a match pauses following; so does
+clicking a line, which selects it for ``y`` (copy).  The classifier's traceback chains are kept
+(``chains``) so a copy of any line of a traceback copies the whole traceback, as the core assembled it.
 """
 
 from __future__ import annotations
@@ -23,10 +25,13 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.strip import Strip
-from textual.widgets import Input, Log
+from textual.widgets import Input, Log, Static
 
 from ..format import is_stale, one_line
+from ..shown import line_redactor
 from .base import Pane, Styled
+from .log_find import SearchMixin
+from .log_search import SearchHighlighter
 
 __all__ = ["LogPane", "MarkedLog", "Mark"]
 
@@ -40,31 +45,43 @@ class Mark:
         self.layer, self.kind, self.label = layer, kind, label  # kind: error | trace | warning
 
 
+_ONE_ROW = str.maketrans({c: " " for c in _SPLITS})
+
+
 def _single_line(line: str) -> str:
     """Log.write_lines splits on every line boundary Python knows; keep one file line one row."""
-    if any(c in line for c in _SPLITS):
-        for c in _SPLITS:
-            line = line.replace(c, " ")
-    return line
+    if line.isprintable():  # the common case, in C: none of the boundaries is printable
+        return line
+    return line.translate(_ONE_ROW)
 
 
 class MarkedLog(Styled, Log):
     """A Log whose rows know their line number in the file, and draw marks by that number."""
 
     GUTTER = {"error": "✘ ", "trace": "│ ", "warning": "! "}
+    COMPONENT_CLASSES = {"search--match"}
+    DEFAULT_CSS = """
+    MarkedLog > .search--match { background: $warning 45%; text-style: bold underline; }
+    """
 
     def __init__(self, max_lines: int, **kw: Any) -> None:
         super().__init__(max_lines=max_lines, auto_scroll=True, highlight=False, **kw)
         self.numbers: deque[int] = deque(maxlen=max_lines)
         self.marks: dict[int, Mark] = {}
-        self.current: int | None = None  # the line number the last jump went to
+        self.current: int | None = None  # the line number the last jump (or click) went to
+        self.search = SearchHighlighter()  # drawn when ``highlight`` is on (a search is active)
+        self.highlighter = self.search
+        self.on_pick: Callable[[int], None] | None = None
+        #: share mode: every line through the redactor (a PEM key's body spans lines: it keeps state)
+        self.redact_line = line_redactor()
 
     def add(self, numbered: list[tuple[int, str]]) -> None:
         if not numbered:
             return
         self.numbers.extend(n for n, _ in numbered)
         full = self.max_lines is not None and len(self._lines) + len(numbered) > self.max_lines
-        self.write_lines([_single_line(t) for _, t in numbered])
+        red = self.redact_line
+        self.write_lines([_single_line(red(t) if red is not None else t) for _, t in numbered])
         if full:
             # Textual's Log refreshes the rows where the new lines *would* have gone before
             # pruning; once the ring is full every row shifts, and at the bottom scroll_end is a
@@ -75,6 +92,25 @@ class MarkedLog(Styled, Log):
         self.clear()
         self.numbers.clear()
         self.current = None
+        self.redact_line = line_redactor()
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()  # drops the rendered-line cache
+        if self.is_attached:  # a theme change: the search marks take its colours
+            try:
+                self.search.match_style = self.get_component_rich_style("search--match")
+            except KeyError:  # the stylesheet has not reached this widget yet: the default mark (bold underline) stays
+                pass
+
+    def on_click(self, event: Any) -> None:
+        """A click selects the line under the mouse (for ``y``)."""
+        row = int(self.scroll_offset.y) + int(event.y)
+        if 0 <= row < len(self.numbers) and self.on_pick is not None:
+            self.on_pick(self.numbers[row])
+
+    def text_of(self, line_no: int) -> str | None:
+        row = self.row_of(line_no)
+        return self.lines[row] if row is not None and row < len(self.lines) else None
 
     def row_of(self, line_no: int) -> int | None:
         i = bisect.bisect_left(self.numbers, line_no)  # numbers only grow
@@ -105,9 +141,12 @@ class MarkedLog(Styled, Log):
         return Strip.join([head, body]).crop(0, self.size.width)
 
 
-class LogPane(Pane):
+class LogPane(SearchMixin, Pane):
     pane_id = "log"
     pane_title = "log [2]"
+    DEFAULT_CSS = """
+    LogPane > #log-search-hint { height: 1; padding: 0 1; }
+    """
 
     BINDINGS = [
         Binding("escape", "cancel_filter", "Cancel filter", show=False),
@@ -120,18 +159,22 @@ class LogPane(Pane):
         self.history = history or (lambda: (1, []))
         self.path: str | None = None
         self.last_no = 0  # the number of the last line received
-        self.filter = ""
         self.following = True
         self.errors: list[int] = []  # line numbers to jump to (first line of each error), sorted
         self.error_labels: dict[int, tuple[str, str]] = {}  # jump line → (layer, label)
+        self.chains: dict[Any, Any] = {}  # the classifier's matches with a traceback, latest version per chain
         self.view: Any = None
+        self._init_search()
 
     def compose(self) -> ComposeResult:
         yield MarkedLog(self.max_lines, id="log-view")
+        yield Static("", id="log-search-hint", markup=False)
         yield Input(placeholder="filter: show lines containing… (enter: apply, esc: cancel)", id="log-filter", compact=True)
 
     def on_mount(self) -> None:
         self.query_one("#log-filter", Input).display = False
+        self.query_one("#log-search-hint", Static).display = False
+        self.log_view.on_pick = self.pick_line
         self._title()
         self.tick()
 
@@ -146,14 +189,11 @@ class LogPane(Pane):
         if path != self.path:
             self.path = path
             self._reset()
-        log = self.log_view
         numbered = [(first_no + i, line) for i, line in enumerate(lines) if first_no + i > self.last_no]
         if numbered:
             self.last_no = numbered[-1][0]
-            if self.filter:
-                f = self.filter
-                numbered = [(n, t) for n, t in numbered if f in t.lower()]
-            log.add(numbered)
+            if not self.rewriting:  # a chunked re-show takes these lines when it ends
+                self._show(numbered)
         if matches:
             self.add_matches(matches)
         self._title()
@@ -171,6 +211,8 @@ class LogPane(Pane):
                     if log.marks.get(n) is None or log.marks[n].kind != "error":
                         log.marks[n] = Mark(layer, "trace")
             log.marks[m.line_no] = Mark(layer, kind, m.label)
+            if getattr(m, "traceback", None):
+                self.chains[m.chain_id if m.chain_id is not None else ("line", m.line_no)] = m
             if kind == "error" and start not in self.error_labels:
                 bisect.insort(self.errors, start)
             if kind == "error":
@@ -181,23 +223,14 @@ class LogPane(Pane):
         self.last_no = 0
         self.errors.clear()
         self.error_labels.clear()
+        self.chains.clear()
         self.log_view.marks.clear()
         self.log_view.reset()
+        self.restart_search()
 
     def rebuild(self) -> None:
-        """Re-show every line the observer holds (after the filter changed)."""
-        first, lines = self.history()
-        log = self.log_view
-        log.reset()
-        numbered = [(first + i, t) for i, t in enumerate(lines)]
-        if self.filter:
-            numbered = [(n, t) for n, t in numbered if self.filter in t.lower()]
-        log.add(numbered)
-        if lines:
-            self.last_no = max(self.last_no, first + len(lines) - 1)
-        if self.following:
-            log.scroll_end(animate=False, immediate=True)
-        self._title()
+        """Re-show every line the observer holds through the active filter."""
+        self._refill(rewrite=True)
 
     # -- commands -----------------------------------------------------------------------------
     def set_following(self, on: bool) -> None:
@@ -214,33 +247,18 @@ class LogPane(Pane):
         self.set_following(not self.following)
 
     def open_filter(self) -> None:
-        inp = self.query_one("#log-filter", Input)
-        inp.value = self.filter
-        inp.display = True
-        inp.focus()
+        self.open_prompt("filter")
 
-    def set_filter(self, text: str) -> None:
-        self.filter = text.strip().lower()
-        self.rebuild()
+    def open_search(self) -> None:
+        self.open_prompt("highlight")
 
-    def on_input_submitted(self, event: Input.Submitted) -> None:
-        if event.input.id != "log-filter":
-            return
-        event.stop()
-        event.input.display = False
-        self.set_filter(event.value)
-        self.log_view.focus()
-
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action == "cancel_filter":  # escape is only ours while the filter is open (else: un-zoom)
-            return bool(self.query_one("#log-filter", Input).display)
-        return True
-
-    def action_cancel_filter(self) -> None:
-        inp = self.query_one("#log-filter", Input)
-        if inp.display:
-            inp.display = False
-            self.log_view.focus()
+    def pick_line(self, line_no: int) -> None:
+        """Select a line (a click): following pauses so it stays where it is."""
+        self.set_following(False)
+        self.log_view.current = line_no
+        self.log_view.refresh()
+        self._title()
+        self.tick()
 
     def jump_error(self, *, first: bool = False) -> int | None:
         """Scroll to the first error, or the next one after the last jump (wrapping); pauses."""
@@ -270,8 +288,8 @@ class LogPane(Pane):
     def _title(self) -> None:
         t = Text(self.pane_title, no_wrap=True)
         t.append("  " + ("● FOLLOW" if self.following else "⏸ PAUSED"), style=self.cs("txt--fresh") if self.following else self.cs("sev--warning"))
-        if self.filter:
-            t.append(f"  filter: {self.filter}", style=self.cs("txt--action"))
+        if self.search_query is not None and self.search_mode is not None:
+            t.append(f"  {'filter' if self.search_mode == 'filter' else 'search'}: {one_line(self.search_query.text, 40)}", style=self.cs("txt--action"))
         if self.errors:
             layer, label = self.error_labels[self.errors[0]]
             t.append(f"  ✘ {len(self.errors)} error{'s' if len(self.errors) != 1 else ''}: ", style=self.cs("sev--error"))
@@ -281,16 +299,20 @@ class LogPane(Pane):
 
     def tick(self) -> None:
         v = self.view
+        count = self.count_text()
+        count = f"match {count} · " if count else ""
         if v is None:
             self.set_freshness(None, False, note="no job launched yet" if self.path is None else "")
-            self.border_subtitle = Text(self.path or "no job launched yet")  # a path is data, never markup
+            self.border_subtitle = Text(count + (one_line(self.path) or "no job launched yet"))  # a path is data, never markup
             return
         age = None if v.collected_at is None else self.clock() - v.collected_at
-        note = one_line(self.path or "", 60)
+        note = count + one_line(self.path or "", 60)
         if v.error:
-            note = f"refresh failed: {one_line(v.error, 60)}"
+            note = count + f"refresh failed: {one_line(v.error, 60)}"
         self.set_freshness(age, is_stale(age, self.interval) or bool(v.error), note=note)
 
     def retheme(self) -> None:
         self._title()
+        if self.search_query is not None:
+            self._style_search()  # the match marks take the new theme's colours
         self.log_view.refresh()

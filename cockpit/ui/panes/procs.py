@@ -126,7 +126,7 @@ class ProcsPane(Pane):
         cmd.append(one_line(p.args or p.name) or p.name, style=row_style)
         if p.is_zombie:
             parent = tree.parent(p.pid)
-            who = f"{parent.pid} {parent.name}" if parent is not None else f"{p.ppid} (outside the container)"
+            who = f"{parent.pid} {one_line(parent.name)}" if parent is not None else f"{p.ppid} (outside the container)"
             cmd.append(f"  ← parent {who} has not reaped it", style=self.cs("txt--dim"))
         elif p.is_uninterruptible and p.wchan and p.wchan != "-":
             cmd.append(f"  (in kernel: {p.wchan})", style=self.cs("txt--dim"))

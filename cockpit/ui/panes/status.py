@@ -27,6 +27,8 @@ class StatusState:
     transport: str = "ssh"  # "ssh" | "local"
     where: str = ""
     read_only: bool = False
+    #: share mode: secrets hidden on every pane (said next to READ-ONLY)
+    shared: bool = False
     action: str | None = None
     action_since: float | None = None
     interval: float = 2.0
@@ -96,7 +98,7 @@ class StatusLine(Styled, Static):
         t = Text(no_wrap=True, overflow="ellipsis", end="")
         sep = Text(" │ ", style=self.cs("txt--dim"))
         if st.read_only:
-            t.append(" READ-ONLY ", style=self.cs("txt--readonly"))
+            t.append(" SHARED · READ-ONLY " if st.shared else " READ-ONLY ", style=self.cs("txt--readonly"))
             t.append(" ")
         t.append(st.target or "?", style=self.cs("txt--title"))
         if st.where:

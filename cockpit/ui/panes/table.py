@@ -10,15 +10,16 @@ from rich.text import Text
 from textual.widgets import DataTable
 from textual.widgets.data_table import CellDoesNotExist
 
-from ...core.probes.logs import sanitize
+from ..shown import shown
 
 __all__ = ["sync_rows"]
 
 
 def _as_text(cell: Any) -> Any:
     """A ``str`` cell becomes a plain ``Text``: DataTable parses str cells as markup, and remote
-    text (a note ``try [fix]``, a ``[rank0]:`` prefix, a path with ``[/]``) is data, never markup."""
-    return Text(sanitize(cell)) if isinstance(cell, str) else cell
+    text (a note ``try [fix]``, a ``[rank0]:`` prefix, a path with ``[/]``) is data, never markup;
+    it is shown through :func:`~cockpit.ui.shown.shown` (no escapes; no secrets when sharing)."""
+    return Text(shown(cell)) if isinstance(cell, str) else cell
 
 
 def _plain(cell: Any) -> str:

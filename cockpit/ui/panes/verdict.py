@@ -178,7 +178,7 @@ class VerdictStrip(Styled, Vertical):
     def stages_text(self) -> Text:
         t = Text(overflow="fold")
         if not self.rows:
-            t.append(self.message or ("waiting for the first stage…" if self.state == "running" else ""), style=self.cs("txt--dim"))
+            t.append(one_line(self.message) or ("waiting for the first stage…" if self.state == "running" else ""), style=self.cs("txt--dim"))
             return t
         for i, (group, rows) in enumerate(self._groups()):
             if i:
@@ -192,7 +192,7 @@ class VerdictStrip(Styled, Vertical):
     def detail_text(self) -> Text:
         t = Text(no_wrap=True, overflow="ellipsis")
         if self.message and self.state in ("refused", "failed") and not self.rows:
-            t.append(self.message, style=self.cs("sev--error"))
+            t.append(one_line(self.message), style=self.cs("sev--error"))
             return t
         r = self.focus_row()
         if r is None:

@@ -20,6 +20,18 @@ from ..panes.base import Styled
 
 __all__ = ["HelpScreen", "key_label"]
 
+#: the search syntax and the clipboard over SSH/tmux, in the help screen (keys named by their defaults)
+SEARCH_HELP = (
+    "s marks matches (every line stays, following pauses), / filters; options come first, grep-style:",
+    "  -r regex (Python syntax)   -s case-sensitive (default: ignore case)   -C N: N lines of context around",
+    "  each match when filtering   -- ends the options;  ctrl+r / ctrl+s switch -r / -s, also in the active search",
+    "n / N: next / previous match (the subtitle counts 3/17); esc clears the search and follows again",
+    "y copies to your local clipboard with OSC 52, over SSH too: the selected log line (n, e or a click selects",
+    "  one) or its whole traceback, an attempt as Markdown, a verdict with its evidence, a process's findings",
+    "  inside tmux put  set -s set-clipboard on  in ~/.tmux.conf (tmux ignores programs' copies by default)",
+    "m: mouse capture off/on: off, the terminal selects text itself (tmux with mouse on: hold shift)",
+)
+
 _KEY_NAMES = {"question_mark": "?", "exclamation_mark": "!", "slash": "/", "semicolon": ";"}
 
 
@@ -84,6 +96,10 @@ class HelpBody(Styled, Static):
         outer.add_row(st)
         outer.add_row(Text("  process flags: ● the job's own   Z! zombie (shows its parent)   D! stuck in the kernel", style=self.cs("txt--dim")))
         outer.add_row(Text("  log gutter: ✘ error line   │ its traceback   ! warning   ▶ where the last jump went", style=self.cs("txt--dim")))
+        outer.add_row(Text(""))
+        outer.add_row(Text("Searching and copying", style=self.cs("txt--title")))
+        for line in SEARCH_HELP:
+            outer.add_row(Text("  " + line))
         return outer
 
     def _row(self, a: UIAction) -> tuple[Text, str, Text]:

@@ -14,6 +14,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from ...core.actions.stacks import StackDump
+from ..shown import shown_block
 
 __all__ = ["StacksScreen"]
 
@@ -29,7 +30,7 @@ class StacksScreen(ModalScreen[None]):
         with Vertical(id="verdict-box", classes="modal-box"):
             yield Static(Text(f"threads' stacks ({self.dump.method})"), classes="modal-title")
             with VerticalScroll(id="verdict-scroll"):
-                yield Static(Text(self.dump.text()), id="stacks-text")
+                yield Static(Text(shown_block(self.dump.text())), id="stacks-text")
             yield Static("esc: close", classes="modal-dim")
 
     def action_close(self) -> None:

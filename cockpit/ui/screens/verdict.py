@@ -15,10 +15,10 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from ...core.probes.logs import sanitize
 from ..format import code_version_text, first_error_text, fmt_clock, one_line, outcome_text, status_glyph
 from ..panes.base import Styled, layer_tag
 from ..panes.verdict import stage_group
+from ..shown import shown, shown_block
 
 __all__ = ["VerdictScreen", "VerdictBody"]
 
@@ -85,7 +85,7 @@ class VerdictBody(Styled, Static):
             ok = v.failed_stage is None
             head = f"✔ {v.action} OK" if ok and not v.pending else (f"✘ {v.action} FAILED ({v.layer.value})" if v.layer else f"… {v.action} pending")
             parts.append(Text(f" {head} ", style=self.cs("txt--title")))
-            parts.append(Text(v.summary()))
+            parts.append(Text(shown(v.summary())))
         parts.append(Text(""))
         stages = Table(box=None, show_header=True, header_style=self.cs("txt--dim"), padding=(0, 1), expand=True)
         stages.add_column("", no_wrap=True)
@@ -97,7 +97,7 @@ class VerdictBody(Styled, Static):
             group, name = stage_group(action, s.name)
             detail = Text(one_line(s.detail))
             if s.advice and s.status.value == "fail":
-                detail.append(f"\n→ {s.advice}", style=self.cs("txt--dim"))
+                detail.append(f"\n→ {shown(s.advice)}", style=self.cs("txt--dim"))
             stages.add_row(Text(status_glyph(s.status), style=self.status_style(s.status)), layer_tag(self, s.layer),
                            f"{group} › {name}" if group != name else name, detail)
             if s.status.value == "fail" and failing is None:
@@ -108,13 +108,13 @@ class VerdictBody(Styled, Static):
             parts.append(Text(""))
             parts.append(Text("evidence of the failing stage", style=self.cs("txt--title")))
             if ev.command:
-                parts.append(Text(f"$ {ev.command}", style=self.cs("txt--key")))
+                parts.append(Text(f"$ {shown_block(ev.command)}", style=self.cs("txt--key")))
             if ev.exit_code is not None:
                 parts.append(Text(f"exit code {ev.exit_code}"))
             if ev.output:
-                parts.append(Text(ev.output.rstrip()[-3000:], style=self.cs("txt--dim")))
+                parts.append(Text(shown_block(ev.output.rstrip())[-3000:], style=self.cs("txt--dim")))
         if self.diff_text:
-            lines = self.diff_text.rstrip("\n").splitlines()
+            lines = shown_block(self.diff_text.rstrip("\n")).splitlines()
             parts.append(Text(""))
             parts.append(Text("changes deployed by this attempt", style=self.cs("txt--title")))
             body = Text()
@@ -135,20 +135,21 @@ class VerdictBody(Styled, Static):
             parts.append(t)
             if isinstance(fe, dict):
                 if fe.get("advice"):
-                    parts.append(Text(f"→ {fe['advice']}", style=self.cs("txt--dim")))
+                    parts.append(Text(f"→ {shown(fe['advice'])}", style=self.cs("txt--dim")))
                 tb = fe.get("traceback") or []
                 if tb:
-                    parts.append(Text("\n".join(str(x) for x in tb[-40:]), style=self.layer_style(fe.get("layer"))))
+                    parts.append(Text(shown_block("\n".join(str(x) for x in tb[-40:])), style=self.layer_style(fe.get("layer"))))
         return Group(*parts)
 
 
 def _data(value: object) -> Text:
     """Job and journal text shown as it is: never parsed as markup (``[/]``, ``[rank0]:``)."""
-    return value if isinstance(value, Text) else Text(sanitize(str(value)))
+    return value if isinstance(value, Text) else Text(shown(value))
 
 
 class VerdictScreen(ModalScreen[None]):
-    BINDINGS = [Binding("escape,q,v", "close", "Close", id="verdict-close")]
+    BINDINGS = [Binding("escape,q,v", "close", "Close", id="verdict-close"),
+                Binding("y", "copy", "Copy", id="copy")]  # the same id as the main screen's copy: one keymap entry
 
     def __init__(self, record: Any = None, *, verdict: Any = None, action: str = "", clock: Callable[[], float] | None = None,
                  diff_text: str | None = None) -> None:
@@ -161,7 +162,14 @@ class VerdictScreen(ModalScreen[None]):
             yield Static(title, classes="modal-title")
             with VerticalScroll(id="verdict-scroll"):
                 yield self.body
-            yield Static("esc: close", classes="modal-dim")
+            yield Static("esc: close   y: copy", classes="modal-dim")
 
     def action_close(self) -> None:
         self.dismiss(None)
+
+    def action_copy(self) -> None:
+        """``y``: the verdict with its evidence (or the text selected with the mouse) to the clipboard."""
+        from ..copy import Copied, deliver, verdict_copy
+
+        selected = self.get_selected_text()
+        deliver(self.app, Copied("selection", selected) if selected else verdict_copy(self.body))
