@@ -4,8 +4,8 @@ A host probe that runs on every refresh (the GPU process list of a container, as
 Proxmox host) would pay for a new SSH channel each time: sshd forks, runs the login shell, tears
 it down (about 100–250 ms against the lab's OpenSSH).  One long-lived ``/bin/sh`` on the host,
 framed like the target's session (:class:`~.session.FramedSession`), answers in a few
-milliseconds.  It holds one more channel on the connection (the target's session, the host's,
-and the transport's others stay under sshd's ``MaxSessions`` of 10).
+milliseconds.  It holds one of the transport's channel slots while it lives, so the target's
+session, the host's and the others stay under what sshd allows (``MaxSessions``).
 
 Only an SSH transport to a container has one: for ``runtime = "none"`` the target's session is
 already on the host, and a local host is one fork away.  When the host session cannot be opened
@@ -15,9 +15,11 @@ after :attr:`HostSession.retry_s`; a lost connection is the caller's error, as w
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import sys
 import time
+from typing import Any
 
 from ..layers import Layer
 from .base import CommandResult, RemoteError, Transport
@@ -39,6 +41,7 @@ class HostSession:
         self.retry_at = 0.0
         self.last_error: RemoteError | None = None
         self.persistent = self._worth_it(transport)
+        self._releases: set[asyncio.Task[None]] = set()
 
     @staticmethod
     def _worth_it(transport: Transport) -> bool:
@@ -52,11 +55,30 @@ class HostSession:
         from .procs import SSHShell  # noqa: PLC0415
 
         conn = await self.transport.connect()
+        # the shell holds one of the transport's channel slots while it lives (sshd's MaxSessions)
+        slots = getattr(self.transport, "slots", None)
+        if slots is not None:
+            try:
+                got = await asyncio.wait_for(slots.acquire(), 5.0)
+            except (asyncio.TimeoutError, TimeoutError):
+                got = False
+            if not got:
+                raise RemoteError(Layer.SSH, "no SSH channel to spare for a shell on the host", hint="sshd MaxSessions")
         try:
             proc = await conn.create_process("/bin/sh", encoding=None)  # type: ignore[attr-defined]
         except (asyncssh.Error, OSError) as e:
+            if slots is not None:
+                await (slots.refused() if isinstance(e, asyncssh.ChannelOpenError) else slots.release())
             raise RemoteError(Layer.SSH, f"could not open a shell on the host: {e}", hint="sshd MaxSessions may be reached") from None
-        return SSHShell(proc)
+        if slots is None:
+            return SSHShell(proc)
+        slots.opened()
+        return SSHShell(proc, on_close=lambda: self._release(slots))
+
+    def _release(self, slots: Any) -> None:
+        task = asyncio.ensure_future(slots.release())
+        self._releases.add(task)
+        task.add_done_callback(self._releases.discard)
 
     def _lost(self) -> Layer | None:
         return None if getattr(self.transport, "connected", True) else Layer.SSH
