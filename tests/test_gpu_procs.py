@@ -513,3 +513,27 @@ async def test_a_host_that_refuses_lxc_info_falls_back_and_says_why(lab, lab_con
         assert sent["host"] == [] and len(sent["target"]) == 1 and "--query-gpu" in sent["target"][0]
     finally:
         lab.set_container_option(gpu_ct, lxc_info_error=None)
+
+
+@pytest.mark.lab
+async def test_the_host_shell_gives_its_channel_back_when_sshd_allows_few(lab, lab_config, engines, gpu_ct, jobs):
+    """MaxSessions 2 (the target's session and one more): the host's shell takes the one more,
+    until another channel is refused; then it gives it back at once, and the host query goes on
+    through channels of its own.  Nothing waits for ever."""
+    import asyncio
+
+    main = jobs.start(gpu_ct, "--gpu-mem", 20000, "--steps", 0)
+    contexts(lab, 1)
+    lab.set_max_sessions(2)
+    try:
+        eng = engines(lab_config(target={"container": gpu_ct}))
+        snap = await refresh(eng)
+        assert snap.method == HOST_QUERY and eng.observer.host.session is not None
+        kmsg = await asyncio.wait_for(eng.observer.refresh_kmsg(), 20)  # a host channel: refused, then it runs
+        assert kmsg.error is None, kmsg.error
+        assert eng.observer.host.session is None and eng.transport.slots.learned is not None  # gave way, learned
+        snap = await asyncio.wait_for(refresh(eng), 20)
+        assert snap.method == HOST_QUERY and [p.container_pid for p in snap.processes] == [main]
+        assert eng.observer.host.session is None  # not kept again while sshd allows so few
+    finally:
+        lab.set_max_sessions(10)

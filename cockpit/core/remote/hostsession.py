@@ -29,6 +29,10 @@ __all__ = ["HostSession"]
 
 log = logging.getLogger(__name__)
 
+#: slots (channels beside the target's session) sshd must allow for the host's shell to keep one:
+#: its own and at least one for everything else (log stream, host commands, uploads)
+_ROOM = 2
+
 
 class HostSession:
     """``run(cmd)`` on the host through a persistent framed shell where that pays, else ``run_host``."""
@@ -42,6 +46,7 @@ class HostSession:
         self.last_error: RemoteError | None = None
         self.persistent = self._worth_it(transport)
         self._releases: set[asyncio.Task[None]] = set()
+        self._watch: asyncio.Future[None] | None = None
 
     @staticmethod
     def _worth_it(transport: Transport) -> bool:
@@ -58,6 +63,8 @@ class HostSession:
         # the shell holds one of the transport's channel slots while it lives (sshd's MaxSessions)
         slots = getattr(self.transport, "slots", None)
         if slots is not None:
+            if slots.limit < _ROOM:
+                raise RemoteError(Layer.SSH, "sshd allows too few channels to keep a shell on the host", hint="sshd MaxSessions")
             try:
                 got = await asyncio.wait_for(slots.acquire(), 5.0)
             except (asyncio.TimeoutError, TimeoutError):
@@ -73,7 +80,28 @@ class HostSession:
         if slots is None:
             return SSHShell(proc)
         slots.opened()
+        if self._watch is not None:
+            self._watch.cancel()
+        self._watch = asyncio.ensure_future(self._give_way(slots, proc))
         return SSHShell(proc, on_close=lambda: self._release(slots))
+
+    async def _give_way(self, slots: Any, proc: Any) -> None:
+        """sshd refused another channel (MaxSessions lower than cockpit assumed): the host's shell
+        gives its slot back at once, so the command waiting for one runs, and is not kept again.
+        Ends by itself when the shell's channel closes (the connection went, the shell died)."""
+        tight, gone = asyncio.ensure_future(slots.wait_below(_ROOM)), asyncio.ensure_future(proc.wait_closed())
+        try:
+            done, _ = await asyncio.wait({tight, gone}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            tight.cancel()
+            gone.cancel()
+        if tight not in done:
+            return
+        log.info("sshd allows %d channel(s) beside the session: the host's shell gives its own back", slots.limit)
+        self.retry_at = time.monotonic() + self.retry_s
+        session, self.session = self.session, None
+        if session is not None:
+            await session.close()
 
     def _release(self, slots: Any) -> None:
         task = asyncio.ensure_future(slots.release())
@@ -99,6 +127,9 @@ class HostSession:
         return await self.transport.run_host(command, timeout=timeout)
 
     async def close(self) -> None:
+        watch, self._watch = self._watch, None
+        if watch is not None and watch is not asyncio.current_task():
+            watch.cancel()
         session, self.session = self.session, None
         if session is not None:
             await session.close()
