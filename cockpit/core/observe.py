@@ -25,6 +25,7 @@ from .probes.kmsg.follow import KmsgFollower
 from .probes.logs import LogFollowerState, LogRing, LogUpdate
 from .probes.signatures import Classifier, load_signatures
 from .remote.base import RemoteError, Transport
+from .remote.hostsession import HostSession
 from .remote.lines import capped_lines
 
 __all__ = ["Observer", "ProcsView", "LogView", "Part"]
@@ -59,6 +60,8 @@ class ProcsView(Part):
     job_pids: set[int] = field(default_factory=set)
     #: cockpit's own processes (the session shell and its probes): hidden by default, never counted
     own_pids: set[int] = field(default_factory=set)
+    #: pid → GPU memory it holds (MiB; an NA when only the fd scan saw it), from the last GPU refresh
+    gpu_mib: dict[int, Any] = field(default_factory=dict)
 
     @property
     def tree(self) -> procs_probe.ProcTree:
@@ -71,6 +74,7 @@ class ProcsView(Part):
             "processes": [p.to_dict() for p in self.procs],
             "job_pids": sorted(self.job_pids),
             "own_pids": sorted(self.own_pids),
+            "gpu_memory_mib": {str(k): gpu_probe.jsonable(v) for k, v in sorted(self.gpu_mib.items())},
             "findings": [f.to_dict() for f in self.findings],
             "bad_lines": self.bad_lines[:20],
         }
@@ -144,6 +148,9 @@ class Observer:
         self.job_pids: set[int] = set()
         self.job_pgid: int | None = None
         self._gpu_probe: gpu_probe.GpuProbe | None = None
+        self._gpu_procs = gpu_probe.ProcessProbe()
+        #: the host's persistent shell (pct over SSH), for the probes that ask the host every refresh
+        self.host = HostSession(transport)
         self._gpu_probe_key: tuple[str, str] | None = None
         self._kmsg_follow: KmsgFollower | None = None
         self._kmsg_parsed: tuple[int, kmsg_probe.KmsgReport] | None = None
@@ -177,7 +184,8 @@ class Observer:
         findings = procs_probe.analyse(procs, job_pids=self.job_pids, job_pgid=self.job_pgid,
                                        job_command=self.cfg.job.command or None, own_pids=own)
         self.procs = ProcsView(collected_at=time.time(), duration_s=time.monotonic() - t0, procs=procs,
-                               findings=findings, bad_lines=bad, job_pids=set(self.job_pids), own_pids=own)
+                               findings=findings, bad_lines=bad, job_pids=set(self.job_pids), own_pids=own,
+                               gpu_mib=gpu_probe.memory_by_container_pid(self.gpu.snapshot))
         return self.procs
 
     def _session_shell_pid(self) -> int | None:
@@ -193,42 +201,29 @@ class Observer:
             v.error = "disabled in config ([gpu] enabled = false)"
             return v
         t0 = time.monotonic()
-        if self._gpu_probe is None or self._gpu_probe_key != (g.nvidia_smi, g.where):
-            # the fields this driver answers are learnt once per session (and per binary)
-            self._gpu_probe, self._gpu_probe_key = gpu_probe.GpuProbe(g.nvidia_smi), (g.nvidia_smi, g.where)
-        run = self.transport.run_host if g.where == "host" else self.transport.run
+        key = (g.nvidia_smi, g.where)
+        if self._gpu_probe is None or self._gpu_probe_key != key:
+            # the fields this driver answers, and whether the host can be asked, are learnt once per session
+            self._gpu_probe, self._gpu_probe_key = gpu_probe.GpuProbe(g.nvidia_smi), key
+            t = self.cfg.target
+            self._gpu_procs = gpu_probe.ProcessProbe(t.runtime, t.container if t.runtime == "pct" else None, g.where)
 
-        async def runner(cmd: str) -> tuple[bytes, bytes, int | None]:
-            res = await run(cmd, timeout=g.timeout * 2 + 5)
-            return res.stdout, res.stderr, res.exit_code
+        def runner(run: Any) -> gpu_probe.Runner:
+            async def go(cmd: str) -> tuple[bytes, bytes, int | None]:
+                res = await run(cmd, timeout=g.timeout * 2 + 5)
+                return res.stdout, res.stderr, res.exit_code
+            return go
 
-        try:
-            snap = await self._gpu_probe.run(runner, g.timeout)
+        try:  # GPU pids are host pids: the process probe maps them into the target (or falls back)
+            snap = await self._gpu_procs.run(self._gpu_probe, runner(self.transport.run), runner(self.host.run),
+                                             g.timeout, self.procs.procs)
         except RemoteError as e:
             v.error, v.error_layer = e.message, e.layer
             return v
-        if snap.processes:
-            snap.findings.extend(await self._unaccounted(snap))
         self.gpu = GPUView(collected_at=snap.collected_at, duration_s=time.monotonic() - t0, snapshot=snap,
                            error=snap.error, error_layer=Layer.GPU if snap.error else None)
+        self.procs.gpu_mib = gpu_probe.memory_by_container_pid(snap)
         return self.gpu
-
-    async def _unaccounted(self, snap: gpu_probe.GPUSnapshot) -> list[Finding]:
-        """GPU pids are host pids: check them against the host's process table."""
-        try:
-            if self.cfg.target.runtime == "pct":
-                res = await self.transport.run_host("ps -e -o pid=,stat=", timeout=10)
-            else:
-                res = await self.transport.run("ps -e -o pid=,stat=", timeout=10)
-        except RemoteError:
-            return []
-        live: set[int] = set()
-        zombies: set[int] = set()
-        for line in res.text.splitlines():
-            parts = line.split()
-            if len(parts) >= 2 and parts[0].isdigit():
-                (zombies if parts[1].startswith("Z") else live).add(int(parts[0]))
-        return gpu_probe.unaccounted_memory(snap, live, zombies)
 
     async def refresh_log(self, max_bytes: int = 1 << 20) -> LogUpdate | None:
         v = self.log
