@@ -12,6 +12,7 @@ at a time per part: polls never overlap) and renders the resulting plain data.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -153,6 +154,7 @@ class Observer:
         self.host = HostSession(transport)
         self._gpu_probe_key: tuple[str, str] | None = None
         self._kmsg_follow: KmsgFollower | None = None
+        self._kmsg_yield: asyncio.Future[None] | None = None
         self._kmsg_parsed: tuple[int, kmsg_probe.KmsgReport] | None = None
 
     # -- job identity (set by the engine from the launch record) ---------------------------
@@ -271,13 +273,25 @@ class Observer:
         channel sshd can hardly spare (under 3 channels beside the session: commands would wait for it)."""
         slots = getattr(self.transport, "slots", None)
         if self._kmsg_follow is None and (slots is None or slots.limit >= 3):
-            self._kmsg_follow = KmsgFollower(lambda cmd: capped_lines(self.transport.stream_host(cmd)))
-            self._kmsg_follow.start()
+            self._kmsg_follow = fol = KmsgFollower(lambda cmd: capped_lines(self.transport.stream_host(cmd)))
+            fol.start()
+            if slots is not None:  # like the host's shell: when sshd turns out to allow few channels, give it back
+                self._kmsg_yield = asyncio.ensure_future(self._kmsg_give_way(fol, slots))
         return self._kmsg_follow
+
+    async def _kmsg_give_way(self, fol: KmsgFollower, slots: Any) -> None:
+        await slots.wait_below(3)
+        if self._kmsg_follow is fol:
+            self._kmsg_follow = None  # polled from now on (not started again while the limit stays low)
+        await fol.close()
 
     async def close(self) -> None:
         """Stop the streams the observer keeps open (the kernel log)."""
         fol, self._kmsg_follow = self._kmsg_follow, None
+        task, self._kmsg_yield = self._kmsg_yield, None
+        if task is not None:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
         if fol is not None:
             await fol.close()
 
