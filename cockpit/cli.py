@@ -133,10 +133,11 @@ def emit(args: argparse.Namespace, payload: dict[str, Any], text: Callable[[dict
 
 
 def safe_text(text: str) -> str:
-    """Remote and journal text for a terminal: no escape sequences or control characters, line by line."""
-    from .core.probes.logs import sanitize
+    """Remote and journal text for a terminal: no escape sequences or control characters, line by line
+    (:func:`cockpit.core.text.sanitize`, newlines kept)."""
+    from .core.text import sanitize
 
-    return "\n".join(sanitize(line) for line in text.split("\n"))
+    return sanitize(text, newlines=True)
 
 
 def cmd_status(args: argparse.Namespace, cfg: Config) -> int:

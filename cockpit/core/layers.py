@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
+from .text import LINE_CAP, sanitize
+
 __all__ = [
     "Layer",
     "Status",
@@ -106,6 +108,11 @@ class Severity(str, Enum):
         return self.value
 
 
+def _clean(text: Any, *, overprint: bool = False) -> Any:
+    """Remote text entering a stage, its evidence or a finding: sanitised, lines capped."""
+    return sanitize(text, LINE_CAP, newlines=True, overprint=overprint) if isinstance(text, str) else text
+
+
 def tail(data: bytes | str | None, limit: int = 2000) -> str:
     """The last ``limit`` characters of ``data`` as text (invalid UTF-8 replaced)."""
     if data is None:
@@ -122,6 +129,11 @@ class Evidence:
     command: str = ""
     exit_code: int | None = None
     output: str = ""
+
+    def __post_init__(self) -> None:
+        # remote output is data: no escape sequence reaches a terminal or the journal raw
+        self.command = _clean(self.command)
+        self.output = _clean(self.output, overprint=True)
 
     def to_dict(self) -> dict[str, Any]:
         return {"command": self.command, "exit_code": self.exit_code, "output": self.output}
@@ -144,6 +156,9 @@ class Stage:
     duration_s: float = 0.0
     advice: str = ""
     data: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.detail, self.advice = _clean(self.detail), _clean(self.advice)
 
     @property
     def failed(self) -> bool:
@@ -290,6 +305,9 @@ class Finding:
     advice: str = ""  # one line: what to do about it
     severity: Severity = Severity.WARNING
     subject: dict[str, Any] = field(default_factory=dict)  # pid, gpu index, log line, ...
+
+    def __post_init__(self) -> None:
+        self.summary, self.advice = _clean(self.summary), _clean(self.advice)
 
     def to_dict(self) -> dict[str, Any]:
         return {

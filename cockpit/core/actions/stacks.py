@@ -21,6 +21,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..text import LINE_CAP, sanitize
 from .base import ActionContext
 from .job import JobRecord
 from .jobstate import parse_state, state_command
@@ -87,7 +88,7 @@ class StackDump:
 def parse_py_spy(pid: int, text: str) -> list[ThreadStack]:
     """``py-spy dump`` output → threads (innermost frame first, as py-spy prints them)."""
     threads: list[ThreadStack] = []
-    for line in text.splitlines():
+    for line in sanitize(text, LINE_CAP, newlines=True).split("\n"):  # the job's text is data
         m = _THREAD.match(line)
         if m:
             threads.append(ThreadStack(pid, int(m["tid"]), m["name"], m["state"]))
@@ -99,7 +100,7 @@ def parse_py_spy(pid: int, text: str) -> list[ThreadStack]:
 def _parse_proc(text: str) -> list[ThreadStack]:
     """``@@t PID TID`` blocks of comm, wchan and stat → threads (kernel view only)."""
     out: list[ThreadStack] = []
-    for block in text.split("@@t ")[1:]:
+    for block in sanitize(text, LINE_CAP, newlines=True).split("@@t ")[1:]:
         lines = block.split("\n")
         head = lines[0].split()
         if len(head) != 2 or not all(h.isdigit() for h in head):
@@ -134,7 +135,7 @@ async def dump_stacks(ctx: ActionContext, job: JobRecord, *, timeout: float = 10
             if threads:
                 dump.threads += threads
             elif r.text.strip():
-                dump.note += f"py-spy on pid {pid}: {r.text.strip().splitlines()[-1][:200]}\n"
+                dump.note += f"py-spy on pid {pid}: {sanitize(r.text.strip().splitlines()[-1][:200])}\n"
     kernel = await ctx.run(" ".join(
         f"for t in /proc/{int(p)}/task/[0-9]*; do echo \"@@t {int(p)} ${{t##*/}}\"; cat $t/comm $t/wchan 2>/dev/null; echo; cat $t/stat 2>/dev/null; done;"
         for p in pids), timeout=10)

@@ -18,6 +18,7 @@ from enum import Enum
 from typing import Any
 
 from ..layers import Layer, Outcome, Stage, Status, Verdict
+from ..text import sanitize_data
 
 SCHEMA_VERSION = 1
 DEFAULT_REASON = "cockpit stopped before a verdict"
@@ -277,7 +278,7 @@ def _json_default(o: Any) -> Any:
 
 
 def _dumps(ev: Mapping[str, Any]) -> bytes:
-    return (json.dumps(ev, ensure_ascii=False, separators=(",", ":"), default=_json_default) + "\n").encode("utf-8")
+    return (json.dumps(sanitize_data(ev), ensure_ascii=False, separators=(",", ":"), default=_json_default) + "\n").encode("utf-8")
 
 
 def _jsonable(o: Any) -> Any:
@@ -289,7 +290,7 @@ def _jsonable(o: Any) -> Any:
 
 def _parse(line: bytes) -> dict[str, Any] | None:
     try:
-        ev = json.loads(line.decode("utf-8"))
+        ev = sanitize_data(json.loads(line.decode("utf-8")))  # journal text is data: no escapes, lines capped
     except (UnicodeDecodeError, ValueError, RecursionError):
         return None
     return ev if isinstance(ev, dict) else None

@@ -25,19 +25,19 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import re
 import shutil
 import subprocess
 import sys
 from collections.abc import Mapping
 from typing import Any, TextIO
 
+from ..text import sanitize
+
 __all__ = ["notify_verdict", "notify_verdict_async", "terminal_notify", "verdict_line", "error_text", "one_line", "TMUX_OPTION"]
 
 log = logging.getLogger(__name__)
 
 TMUX_OPTION = "@cockpit_verdict"
-_CTRL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
 def _as_dict(result: Any) -> dict[str, Any]:
@@ -60,7 +60,7 @@ def _val(v: Any) -> str:
 
 
 def one_line(s: str, limit: int) -> str:
-    s = " ".join(_CTRL.sub(" ", s).split())
+    s = " ".join(sanitize(s, newlines=True).split())
     return s if len(s) <= limit else s[: limit - 1].rstrip() + "…"
 
 

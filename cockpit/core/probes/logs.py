@@ -22,12 +22,12 @@ byte), and the classifier's matches for them.  A partial last line waits for its
 
 from __future__ import annotations
 
-import re
 import shlex
 from collections import deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
+from ..text import sanitize as _sanitize
 from .signatures import Classifier, Match
 
 __all__ = [
@@ -72,44 +72,14 @@ def log_probe_command(path: str, offset: int, max_bytes: int, overlap: int = 0) 
 # --------------------------------------------------------------------------------------------
 # sanitising
 
-_ANSI = re.compile(
-    r"\x1b\[[0-?]*[ -/]*[@-~]"  # CSI: colours, cursor moves
-    r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"  # OSC: titles, hyperlinks
-    r"|\x1b[PX^_][^\x1b]*(?:\x1b\\)?"  # DCS / SOS / PM / APC
-    r"|\x1b[()*+\-./#%][ -~]"  # charset designation, ESC # 8, ESC % G
-    r"|\x1b[0-9:;<=>?@A-Z\\^_`a-z{|}~]"  # two-character escapes (ESC 7, ESC c, ESC M, ...)
-    r"|\x9b[0-?]*[ -/]*[@-~]"  # 8-bit CSI
-)
-_CTRL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
-
-
-def _visible(m: re.Match[str]) -> str:
-    c = m.group(0)
-    o = ord(c)
-    if o < 0x20:
-        return chr(0x2400 + o)  # ␀ ␁ … ␛ …
-    if o == 0x7F:
-        return "\u2421"  # ␡
-    return f"\\x{o:02x}" if o < 0x100 else f"\\u{o:04x}"
-
 
 def sanitize(line: str) -> str:
-    """Make one log line safe to show: no raw ESC or other control characters.
-
-    A carriage return keeps what a terminal would show last (a progress bar's final state); ANSI
-    escape sequences are removed; other control characters (NUL, lone ESC, C1 controls, bidi
-    overrides) become visible symbols (``␀``, ``␛``, ``\\x9b``).  Tabs are kept.
+    """One log line made safe to show (:func:`cockpit.core.text.sanitize` as a terminal shows a
+    line): a carriage return keeps what a terminal would show last (a progress bar's final
+    state), ANSI escape sequences are removed, other control characters (NUL, lone ESC, C1
+    controls, bidi controls, a newline) become visible symbols (``␀``, ``␛``, ``\\x9b``).  Tabs are kept.
     """
-    if line.isprintable():
-        return line
-    if "\r" in line:
-        line = line.rstrip("\r")
-        if "\r" in line:
-            segs = [s for s in line.split("\r") if s]
-            line = segs[-1] if segs else ""
-    if "\x1b" in line or "\x9b" in line:
-        line = _ANSI.sub("", line)
-    return _CTRL.sub(_visible, line)
+    return _sanitize(line, overprint=True)
 
 
 # --------------------------------------------------------------------------------------------

@@ -8,16 +8,21 @@ from __future__ import annotations
 
 import math
 
+from ..text import sanitize
+
 __all__ = ["to_text", "fmt_age"]
 
 
 def to_text(data: str | bytes | bytearray | memoryview | None) -> str:
-    """Remote output as text: ``None`` is empty, bytes are UTF-8 with invalid bytes replaced."""
+    """Remote output as text the probes' parsers can keep: ``None`` is empty, bytes are UTF-8 with
+    invalid bytes replaced, and it is sanitised (:func:`cockpit.core.text.sanitize`, newlines
+    kept), so process command lines, GPU and process names and kernel messages carry no escape
+    sequence or control character into cockpit's data."""
     if data is None:
         return ""
     if isinstance(data, (bytes, bytearray, memoryview)):
-        return bytes(data).decode("utf-8", "replace")
-    return str(data)
+        data = bytes(data).decode("utf-8", "replace")
+    return sanitize(str(data), newlines=True)
 
 
 #: (seconds in the unit, its letter, seconds in the next smaller unit, that unit's letter)
