@@ -53,7 +53,7 @@ from .panes.procs import ProcsPane
 from .panes.status import StatusLine, StatusState
 from .panes.verdict import VerdictStrip
 from .settings import SettingsMixin
-from .shown import set_share, sharing
+from .shown import set_share, shown, shown_block
 from .themes import ThemeSet, default_variables, load_themes
 from .user_keys import UserActionKeys
 
@@ -279,12 +279,11 @@ class CockpitApp(SettingsMixin, TargetKeys, ViewKeys, UserActionKeys, App[int]):
             self.query_one(StatusLine).update_part("log", v.collected_at, v.error, v.error_layer)
 
     def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information", timeout: float | None = None,
-               markup: bool = True) -> None:
-        """Every toast; in share mode its text is redacted too (an error may quote a command line)."""
-        red = sharing()
-        if red is not None:
-            message, title = red.text(message), red.text(title)
-        super().notify(message, title=title, severity=severity, timeout=timeout, markup=markup)
+               markup: bool = False) -> None:
+        """Every toast.  Its text is often remote or job text (a fate's cause, a refusal, an error):
+        shown as data, never markup (``markup`` is ignored), with no escape or control character, and
+        in share mode redacted too (an error may quote a command line)."""
+        super().notify(shown_block(message), title=shown(title), severity=severity, timeout=timeout, markup=False)
 
     @while_mounted
     def on_history_refreshed(self, msg: HistoryRefreshed) -> None:

@@ -16,9 +16,16 @@ from textual.widget import Widget
 
 from ...core.layers import Layer
 from ..format import fmt_age
-from ..shown import shown
+from ..shown import shown, shown_block
 
-__all__ = ["STYLE_CLASSES", "Styled", "Pane", "layer_tag"]
+__all__ = ["STYLE_CLASSES", "Styled", "Pane", "layer_tag", "data_text"]
+
+
+def data_text(value: object, style: Style | str = "") -> Text:
+    """Remote, job or journal text as a plain ``Text``: never parsed as markup (``[/]``,
+    ``[rank0]:``, ``[link=…]``), no escape or control character, newlines kept, secrets hidden
+    in share mode (:func:`~cockpit.ui.shown.shown_block`)."""
+    return value if isinstance(value, Text) else Text(shown_block(value), style=style)
 
 STYLE_CLASSES = frozenset(
     {f"layer--{layer.value}" for layer in Layer}

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
+
+from ..panes.base import data_text
 
 __all__ = ["ConfirmScreen"]
 
@@ -26,11 +27,12 @@ class ConfirmScreen(ModalScreen[bool]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="confirm-box", classes="modal-box"):
-            yield Static(Text(self.title_text), id="confirm-title", classes="modal-title")
-            yield Static(Text(self.body), id="confirm-body")
+            # the commands and what they act on hold remote text (process command lines): data, never markup
+            yield Static(data_text(self.title_text), id="confirm-title", classes="modal-title")
+            yield Static(data_text(self.body), id="confirm-body")
             if self.where:
-                yield Static(Text(self.where), id="confirm-where", classes="modal-dim")
-            yield Static(Text(self.command), id="confirm-command")
+                yield Static(data_text(self.where), id="confirm-where", classes="modal-dim")
+            yield Static(data_text(self.command), id="confirm-command")
             with Horizontal(id="confirm-buttons"):
                 yield Button("Cancel (esc)", id="confirm-no", variant="primary")
                 yield Button(f"{self.yes} (y)", id="confirm-ok", variant="error")

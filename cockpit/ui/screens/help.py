@@ -14,6 +14,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from ...core.layers import LAYER_MEANING, Layer
+from ...core.text import sanitize
 from ..actions import ACTIONS, UIAction
 from ..format import STATUS_GLYPH, outcome_text
 from ..panes.base import Styled
@@ -40,7 +41,7 @@ def key_label(keys: str) -> str:
     for k in keys.split(","):
         k = k.strip()
         out.append(_KEY_NAMES.get(k, k))
-    return " ".join(out)
+    return sanitize(" ".join(out))  # the user's keymap: shown as typed, never as escapes
 
 
 class HelpBody(Styled, Static):
@@ -102,14 +103,14 @@ class HelpBody(Styled, Static):
             outer.add_row(Text("  " + line))
         return outer
 
-    def _row(self, a: UIAction) -> tuple[Text, str, Text]:
+    def _row(self, a: UIAction) -> tuple[Text, Text, Text]:
         key = key_label(self.keymap.get(a.id, a.key))
         desc = Text(a.help)
         if a.destructive:
             desc.append("  (asks first)", style=self.cs("sev--warning"))
         if not self.allowed(a):
             desc.append("  (disabled: read-only)" if self.read_only and a.acts else "  (disabled)", style=self.cs("txt--dim"))
-        return Text(key, style=self.cs("txt--key")), a.id, desc
+        return Text(key, style=self.cs("txt--key")), Text(a.id), desc  # a str cell would be parsed as markup
 
 
 class HelpScreen(ModalScreen[None]):

@@ -3,12 +3,14 @@ since the last deploy when the source is watched)."""
 
 from __future__ import annotations
 
-from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Static
+
+from ...core.text import sanitize
+from ..panes.base import data_text
 
 __all__ = ["HypothesisScreen"]
 
@@ -35,11 +37,11 @@ class HypothesisScreen(ModalScreen["str | None"]):
         with Vertical(id="prompt-box", classes="modal-box"):
             yield Static("Attempt a fix", classes="modal-title")
             yield Static("What does this attempt test? (your hypothesis; it goes into the journal)")
-            yield Input(value=self.last_note, placeholder="e.g. serialising the first compile fixes the FX race", id="prompt-input")
+            yield Input(value=sanitize(self.last_note), placeholder="e.g. serialising the first compile fixes the FX race", id="prompt-input")
             if self.changed is not None:
-                yield Static(Text(self.changed_text()), id="prompt-changed")
+                yield Static(data_text(self.changed_text()), id="prompt-changed")
             if self.plan:
-                yield Static(Text(self.plan), id="prompt-plan", classes="modal-dim")
+                yield Static(data_text(self.plan), id="prompt-plan", classes="modal-dim")
             yield Static("enter: run the attempt · esc: cancel", classes="modal-dim")
 
     def on_mount(self) -> None:

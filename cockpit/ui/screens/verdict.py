@@ -99,7 +99,7 @@ class VerdictBody(Styled, Static):
             if s.advice and s.status.value == "fail":
                 detail.append(f"\n→ {shown(s.advice)}", style=self.cs("txt--dim"))
             stages.add_row(Text(status_glyph(s.status), style=self.status_style(s.status)), layer_tag(self, s.layer),
-                           f"{group} › {name}" if group != name else name, detail)
+                           Text(shown(f"{group} › {name}" if group != name else name)), detail)  # a str cell is markup: [/] crashed
             if s.status.value == "fail" and failing is None:
                 failing = s
         parts.append(stages)
