@@ -79,7 +79,7 @@ def sanitize(line: str) -> str:
     state), ANSI escape sequences are removed, other control characters (NUL, lone ESC, C1
     controls, bidi controls, a newline) become visible symbols (``␀``, ``␛``, ``\\x9b``).  Tabs are kept.
     """
-    return _sanitize(line, overprint=True)
+    return line if line.isprintable() else _sanitize(line, overprint=True)  # the hot path: most lines are clean
 
 
 # --------------------------------------------------------------------------------------------
