@@ -162,6 +162,7 @@ class AppThread:
             exc = self.app._exception
             if exc is not None or not self.app.is_running:
                 self.close()
+                exc = exc or self.failure
                 raise AssertionError(f"the app crashed: {exc!r}") from exc
 
     def close(self) -> None:
@@ -191,8 +192,8 @@ def ui(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AppThread]:
 def fuzz(examples: int) -> settings:
     """``examples`` per test: each is a batch of hostile texts through every field of a pane or
     screen (the machine is small and shared: the whole file stays under ~20 s)."""
-    return settings(max_examples=examples, deadline=None, derandomize=False,
-                    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.data_too_large])
+    return settings(max_examples=examples, deadline=None,
+                    suppress_health_check=[HealthCheck.too_slow])
 
 # -- what reaches the terminal -----------------------------------------------------------------------
 
@@ -267,10 +268,6 @@ def assert_shown(expected: str, where: str, what: str, *, prefix: int | None = N
     assert want in norm(where), f"{what}: {want[:200]!r} not shown verbatim in {norm(where)[:400]!r}"
 
 
-async def settle(pilot: Any) -> None:
-    await pilot.pause()
-
-
 # -- procs ---------------------------------------------------------------------------------------------
 
 STAT_TAIL = "0 -1 4194560 193 356 0 0 0 0 0 0 20 0 1 0 66927 2990080 410 18446744073709551615 1 1 1 0 0 0 0 6 0 1 0 0 17 0 0 0 0 0 0 1 1 1 1 1 1 1 0"
@@ -296,7 +293,7 @@ def test_procs_pane_shows_remote_text_verbatim(ui: AppThread, cmds: list[str], c
 
     async def run(app: CockpitApp, pilot: Any) -> None:
         app.post_message(ProcsRefreshed(view))
-        await settle(pilot)
+        await pilot.pause()
         pane = app.query_one(ProcsPane)
         assert pane.view is view
         table = pane.table
@@ -331,7 +328,7 @@ def test_gpu_pane_shows_names_verbatim(ui: AppThread, name: str, pname: str, err
 
     async def run(app: CockpitApp, pilot: Any) -> None:
         app.post_message(GpuRefreshed(view))
-        await settle(pilot)
+        await pilot.pause()
         pane = app.query_one(GpuPane)
         card = pane.query_one(GpuCard)
         assert_shown(f"GPU {sanitize(name)}", shown(card.query_one(".gpu-head")), "a GPU's name")
@@ -340,7 +337,7 @@ def test_gpu_pane_shows_names_verbatim(ui: AppThread, name: str, pname: str, err
         assert_shown(f"refresh failed: {one_line(err)}", subtitle(pane), "the pane's subtitle", prefix=len("refresh failed: ") + 40)
         assert_terminal_clean(app)
         app.post_message(GpuRefreshed(failing))  # nvidia-smi failed: the error itself is shown
-        await settle(pilot)
+        await pilot.pause()
         assert_shown(one_line(err), shown(pane.query_one("#gpu-error")), "a GPU error", prefix=299)
         assert_terminal_clean(app)
 
@@ -367,7 +364,7 @@ def test_log_pane_shows_lines_verbatim(ui: AppThread, lines: list[str], err: str
         obs.log.collected_at = FIXED
         obs.log.error = err
         app.post_message(LogBatch(obs.log.path, 1, upd.lines, upd.matches, view=obs.log))
-        await settle(pilot)
+        await pilot.pause()
         pane = app.query_one(LogPane)
         shown_lines = list(pane.log_view.lines)
         assert len(shown_lines) == len(expected), (shown_lines, expected)
@@ -378,7 +375,7 @@ def test_log_pane_shows_lines_verbatim(ui: AppThread, lines: list[str], err: str
         assert_terminal_clean(app)
         obs.log.error = None
         pane.tick()
-        await settle(pilot)
+        await pilot.pause()
         assert_shown(one_line(obs.log.path), subtitle(pane), "the log's path", prefix=59)
         assert_terminal_clean(app)
 
@@ -389,7 +386,7 @@ def test_log_pane_shows_lines_verbatim(ui: AppThread, lines: list[str], err: str
 
 def journal_records(note: str, text: str, path: str) -> list[Any]:
     """Two attempts with hostile text in every field, written and read by the journal's own code."""
-    stage = Stage("verify: alive", Status.FAIL, Layer.APP, f"exited: {text}", advice=f"try {text}",
+    stage = Stage(f"verify: alive {text}", Status.FAIL, Layer.APP, f"exited: {text}", advice=f"try {text}",
                   evidence=Evidence(command=f"cat {path}", exit_code=1, output=f"out {text}\nline 2 {text}"))
     verdict = Verdict("attempt", [Stage("ssh reached", Status.OK, Layer.SSH, f"ok {text}"), stage])
     fe = {"layer": "app", "label": text, "summary": f"first {text}", "line": text, "advice": f"fix {text}",
@@ -419,7 +416,7 @@ def test_history_verdict_strip_and_screen_show_journal_text_verbatim(ui: AppThre
 
     async def run(app: CockpitApp, pilot: Any) -> None:
         app.post_message(HistoryRefreshed(records, FIXED))
-        await settle(pilot)
+        await pilot.pause()
         pane = app.query_one(HistoryPane)
         row1 = [plain(c) for c in pane.table.get_row("1")]
         row2 = [plain(c) for c in pane.table.get_row("2")]
@@ -430,18 +427,19 @@ def test_history_verdict_strip_and_screen_show_journal_text_verbatim(ui: AppThre
         strip = app.query_one(VerdictStrip)
         strip.state = "idle"
         strip.show_record(records[0])
-        await settle(pilot)
+        await pilot.pause()
         assert_shown(one_line(f"exited: {text}"), shown(app.query_one("#verdict-detail")), "a stage's detail", prefix=60)
         assert_terminal_clean(app)
         screen = VerdictScreen(records[0], clock=lambda: FIXED + 10)
         await app.push_screen(screen)
-        await settle(pilot)
+        await pilot.pause()
         body = shown(screen.body)
         for what, want in (("hypothesis", note), ("log path", path), ("summary", f"attempt: {text}"), ("fate", text),
                            ("first error", f"first {text}"), ("advice", f"fix {text}"),
                            ("traceback", f"RuntimeError: {text}"), ("caches", text)):
             assert_shown(sanitize(want, newlines=True), body, f"the verdict screen's {what}")
         assert_shown(one_line(f"exited: {text}"), body, "the verdict screen's stage detail")
+        assert_shown(sanitize(f"verify › alive {text}", newlines=True), body, "a stage's name from the journal")
         output = sanitize(f"out {text}\nline 2 {text}", newlines=True, overprint=True)
         assert_shown(output.rstrip()[-3000:], body, "the failing stage's evidence (its last 3000 characters)")
         assert_terminal_clean(app)
@@ -460,7 +458,7 @@ def test_live_stages_verdicts_fates_and_toasts_show_text_verbatim(ui: AppThread,
     async def run(app: CockpitApp, pilot: Any) -> None:
         app.post_message(ActionStarted("attempt", note))
         app.post_message(StageEvent("attempt", Stage("deploy: checksums", Status.RUNNING, Layer.CONTAINER, detail)))
-        await settle(pilot)
+        await pilot.pause()
         strip = app.query_one(VerdictStrip)
         assert_shown(one_line(note), shown(app.query_one("#verdict-title")), "the attempt's note", prefix=199)
         assert_shown(one_line(detail), shown(app.query_one("#verdict-detail")), "a running stage's detail", prefix=60)
@@ -469,7 +467,7 @@ def test_live_stages_verdicts_fates_and_toasts_show_text_verbatim(ui: AppThread,
         app.post_message(ActionRefused("deploy", reason))
         app.post_message(LoopNotice(reason, "warning", title=reason))
         app.post_message(FateChanged(core_events.FateChanged(1, Fate("died", "app", reason, FIXED, 3.0), "passed")))
-        await settle(pilot)
+        await pilot.pause()
         assert "REFUSED" in strip.plain()
         toasts = [(n.title, n.message, n.markup) for n in app._notifications]
         assert toasts and not any(m for _, _, m in toasts), toasts
@@ -485,15 +483,15 @@ def test_live_stages_verdicts_fates_and_toasts_show_text_verbatim(ui: AppThread,
 # -- modal screens and the status line -----------------------------------------------------------------
 
 @fuzz(3)
-@given(text=hostile(), key=hostile(forbid="\n"), files=st.lists(hostile(forbid="\n"), min_size=1, max_size=3))
-def test_screens_and_status_line_show_text_verbatim(ui: AppThread, text: str, key: str, files: list[str]) -> None:
-    threads = parse_py_spy(7, f'Thread 7 (idle): "{key}"\n    {text} (train.py:1)\n    wait (threading.py:320)\n')
+@given(text=hostile(), frame=hostile(forbid="\n"), key=hostile(forbid="\n,\""), files=st.lists(hostile(forbid="\n"), min_size=1, max_size=3))
+def test_screens_and_status_line_show_text_verbatim(ui: AppThread, text: str, frame: str, key: str, files: list[str]) -> None:
+    threads = parse_py_spy(7, f'Thread 7 (idle): "{key}"\n    {frame} (train.py:1)\n    wait (threading.py:320)\n')
     dump = StackDump("py-spy", FIXED, threads, note=text)
 
     async def run(app: CockpitApp, pilot: Any) -> None:
         screens: list[tuple[Any, Callable[[], str], list[str]]] = [
             (StacksScreen(dump), lambda: "\n".join(shown(w) for w in app.screen.query("Static")),
-             [sanitize(key), sanitize(text).strip(), "wait (threading.py:320)"]),
+             [sanitize(key), sanitize(frame), "wait (threading.py:320)", sanitize(text, newlines=True)]),
             (ConfirmScreen(text, text, f"kill {text}", where=text), lambda: "\n".join(shown(w) for w in app.screen.query("Static")),
              [sanitize(text, newlines=True), sanitize(f"kill {text}", newlines=True)]),
             (HypothesisScreen(text, plan=text, changed=files), lambda: "\n".join(shown(w) for w in app.screen.query("Static")),
@@ -502,7 +500,7 @@ def test_screens_and_status_line_show_text_verbatim(ui: AppThread, text: str, ke
         ]
         for screen, content, wants in screens:
             await app.push_screen(screen)
-            await settle(pilot)
+            await pilot.pause()
             got = content()
             for w in wants:
                 assert_shown(w, got, f"{type(screen).__name__}")
@@ -510,7 +508,7 @@ def test_screens_and_status_line_show_text_verbatim(ui: AppThread, text: str, ke
             await app.pop_screen()
         app.post_message(SourceChanged({f: "modified" for f in files}, on_save=True))
         app.query_one(StatusLine).set_config_error(text)
-        await settle(pilot)
+        await pilot.pause()
         line = app.query_one(StatusLine).render().plain
         assert_shown(sanitize(files[0]).rsplit("/", 1)[-1], line, "a changed file's name", prefix=20)
         assert_terminal_clean(app)
