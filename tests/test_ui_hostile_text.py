@@ -105,9 +105,12 @@ def test_remote_text_is_clean_where_it_enters_core_data(tmp_path: Path):
     assert f.summary == f.advice == seen
     procs, bad = procs_probe.parse_ps(f"@@cockpit-ps proc\n@@uptime 10\n@@conf 100\nP\t0\t1\t1\t0\tpython3 {evil}\t7 (py) S 1 7 7 "
                                       + "0 " * 40 + "\n")
-    assert not bad and procs[0].args == f"python3 {seen}"
+    wire = "x\u241b]2;pwned\u2407\u241b[31m\\x9b1m\\u202e\\ud800"  # in ps and nvidia-smi output escapes show: they cannot eat a field
+    assert not bad and procs[0].args == f"python3 {wire}"
     snap = gpu_probe.parse_gpu_output(f"0, NVIDIA {evil}, GPU-a, 0:0.0, 550, P0, 1, 1, 1, 1, 2, 1, 2, 0, Disabled, 0\n", "", 0)
-    assert snap.gpus[0].name == f"NVIDIA {seen}"
+    assert snap.gpus[0].name == f"NVIDIA {wire}"
+    procs, bad = procs_probe.parse_ps("@@cockpit-ps proc\n@@uptime 10\n@@conf 100\nP\t0\t1\t1\t0\t\t8 (\x1b[) S 1 8 8 " + "0 " * 40 + "\n")
+    assert not bad and procs[0].comm == "\u241b[", (procs, bad)  # a process named ESC [ used to vanish from the table
     assert parse_py_spy(7, f'Thread 7 (idle): "{evil}"\n    f (a.py:1)\n')[0].name == seen
     j = Journal(tmp_path / "journal.jsonl")
     a = j.start_attempt(evil, "lab")  # a lone surrogate used to make the journal write raise UnicodeEncodeError

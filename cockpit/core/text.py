@@ -62,7 +62,7 @@ def _cap(line: str, cap: int | None) -> str:
     return f"{line[:cap]} … [{len(line) - cap} characters cut]"
 
 
-def _line(line: str, cap: int | None, overprint: bool) -> str:
+def _line(line: str, cap: int | None, overprint: bool, strip: bool) -> str:
     if line.isprintable():
         return _cap(line, cap)
     if "\r" in line:
@@ -70,12 +70,13 @@ def _line(line: str, cap: int | None, overprint: bool) -> str:
         if overprint and "\r" in line:
             segs = [s for s in line.split("\r") if s]
             line = segs[-1] if segs else ""
-    if "\x1b" in line or "\x9b" in line:
+    if strip and ("\x1b" in line or "\x9b" in line):
         line = _ANSI.sub("", line)
     return _cap(_CTRL.sub(_visible, line), cap)
 
 
-def sanitize(text: str, cap: int | None = None, *, newlines: bool = False, overprint: bool = False) -> str:
+def sanitize(text: str, cap: int | None = None, *, newlines: bool = False, overprint: bool = False,
+             strip_escapes: bool = True) -> str:
     """``text`` safe to keep and to show on a terminal: no raw ESC or other control character.
 
     ANSI escape sequences (colours, cursor moves, OSC titles and hyperlinks) are removed; other
@@ -88,10 +89,14 @@ def sanitize(text: str, cap: int | None = None, *, newlines: bool = False, overp
     newline is shown as ``␊`` and the result is one line.  ``overprint``: a carriage return keeps
     what a terminal would show last (a progress bar's final state: for log lines); otherwise it
     is shown as ``␍``.  A carriage return at the end of a line is dropped either way.
+    ``strip_escapes=False``: escape sequences are not removed but shown (``␛[31m``), so only the
+    control characters themselves change: for structured output (``ps``, ``nvidia-smi``) where a
+    sequence cut short in one field must not swallow the next field (a process named ``\\x1b[``
+    would otherwise eat ``) S`` from its ``/proc/PID/stat`` line and vanish from the table).
     """
     if newlines and "\n" in text:
-        return "\n".join(_line(ln, cap, overprint) for ln in text.split("\n"))
-    return _line(text, cap, overprint)
+        return "\n".join(_line(ln, cap, overprint, strip_escapes) for ln in text.split("\n"))
+    return _line(text, cap, overprint, strip_escapes)
 
 
 def sanitize_data(data: Any, cap: int | None = LINE_CAP) -> Any:

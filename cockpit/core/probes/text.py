@@ -16,13 +16,14 @@ __all__ = ["to_text", "fmt_age"]
 def to_text(data: str | bytes | bytearray | memoryview | None) -> str:
     """Remote output as text the probes' parsers can keep: ``None`` is empty, bytes are UTF-8 with
     invalid bytes replaced, and it is sanitised (:func:`cockpit.core.text.sanitize`, newlines
-    kept), so process command lines, GPU and process names and kernel messages carry no escape
-    sequence or control character into cockpit's data."""
+    kept), so process command lines, GPU and process names and kernel messages carry no control
+    character into cockpit's data.  Escape sequences are shown (``␛[31m``), not removed: one cut
+    short in a field must not swallow the fields after it."""
     if data is None:
         return ""
     if isinstance(data, (bytes, bytearray, memoryview)):
         data = bytes(data).decode("utf-8", "replace")
-    return sanitize(str(data), newlines=True)
+    return sanitize(str(data), newlines=True, strip_escapes=False)
 
 
 #: (seconds in the unit, its letter, seconds in the next smaller unit, that unit's letter)
