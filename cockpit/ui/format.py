@@ -14,6 +14,7 @@ from typing import Any
 from ..core.layers import Layer, Outcome, Status
 from ..core.probes.gpu import NaType
 from ..core.probes.text import fmt_age as core_fmt_age
+from ..core.text import sanitize
 from .shown import shown
 
 __all__ = [
@@ -110,7 +111,8 @@ def outcome_text(outcome: Outcome | str | None, layer: Layer | str | None = None
 def one_line(text: Any, limit: int | None = None) -> str:
     """Remote text on one line (``⏎`` between its lines), as it may be shown (:func:`~.shown.shown`:
     no escapes; secrets hidden when sharing), then shortened to ``limit``."""
-    s = shown(" ⏎ ".join(p.strip() for p in str(text or "").splitlines() if p.strip()))
+    lines = sanitize(str(text or ""), newlines=True).split("\n")  # control characters show (␞, \u2028), even at an end
+    s = shown(" ⏎ ".join(p.strip() for p in lines if p.strip()))
     if limit is not None and len(s) > limit:
         s = s[: max(0, limit - 1)] + "…"
     return s

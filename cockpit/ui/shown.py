@@ -2,7 +2,7 @@
 
 Every pane and screen turns such text into display text here (table cells, one-line details, the
 live log, evidence, tracebacks, stack dumps, findings, GPU process names, toasts): escape and
-control sequences are removed (:func:`~cockpit.core.probes.logs.sanitize`) and, in share mode
+control sequences are removed (:func:`~cockpit.core.text.sanitize`) and, in share mode
 (``cockpit --share``), secrets are replaced by ``***`` with the config's
 :class:`~cockpit.core.redact.Redactor`.  The app sets the redactor when it is built
 (:func:`set_share`); it lives in a context variable, like Textual's own active app, so every task
@@ -15,8 +15,8 @@ from collections.abc import Iterable
 from contextvars import ContextVar
 from typing import Any
 
-from ..core.probes.logs import sanitize
 from ..core.redact import LineRedactor, Redactor
+from ..core.text import sanitize  # a carriage return shows (␍): display text is data, not a progress bar
 
 __all__ = ["set_share", "sharing", "shown", "shown_block", "line_redactor"]
 

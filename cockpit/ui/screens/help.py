@@ -74,8 +74,8 @@ class HelpBody(Styled, Static):
             mine.add_column("id", no_wrap=True, style=self.cs("txt--dim"))
             mine.add_column("what it does", ratio=1)
             for a in self.user:
-                key, name, desc = self._row(a)
-                mine.add_row(key if a.key else Text("—", style=self.cs("txt--dim")), name, desc)
+                key, ident, desc = self._row(a)
+                mine.add_row(key if a.key else Text("—", style=self.cs("txt--dim")), ident, desc)
             outer.add_row(mine)
         outer.add_row(Text(""))
         outer.add_row(Text("Layers: where a failure lives, bottom to top", style=self.cs("txt--title")))
