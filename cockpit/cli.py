@@ -183,6 +183,7 @@ def with_engine(args: argparse.Namespace, cfg: Config, work: Callable[[Any], Any
     from .core.notify import Notifier
 
     async def go() -> Any:
+        _end_on_hangup(asyncio.current_task())
         eng = Engine(cfg)
         if getattr(args, "stop_strays", False):
             eng.strays_policy = "stop"
@@ -206,6 +207,30 @@ def with_engine(args: argparse.Namespace, cfg: Config, work: Callable[[Any], Any
     except Busy as e:
         print(f"cockpit: {e}", file=sys.stderr)
         raise _Busy() from None
+
+
+def _end_on_hangup(task: asyncio.Task[Any] | None) -> None:
+    """SIGHUP (the terminal closed under cockpit) and SIGTERM end the running action as an
+    interrupt does: the task is cancelled, so the journal closes the attempt ``interrupted`` and the
+    connection is closed, instead of the process dying mid-write.  After SIGHUP, stdout and stderr
+    point at /dev/null: the terminal is gone and writing to it would fail (EIO)."""
+    import signal
+
+    def end(signum: int) -> None:
+        if signum == signal.SIGHUP:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            for fd in (1, 2):
+                os.dup2(devnull, fd)
+            os.close(devnull)
+        if task is not None:
+            task.cancel()
+
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGHUP, signal.SIGTERM):
+        try:
+            loop.add_signal_handler(sig, end, sig)
+        except (NotImplementedError, RuntimeError, ValueError):  # no signals here (not the main thread, not Unix)
+            return
 
 
 def cmd_action(args: argparse.Namespace, cfg: Config) -> int:
@@ -387,7 +412,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             sys.stdout.write("\n")
         print(f"cockpit: config error: {e.message}", file=sys.stderr)
         return EXIT_USAGE
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, asyncio.CancelledError):  # Ctrl-C; SIGHUP or SIGTERM (see _end_on_hangup)
         print("cockpit: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     except BrokenPipeError:  # `cockpit history | head`: the reader left; say nothing more

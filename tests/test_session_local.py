@@ -38,8 +38,36 @@ async def test_binary_output_round_trips(t, tmp_path):
 
 
 async def test_huge_output(t):
-    r = await t.run("head -c 8000000 /dev/zero | tr '\\0' x")
-    assert len(r.stdout) == 8_000_000 and set(r.stdout) == {ord("x")}
+    r = await t.run("yes 0123456789abcdef | head -c 8000000")
+    assert r.stdout == (b"0123456789abcdef\n" * 470589)[:8_000_000]  # many lines: all of it, byte for byte
+
+
+async def test_a_50_mib_line_is_cut_with_a_mark_in_bounded_memory(t):
+    """A command printing 50 MiB without a newline: the line's first LINE_MAX bytes, a mark, no
+    exception, memory bounded (not 50 MiB), and the next command runs on the same session."""
+    import time
+    import tracemalloc
+
+    from cockpit.core.remote.lines import LINE_MAX, OUTPUT_MAX
+
+    tracemalloc.start()
+    t0 = time.monotonic()
+    try:
+        r = await t.run("echo first; head -c 52428800 /dev/zero | tr '\\0' x; echo; echo last", timeout=60)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    dt = time.monotonic() - t0
+    first, line, *rest = r.stdout.split(b"\n")
+    assert first == b"first" and line.startswith(b"x" * LINE_MAX)
+    # of the 32 MiB sent (OUTPUT_MAX: the rest is never sent), all but LINE_MAX bytes were cut, and the end says so
+    assert line[LINE_MAX:].decode() == f" \u2026[cockpit cut {OUTPUT_MAX - 6 - LINE_MAX} bytes of this line]"
+    assert rest[0].decode().endswith(f"{50 * 2**20 + 12 - OUTPUT_MAX} more bytes not kept]")
+    assert peak < 16 * 2**20, f"peak {peak / 2**20:.1f} MiB"
+    print(f"\n50 MiB line through the local session: {dt:.2f}s, peak {peak / 2**20:.1f} MiB")
+    assert t.session.rebuilds == 0 and (await t.run("echo next")).stdout == b"next\n"
+    r = await t.run("head -c 5000000 /dev/zero | tr '\\0' y; echo; echo after")  # the line after a cut one survives
+    assert r.stdout.endswith(f"y \u2026[cockpit cut {5000000 - LINE_MAX} bytes of this line]\nafter\n".encode())
 
 
 async def test_timeout_kills_command_and_session_survives(t, tmp_path):

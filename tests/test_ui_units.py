@@ -195,8 +195,9 @@ def test_shell_command_for_a_pct_container_over_ssh():
     cfg = parse_config('[target]\nhost = "10.1.2.6"\nuser = "root"\nport = 2222\nruntime = "pct"\ncontainer = 200\n'
                        '[ssh]\nidentity_file = "/keys/id_ed25519"\n')
     sc = shell_command(cfg)
-    assert sc.argv == ["ssh", "-t", "-p", "2222", "-i", "/keys/id_ed25519", "root@10.1.2.6", "pct enter 200"]
-    assert sc.display == "ssh -t -p 2222 -i /keys/id_ed25519 root@10.1.2.6 'pct enter 200'"
+    assert sc.argv == ["ssh", "-t", "-a", "-o", "StrictHostKeyChecking=yes", "-p", "2222", "-i", "/keys/id_ed25519",
+                       "root@10.1.2.6", "pct enter 200"]
+    assert sc.display == "ssh -t -a -o StrictHostKeyChecking=yes -p 2222 -i /keys/id_ed25519 root@10.1.2.6 'pct enter 200'"
 
 
 def test_shell_command_plain_host_and_local(tmp_path):
@@ -204,7 +205,8 @@ def test_shell_command_plain_host_and_local(tmp_path):
 
     cfg = parse_config('[target]\nhost = "gpu1"\n[job]\nworkdir = "/work space"\n')
     sc = shell_command(cfg)
-    assert sc.argv[:3] == ["ssh", "-t", "gpu1"] and "cd '/work space'" in sc.argv[3]
+    assert sc.argv[:5] == ["ssh", "-t", "-a", "-o", "StrictHostKeyChecking=yes"]
+    assert sc.argv[5] == "gpu1" and "cd '/work space'" in sc.argv[6]
     local = shell_command(local_config(tmp_path), environ={"SHELL": "/bin/zsh"})
     assert local.argv == ["/bin/zsh"] and local.cwd == str(tmp_path)
 

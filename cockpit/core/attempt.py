@@ -131,8 +131,10 @@ async def run_attempt(engine: Engine, note: str, make_ctx: Callable[[Callable[[s
             scan = ctx.state.get("log_scan")
             first_error = scan.error() if scan is not None else None
         verdict.finish()
-        outcome = outcome_of(verdict, job_started=job is not None and job.pid is not None)
+        outcome = outcome_of(verdict, job_started=job is not None and job.started)
         fs = verdict.failed_stage
+        if fs is not None and fs.data.get("lost"):
+            outcome = Outcome.INTERRUPTED  # the connection stayed lost: the job runs on, unjudged (not "untested")
         if first_error is None and fs is not None and fs.data.get("first_error"):
             first_error = fs.data["first_error"]
         timings["total"] = time.monotonic() - t_start

@@ -138,7 +138,7 @@ class Engine:
         except OSError:
             self.recovered = []
         for rec in reversed(self.journal.attempts()):
-            if rec.job and rec.job.get("pid"):
+            if rec.job and (rec.job.get("pid") or rec.job.get("sched_id")):
                 self.set_job(JobRecord.from_dict(rec.job), rec.attempt)
                 break
 
@@ -454,7 +454,7 @@ class Engine:
             t0 = time.monotonic()
             self.publish(ActionStarted("attempt", note, trigger))
             res = await run_attempt(self, note, self.context, self._stop_step)
-            if res.job is not None and res.job.pid is not None:
+            if res.job is not None and res.job.started:
                 self.set_job(res.job, res.attempt)
                 await self._hang_evidence(res)
                 await self._first_fate(res)

@@ -3,6 +3,8 @@
 A verdict is a moment; the fate is the end of the story.  The states:
 
 ``running``   the job is alive (the state every followed job starts in);
+``pending``   queued by a scheduler (Slurm), not started yet: the cause holds the reason and the
+              queue position; never a failure;
 ``stalled``   alive, but no progress line for longer than ``[verify] stall_after`` (layer and
               evidence say where it hangs); back to ``running`` when progress resumes;
 ``finished``  it exited with code 0 and no error in its log;
@@ -40,7 +42,7 @@ __all__ = ["Fate", "FATE_STATES", "FINAL_STATES", "read_fate", "FateFollower", "
 
 log = logging.getLogger(__name__)
 
-FATE_STATES = ("running", "stalled", "finished", "died", "stopped", "vanished")
+FATE_STATES = ("running", "pending", "stalled", "finished", "died", "stopped", "vanished")
 FINAL_STATES = ("finished", "died", "stopped", "vanished")
 
 
@@ -100,13 +102,15 @@ async def read_fate(ctx: ActionContext, job: JobRecord, reader: JobReader | None
     ``gpu_util`` gives the GPUs' utilisation from the last observation (where a stall lives)."""
     reader = reader if reader is not None else JobReader(ctx, job)
     st = await reader.read()
-    if st.spawned and not st.alive and st.exit_code is None:
+    if st.spawned and not st.alive and not st.queued and st.exit_code is None:
         # its supervisor writes the exit status a moment after the death: look again before judging
         await asyncio.sleep(GONE_CONFIRM_S)
         st = await reader.read()
     scan = reader.scan
     now = time.time()
     since = now - job.launched_at if job.launched_at else None
+    if st.queued:  # in a scheduler's queue (pending): the reason and the position say why
+        return Fate("pending", None, st.describe(), now, since, scan.last_progress)
     if not st.spawned and not st.exited:
         return Fate("vanished", "process", "the job's pid file is gone", now, since, scan.last_progress)
     if st.alive:

@@ -16,6 +16,7 @@ from ..config import Config
 from .connectivity import check_connectivity
 from .engine import Engine
 from .fate import latest_fate
+from .journal import writer_state
 from .layers import Status, Verdict
 from .remote.base import RemoteError
 
@@ -31,7 +32,14 @@ def latest_attempt(eng: Engine) -> dict[str, Any] | None:
     fate = latest_fate(rec)
     outcome = getattr(rec.outcome, "value", rec.outcome)
     layer = getattr(rec.layer, "value", rec.layer)
-    return {"attempt": rec.attempt, "note": rec.note, "outcome": outcome, "layer": layer, "summary": rec.summary,
+    summary = rec.summary
+    if rec.open:
+        # still open in the journal: when the cockpit that ran it is gone (killed, its terminal
+        # closed), it will never end; say so (status only reads: the next attempt closes it)
+        alive, why = writer_state(rec)
+        if alive is False:
+            outcome, summary = "interrupted", f"cockpit stopped before a verdict: {why}"
+    return {"attempt": rec.attempt, "note": rec.note, "outcome": outcome, "layer": layer, "summary": summary,
             "first_error": rec.first_error, "fate": fate.to_dict() if fate else None}
 
 

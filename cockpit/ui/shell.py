@@ -1,9 +1,14 @@
 """The command that opens an interactive shell inside the target (built from config, never typed).
 
-``ssh -t [-p PORT] [-i KEY]… [-o UserKnownHostsFile=…] [user@]HOST pct enter CTID`` for a Proxmox
-container; ``ssh -t … HOST 'cd WORKDIR; exec "${SHELL:-/bin/sh}" -l'`` for a plain SSH host;
+``ssh -t -a -o StrictHostKeyChecking=yes [-p PORT] [-i KEY]… [-o UserKnownHostsFile=…] [user@]HOST
+pct enter CTID`` for a Proxmox container; ``ssh -t … HOST 'cd WORKDIR; exec "${SHELL:-/bin/sh}" -l'`` for a plain SSH host;
 ``$SHELL`` in the workdir for the local transport (the demo), or ``pct enter CTID`` locally when a
 local pct (the lab's emulator) is configured.
+
+The same safety as cockpit's own connection, whatever ``~/.ssh/config`` says (options on the command
+line win over it): ``StrictHostKeyChecking=yes`` (a host key not in known_hosts is refused, never
+accepted or asked about: cockpit reached this host with a key it already trusted), and ``-a`` (no
+agent forwarding) unless ``[ssh] forward_agent = true`` (then ``-A``).
 """
 
 from __future__ import annotations
@@ -40,10 +45,10 @@ def shell_command(cfg: Any, *, environ: dict[str, str] | None = None) -> ShellCo
             return ShellCommand([t.pct, "enter", str(int(t.container))])
         wd = cfg.job.workdir
         return ShellCommand([env.get("SHELL") or "/bin/sh"], cwd=wd if wd and os.path.isdir(wd) else None)
-    argv = ["ssh", "-t"]
+    s = cfg.ssh
+    argv = ["ssh", "-t", "-A" if s.forward_agent else "-a", "-o", "StrictHostKeyChecking=yes"]
     if t.port:
         argv += ["-p", str(int(t.port))]
-    s = cfg.ssh
     ids = s.identity_file if isinstance(s.identity_file, list) else ([s.identity_file] if s.identity_file else [])
     for key in ids:
         argv += ["-i", _local(cfg, key)]

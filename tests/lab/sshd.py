@@ -40,6 +40,8 @@ PRIVSEP_DIR = "/run/sshd"  # compiled into Debian's sshd; the ssh.service normal
 CONTAINER_PATH = "/sbin:/bin:/usr/sbin:/usr/bin"
 HOST_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 DEFAULT_CT = 200
+#: sshd's MaxSessions in the lab, as on a stock OpenSSH
+DEFAULT_MAX_SESSIONS = 10
 
 _live_labs: set[Lab] = set()
 _live_lock = threading.Lock()
@@ -152,6 +154,8 @@ class Lab:
         self._client_port: int | None = None
         self._prepared = False
         self._closed = False
+        #: sshd's MaxSessions (channels per connection); see :meth:`set_max_sessions`
+        self.max_sessions = DEFAULT_MAX_SESSIONS
 
     # ------------------------------------------------------------------------------------ paths
     @property
@@ -301,6 +305,12 @@ class Lab:
     def sshd_pid(self) -> int | None:
         return self._sshd.pid if self.sshd_running else None
 
+    def set_max_sessions(self, n: int) -> None:
+        """Restart sshd (same port, open connections cut) with ``MaxSessions n``; ``reset()`` puts 10 back."""
+        self.max_sessions = int(n)
+        if self.sshd_running:
+            self.restart()
+
     def drop_connections(self) -> int:
         """Kill every sshd session process (clients see "connection lost"); sshd keeps listening."""
         if self._sshd is None:
@@ -380,7 +390,7 @@ class Lab:
                 f"UsePAM {'yes' if _account_locked(self.user) else 'no'}",
                 "PermitRootLogin prohibit-password",
                 f"AllowUsers {self.user}",
-                "MaxSessions 10",
+                f"MaxSessions {self.max_sessions}",
                 "MaxStartups 64:30:128",
                 "UseDNS no",
                 "PrintMotd no",
@@ -717,6 +727,8 @@ class Lab:
     def reset(self, ctid: int = DEFAULT_CT) -> None:
         """Back to the default state: sshd up with the trusted host key, GPU state default,
         container ``ctid`` running (and only the containers that were running stay so)."""
+        if self.max_sessions != DEFAULT_MAX_SESSIONS:
+            self.set_max_sessions(DEFAULT_MAX_SESSIONS)
         if not self.sshd_running:
             self.start()
         self.write_known_hosts()

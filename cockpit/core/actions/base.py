@@ -102,10 +102,11 @@ class VerdictBuilder:
             self.ctx.on_stage(self.action, stage)
         return stage
 
-    def running(self, name: str, detail: str = "") -> None:
-        """Announce a stage that has started (for live displays; not recorded in the verdict)."""
+    def running(self, name: str, detail: str = "", layer: Layer | None = None) -> None:
+        """Announce a stage that has started, or what it waits for now (for live displays; not
+        recorded in the verdict); ``layer``: where the wait is (a lost connection: ``ssh``)."""
         if self.ctx.on_stage is not None:
-            self.ctx.on_stage(self.action, Stage(name, Status.RUNNING, self._layer_of(name), detail))
+            self.ctx.on_stage(self.action, Stage(name, Status.RUNNING, layer or self._layer_of(name), detail))
 
     @asynccontextmanager
     async def stage(self, name: str, layer: Layer | None = None) -> AsyncIterator[_StageHandle]:

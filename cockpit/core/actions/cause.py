@@ -116,10 +116,13 @@ async def _oom_evidence(ctx: ActionContext, job: JobRecord) -> str | None:
 
 async def death_cause(ctx: ActionContext, job: JobRecord, st: JobState, scan: LogScan) -> Cause:
     """The most specific explanation of why the job is gone (see the module doc)."""
+    special = st.scheduler_cause(job, scan)  # a scheduler's own end states (Slurm: NODE_FAIL → host…)
+    if special is not None:
+        return special  # type: ignore[no-any-return]
     code = st.exit_code
     after, when = _when(job, st, scan)
     data: dict[str, Any] = {"exit_code": code, "first_error": scan.error(), "final_error": scan.final_error(),
-                            "last_progress": scan.last_progress, "after_s": after}
+                            "last_progress": scan.last_progress, "after_s": after, **st.scheduler_evidence()}
     lead = st.leader
     if code is None and lead is not None and lead.state.startswith("Z"):
         how = (f"its main process {lead.pid} exited but {lead.threads} thread(s) are stuck in the kernel (Zl)"

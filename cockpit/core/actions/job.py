@@ -37,11 +37,14 @@ import shlex
 import signal
 import time
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..layers import Evidence, Layer, Stage, Status, Verdict
 from ..procstat import ProcStat, read_stat
 from .base import ActionContext, StageFailed, VerdictBuilder, check
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..slurm import SlurmScheduler
 
 __all__ = ["signal_group", "JobRecord", "launch", "stop", "read_stat", "ProcStat", "signal_name", "KNOWN_REAPERS", "ps_table"]
 
@@ -68,6 +71,14 @@ class JobRecord:
     command: str = ""
     launch_id: str = ""
     workdir: str = ""
+    #: a scheduler's job ("slurm") and its id there; empty for a job cockpit started itself
+    scheduler: str = ""
+    sched_id: str = ""
+
+    @property
+    def started(self) -> bool:
+        """Something was started: a pid, or a job the scheduler accepted."""
+        return self.pid is not None or bool(self.scheduler and self.sched_id)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -76,6 +87,17 @@ class JobRecord:
     def from_dict(cls, d: dict[str, Any]) -> JobRecord:
         known = {k: d.get(k) for k in cls.__dataclass_fields__ if k in d}
         return cls(**known)  # type: ignore[arg-type]
+
+
+def scheduler_for(cfg: Any, job: JobRecord | None = None) -> SlurmScheduler | None:
+    """The scheduler that launches and stops jobs for this target (``runtime = "slurm"``), or None:
+    cockpit starts the job itself.  A recorded scheduler job is stopped through its scheduler."""
+    kind = job.scheduler if job is not None and job.scheduler else (cfg.target.runtime if cfg.target.runtime == "slurm" else "")
+    if not kind:
+        return None
+    from ..slurm import scheduler
+
+    return scheduler(kind)
 
 
 def signal_name(num: int) -> str:
@@ -112,6 +134,9 @@ LAUNCH_PLAN = [("prepare", Layer.CONTAINER), ("spawn", Layer.PROCESS)]
 async def launch(ctx: ActionContext, attempt: int, verdict: Verdict | None = None) -> tuple[Verdict, JobRecord | None]:
     """Start ``[job] command``; returns at once with the job's record (or a failed verdict)."""
     cfg = ctx.cfg
+    sched = scheduler_for(cfg)
+    if sched is not None:
+        return await sched.launch(ctx, attempt, verdict)
     vb = VerdictBuilder(ctx, "launch", LAUNCH_PLAN, verdict)
     launch_id = new_launch_id()
     log, pid_file, exit_file = _job_paths(ctx, attempt, launch_id)
@@ -224,6 +249,9 @@ STOP_PLAN = [("identify job", Layer.PROCESS), ("terminate", Layer.PROCESS), ("no
 
 async def stop(ctx: ActionContext, job: JobRecord | None, verdict: Verdict | None = None) -> Verdict:
     """Stop the recorded job: TERM → wait → KILL → wait, then prove nothing of it is left."""
+    sched = scheduler_for(ctx.cfg, job)
+    if sched is not None:
+        return await sched.stop(ctx, job, verdict)
     vb = VerdictBuilder(ctx, "stop", STOP_PLAN, verdict)
     timeout = ctx.cfg.job.stop_timeout
     members: list[tuple[int, int, int, str, str]] = []

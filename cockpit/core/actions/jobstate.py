@@ -147,6 +147,22 @@ class JobState:
             return "no job process"
         return f"{lead.comm} pid {lead.pid} {lead.state}, {lead.threads} threads"
 
+    # -- what a scheduler's state (cockpit.core.slurm) says differently; a plain job has none of it
+    @property
+    def queued(self) -> bool:
+        """Waiting in a scheduler's queue: never started, so never failed."""
+        return False
+
+    def identity(self, job: JobRecord) -> str:
+        return f"pid {self.pid_text} (group {job.pgid})"
+
+    def scheduler_cause(self, job: JobRecord, scan: LogScan) -> Any:
+        """A scheduler's own explanation of the end (a :class:`~.cause.Cause`), or None: judge as any job."""
+        return None
+
+    def scheduler_evidence(self) -> dict[str, Any]:
+        return {}
+
 
 def _int(text: str) -> int | None:
     return int(text) if text.strip().isdigit() else None
@@ -345,6 +361,13 @@ class JobReader:
     call), so a judge always sees every line written so far, never just the first megabyte.
     """
 
+    def __new__(cls, ctx: ActionContext, job: JobRecord, *args: Any, **kwargs: Any) -> JobReader:
+        if cls is JobReader and job.scheduler:  # a scheduler's job is read through its own reader
+            from ..slurm import reader_class
+
+            cls = reader_class(job.scheduler)
+        return super().__new__(cls)
+
     def __init__(self, ctx: ActionContext, job: JobRecord, scan: LogScan | None = None, *, max_bytes: int = 64 << 20,
                  tail_bytes: int | None = None) -> None:
         self.ctx, self.job = ctx, job
@@ -367,11 +390,17 @@ class JobReader:
             clock.last_at = min(clock.last_at, time.time() - max(0.0, st.remote_now - st.log_mtime))
         self.first = False
 
+    def command(self, offset: int) -> str:
+        return state_command(self.job, offset)
+
+    def parse(self, out: bytes) -> JobState:
+        return parse_state(out, self.job)
+
     async def read(self) -> JobState:
         read = 0
         while True:
-            res = await self.ctx.run(state_command(self.job, self.offset), timeout=10)
-            st = parse_state(res.stdout, self.job)
+            res = await self.ctx.run(self.command(self.offset), timeout=10)
+            st = self.parse(res.stdout)
             if self.offset < 0:  # a tail read: start at the first whole line, go on from the end
                 cut = st.data.find(b"\n") + 1 if st.log_size > -self.offset else 0
                 self.scan.feed(st.data[cut:])

@@ -151,6 +151,9 @@ async def strays_stage(ctx: ActionContext, own: JobRecord | None, verdict: Verdi
     vb = VerdictBuilder(ctx, "stop", [("strays", Layer.PROCESS)], verdict)
     found: list[Stray] = []
     async with vb.stage("strays") as st:
+        if ctx.cfg.target.runtime == "slurm":  # the login node runs no jobs: the scheduler owns them
+            st.skip("Slurm runs the jobs: no copies to look for on the login node")
+            return found
         found = await find_strays(ctx, ctx.cfg.job.command, ctx.cfg.job.workdir, own)
         if not found:
             st.ok("no copy of the job that cockpit did not start")

@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import shlex
 import time
+from typing import Any
 
 from ..layers import Evidence, Layer, Stage, Status, Verdict
 from ..remote.base import RemoteError
@@ -33,6 +34,7 @@ from .base import ActionContext, StageFailed, VerdictBuilder
 from .cause import death_cause, error_cause, fmt_secs
 from .job import JobRecord, describe_exit
 from .jobstate import JobReader, JobState, LogScan, error_dict, make_scan
+from .reattach import TargetLost, read_job
 from .stall import detect_stall
 
 __all__ = ["verify", "VERIFY_PLAN", "LogScan", "error_dict", "ERROR_GRACE_S"]
@@ -67,12 +69,14 @@ class _Watch:
         self.error_at: float | None = None
         self.d_since: float | None = None
         self.gone_since: float | None = None
+        #: faults survived while watching (a lost connection, a dead shell), said in the verdict
+        self.notes: list[str] = []
 
     def settled_death(self, st: JobState, now: float) -> bool:
         """The job is dead for sure: its exit status is written, or it has been gone a while without one."""
         if st.exit_code is not None:
             return True
-        if st.alive or not st.spawned:
+        if st.alive or not st.spawned or st.queued:
             self.gone_since = None
             return False
         self.gone_since = self.gone_since if self.gone_since is not None else now
@@ -109,9 +113,10 @@ async def verify(ctx: ActionContext, job: JobRecord, verdict: Verdict | None = N
     tick = TICK_S
     while True:
         try:
-            st = await reader.read()
-        except RemoteError as e:  # the target went away while we watched: say where, judge nothing
-            vb.add(Stage("alive", Status.FAIL, e.layer, f"lost the target while verifying: {e.message}", evidence=e.evidence(), advice=e.hint))
+            st = await read_job(ctx, reader, vb, w.notes)
+        except RemoteError as e:  # the target stayed away (reconnecting did not help): say where, judge nothing
+            vb.add(Stage("alive", Status.FAIL, e.layer, f"lost the target while verifying: {e.message}", evidence=e.evidence(), advice=e.hint,
+                         data={"lost": True} if isinstance(e, TargetLost) else {}))
             return vb.finish()
         now = time.time()
         w.note(st, scan, now, healthy_at, has_marker, reader.log_seen)
@@ -123,7 +128,10 @@ async def verify(ctx: ActionContext, job: JobRecord, verdict: Verdict | None = N
             break
         if st.alive and detect_stall(cfg.verify.stall_after, scan.clock, now) is not None:
             break
-        if w.progress_at is None and now >= startup_deadline:
+        if st.queued:  # waiting for the scheduler: not the job's startup time
+            if now >= started + cfg.slurm.queue_wait:
+                break
+        elif w.progress_at is None and now >= startup_deadline:
             break
         await asyncio.sleep(tick)
         tick = min(TICK_MAX_S, tick * 1.5)
@@ -152,7 +160,7 @@ async def _judge(ctx: ActionContext, vb: VerdictBuilder, job: JobRecord, st: Job
             else:
                 raise StageFailed(Layer.PROCESS, f"the job never wrote {job.pid_file}: it never spawned", evidence=evidence)
         else:
-            sp.ok(f"pid {st.pid_text} (group {job.pgid})", evidence=None, **base)
+            sp.ok(st.identity(job), evidence=None, **base)
     if _stop_here(vb, "spawned"):
         return
 
@@ -160,6 +168,8 @@ async def _judge(ctx: ActionContext, vb: VerdictBuilder, job: JobRecord, st: Job
     async with vb.stage("alive") as al:
         if finished:
             al.ok(f"finished: {describe_exit(0)} after reaching progress (last: {(scan.last_progress or '')[:120]})")
+        elif st.queued:
+            _queued(al, st)
         elif not st.alive:
             cause = await death_cause(ctx, job, st, scan)
             raise StageFailed(cause.layer, cause.full, evidence=evidence, advice=cause.advice, data=cause.data)
@@ -169,8 +179,11 @@ async def _judge(ctx: ActionContext, vb: VerdictBuilder, job: JobRecord, st: Job
             if in_d is not None and in_d >= STUCK_D_S and lead is not None:
                 raise StageFailed(Layer.PROCESS, f"{lead.comm} pid {lead.pid} is stuck in D (uninterruptible) for {fmt_secs(in_d)}",
                                   evidence=evidence, advice="stuck in the kernel: I/O on a dead file system or the GPU driver; see the process pane")
-            al.ok(f"running: {st.describe()}" + (f"; ignored a foreign exit status ({st.exit_foreign})" if st.exit_foreign else ""))
-    if vb.failed:
+            al.ok(f"running: {st.describe()}" + (f"; ignored a foreign exit status ({st.exit_foreign})" if st.exit_foreign else "")
+                  + "".join(f"; {n}" for n in w.notes))
+            if w.notes:
+                al.data["survived"] = list(w.notes)
+    if _stop_here(vb, "alive"):
         return
 
     async with vb.stage("log created") as lc:
@@ -230,6 +243,15 @@ async def _judge(ctx: ActionContext, vb: VerdictBuilder, job: JobRecord, st: Job
             se.ok(f"alive, {n} progress lines and no error for {cfg.verify.settle:g}s after the first progress (settle)")
         else:
             se.pending(f"settling: {cfg.verify.settle:g}s after the first progress")
+
+
+def _queued(al: Any, st: JobState) -> None:
+    """Queued by a scheduler: pending (never failed) while it waits its turn; a request that cannot
+    start as things are (its nodes drained or down, an impossible request) fails at its layer."""
+    blocked = st.scheduler_evidence().get("blocked")
+    if blocked:
+        raise StageFailed(Layer(blocked[0]), f"queued and cannot start: {st.describe()}", advice=blocked[1], data=st.scheduler_evidence())
+    al.pending(f"queued: {st.describe()}")
 
 
 def _stop_here(vb: VerdictBuilder, name: str) -> bool:

@@ -30,8 +30,8 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..events import ActionFinished, Event, FateChanged
-from .hooks import post_webhook, run_command, scrub_url
 from ..redact import Redactor
+from .hooks import post_webhook, run_command, scrub_url
 from .payload import build_payload, event_kind, mask_url, redact_payload, slack_body, wanted
 from .terminal import _isatty, terminal_notify
 

@@ -35,6 +35,7 @@ def make_transport(cfg: Config) -> Transport:
         identity_file=[str(cfg._local(i)) for i in ids] if ids else None,
         keepalive_interval=s.keepalive_interval,
         connect_timeout=s.connect_timeout,
+        forward_agent=s.forward_agent,
         ssh_config=(str(cfg._local(s.config_file)) if s.config_file else "") if s.config_file is not None else (
             None if os.path.exists(os.path.expanduser("~/.ssh/config")) else ""),
     )

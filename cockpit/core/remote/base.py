@@ -104,6 +104,12 @@ class Transport(abc.ABC):
     def stream(self, command: str, *, timeout: float | None = None) -> AsyncIterator[bytes]:
         """Run a long command inside the target on its own channel, yielding stdout chunks."""
 
+    def stream_lines(self, command: str, *, timeout: float | None = None) -> AsyncIterator[bytes]:
+        """:meth:`stream` as lines, each capped at :data:`~.lines.LINE_MAX` with a visible mark."""
+        from .lines import capped_lines
+
+        return capped_lines(self.stream(command, timeout=timeout))
+
     @abc.abstractmethod
     async def run_channel(self, command: str, *, timeout: float = 60.0, input: bytes | None = None) -> CommandResult:
         """Run a shell command inside the target on its own channel, ``input`` on its stdin (uploads)."""

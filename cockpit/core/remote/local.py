@@ -14,6 +14,7 @@ import time
 from collections.abc import AsyncIterator
 
 from .base import CommandResult, Transport
+from .lines import OUTPUT_MAX, LineCapper, drain
 from .procs import LocalShell
 from .runtime import Runtime
 from .session import FramedSession
@@ -23,7 +24,8 @@ __all__ = ["LocalTransport"]
 
 
 async def run_local(command: str, *, timeout: float, input: bytes | None = None, env: dict[str, str] | None = None) -> CommandResult:
-    """Run ``sh -c command`` locally with a timeout that kills its whole process group."""
+    """Run ``sh -c command`` locally with a timeout that kills its whole process group; its output
+    is read in chunks, every line capped and each stream kept to OUTPUT_MAX (:mod:`.lines`)."""
     t0 = time.monotonic()
     proc = await asyncio.create_subprocess_exec(
         "/bin/sh", "-c", command,
@@ -31,14 +33,30 @@ async def run_local(command: str, *, timeout: float, input: bytes | None = None,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
         start_new_session=True, env=env,
     )
+    assert proc.stdout is not None and proc.stderr is not None
+    out, err = LineCapper(limit=OUTPUT_MAX), LineCapper(limit=OUTPUT_MAX)
+
+    async def feed() -> None:
+        if input is None or proc.stdin is None:
+            return
+        try:
+            proc.stdin.write(input)
+            await proc.stdin.drain()
+            proc.stdin.close()
+        except (BrokenPipeError, ConnectionResetError):  # the command did not read all of it: its exit code says why
+            pass
+
     try:
-        out, err = await asyncio.wait_for(proc.communicate(input), timeout)
+        await asyncio.wait_for(asyncio.gather(drain(proc.stdout.read, out), drain(proc.stderr.read, err), feed()), timeout)
+        await proc.wait()
     except (asyncio.TimeoutError, TimeoutError):
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, 9)
-        out, err = await proc.communicate()
-        return CommandResult(command, 124, out, err, time.monotonic() - t0, timed_out=True)
-    return CommandResult(command, proc.returncode if proc.returncode is not None else -1, out, err, time.monotonic() - t0)
+        with contextlib.suppress(asyncio.TimeoutError, TimeoutError):  # a child that left the group may hold the pipes
+            await asyncio.wait_for(asyncio.gather(drain(proc.stdout.read, out), drain(proc.stderr.read, err)), 2.0)
+        await proc.wait()
+        return CommandResult(command, 124, out.finish(), err.finish(), time.monotonic() - t0, timed_out=True)
+    return CommandResult(command, proc.returncode if proc.returncode is not None else -1, out.finish(), err.finish(), time.monotonic() - t0)
 
 
 class LocalTransport(Transport):

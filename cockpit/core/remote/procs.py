@@ -90,13 +90,10 @@ class LocalShell:
         self._p.stdin.write(data)
         await self._p.stdin.drain()
 
-    async def readline(self) -> bytes:
+    async def read(self, n: int) -> bytes:
+        """Up to ``n`` bytes of the shell's stdout (``b""`` at EOF); lines are the session's business."""
         assert self._p.stdout is not None
-        return await self._p.stdout.readline()
-
-    async def readexactly(self, n: int) -> bytes:
-        assert self._p.stdout is not None
-        return await self._p.stdout.readexactly(n)
+        return await self._p.stdout.read(n)
 
     def stderr_tail(self) -> bytes:
         return bytes(self._err.data)
@@ -176,14 +173,18 @@ class SSHShell:
             log.debug("SSH shell stderr ended: %r", e)
 
     async def write(self, data: bytes) -> None:
-        self._p.stdin.write(data)
-        await self._p.stdin.drain()
+        try:
+            self._p.stdin.write(data)
+            await self._p.stdin.drain()
+        except self._lost as e:  # the channel or its connection is gone: the session reports it
+            raise ConnectionError(f"the SSH channel is gone: {e}") from e
 
-    async def readline(self) -> bytes:
-        return await self._p.stdout.readline()
-
-    async def readexactly(self, n: int) -> bytes:
-        return await self._p.stdout.readexactly(n)
+    async def read(self, n: int) -> bytes:
+        """Up to ``n`` bytes of the channel's stdout (``b""`` at EOF); asyncssh's own readline has no cap."""
+        try:
+            return await self._p.stdout.read(n)
+        except self._lost as e:
+            raise ConnectionError(f"the SSH channel is gone: {e}") from e
 
     def stderr_tail(self) -> bytes:
         return bytes(self._err.data)

@@ -19,7 +19,7 @@ PCT_EXEC_PATH = "/sbin:/bin:/usr/sbin:/usr/bin"
 
 @dataclass(frozen=True)
 class Runtime:
-    kind: str = "none"  # "pct" | "none"
+    kind: str = "none"  # "pct" | "none" | "slurm" (a login node: commands run on it, jobs go through sbatch)
     container: int | None = None
     pct: str = "pct"
 
@@ -45,4 +45,4 @@ class Runtime:
         return " ".join([shlex.quote(self.pct), shlex.quote(head), str(int(self.container or 0)), *map(shlex.quote, rest)])
 
     def describe(self) -> str:
-        return f"pct {self.container}" if self.kind == "pct" else "host"
+        return f"pct {self.container}" if self.kind == "pct" else ("Slurm login node" if self.kind == "slurm" else "host")

@@ -9,14 +9,25 @@ Framing
 -------
 Each command runs in its own ``sh -c`` (so no state leaks from one probe to the next) with its
 stdout and stderr captured into files in a private per-session directory, under ``timeout`` so a
-hung command is killed remotely (its whole process group).  The session then prints one header
-line and the raw bytes::
+hung command is killed remotely (its whole process group).  The session first says it starts the
+command, then prints one header line and the raw bytes::
 
+    @@cockpit-go <id>\\n
     @@cockpit <id> <exit code> <stdout length> <stderr length>\\n<stdout bytes><stderr bytes>
 
 Because the payload is length-prefixed, output without a trailing newline, binary output, or
 output that itself contains ``@@cockpit`` comes back intact: nothing in the payload is ever
 scanned for a sentinel.  The session's own stdout carries nothing but frames.
+
+Bounded: at most :data:`OUTPUT_MAX` bytes of each of stdout and stderr are sent (``head -c``; the
+header keeps the real length and a mark says what was left out), and every line is capped at
+:data:`~.lines.LINE_MAX` (:mod:`.lines`): a command that prints 50 MiB without a newline costs
+about 2 MiB of memory, no exception, and the next command runs as usual.
+
+Safe to retry: a shell that died *before* it said ``@@cockpit-go`` (killed while idle, from
+outside) never started the command, so the command is run once more on a new shell, and the caller
+sees nothing but the answer.  A shell that died after it is a :class:`RemoteError`: the command
+may have run, and running it twice (a launch) is the one thing never to do.
 
 Only one command is in flight at a time (an ``asyncio.Lock``); probes are short, so 50
 concurrent callers simply queue.  A command that exceeds its timeout is killed remotely by
@@ -37,13 +48,17 @@ from typing import Protocol
 
 from ..layers import Layer
 from .base import CommandResult, RemoteError
+from .lines import OUTPUT_MAX, ChunkedReader, LineCapper
 
-__all__ = ["FramedSession", "SessionProcess", "classify_start_failure"]
+__all__ = ["FramedSession", "SessionProcess", "classify_start_failure", "OUTPUT_MAX"]
 
 _HEADER = re.compile(rb"^@@cockpit (\d+) (-?\d+) (\d+) (\d+)$")
+_GO = re.compile(rb"^@@cockpit-go (\d+)$")
 _READY = b"@@cockpit-ready"
 #: extra seconds the client waits beyond a command's own timeout before declaring the session dead
 GRACE_S = 3.0
+#: what the session reads while it skips noise (a startup message) to the next line it expects
+_NOISE_LINE = 4096
 
 _BOOTSTRAP = (
     # private scratch dir for captured output; the session's stdout carries only frames
@@ -51,7 +66,8 @@ _BOOTSTRAP = (
     "d=$(mktemp -d /tmp/.cockpit-s.XXXXXX 2>/dev/null) || { d=/tmp/.cockpit-s.$$; mkdir -p \"$d\"; }; "
     "trap 'rm -rf \"$d\"' EXIT; "
     "if command -v timeout >/dev/null 2>&1; then t=timeout; else t=; fi; "
-    "printf '%s %s %s\\n' '@@cockpit-ready' \"$d\" \"${t:-none}\"\n"
+    f"if command -v head >/dev/null 2>&1; then c='head -c {OUTPUT_MAX}'; else c=cat; fi; "
+    "printf '%s %s %s %s\\n' '@@cockpit-ready' \"$d\" \"${t:-none}\" \"${c%% *}\"\n"
 )
 
 
@@ -59,8 +75,7 @@ class SessionProcess(Protocol):
     """What the session needs from a running ``sh``: asyncssh's process and asyncio's both fit."""
 
     async def write(self, data: bytes) -> None: ...
-    async def readline(self) -> bytes: ...
-    async def readexactly(self, n: int) -> bytes: ...
+    async def read(self, n: int) -> bytes: ...
     def stderr_tail(self) -> bytes: ...
     def closed(self) -> bool: ...
     async def wait_closed(self) -> None: ...
@@ -85,6 +100,15 @@ def classify_start_failure(exit_code: int | None, stderr: str, *, runtime: str) 
     return (Layer.CONTAINER if runtime == "pct" else Layer.HOST, msg, "it was killed or the container stopped; cockpit rebuilds it on the next command")
 
 
+class _Shell:
+    """One started shell: its process, a capped reader of its stdout, what the bootstrap told."""
+
+    def __init__(self, proc: SessionProcess) -> None:
+        self.proc = proc
+        self.reader = ChunkedReader(proc.read)
+        self.capped = False  # the shell sends at most OUTPUT_MAX bytes per stream
+
+
 class FramedSession:
     """Runs short commands through one long-lived shell.  See the module docstring."""
 
@@ -100,41 +124,55 @@ class FramedSession:
         self._runtime = runtime
         self._description = description
         self._lost_layer = lost_layer
-        self._proc: SessionProcess | None = None
+        self._sh: _Shell | None = None
         self._lock = asyncio.Lock()
         self._ids = itertools.count(1)
         self.has_timeout = True
         self.scratch = ""
         self.started_at: float | None = None
+        #: shells that died under cockpit (each one rebuilt on the next command)
         self.rebuilds = 0
+        #: commands run again on a new shell because the old one died before starting them
+        self.retries = 0
         self.last_error: RemoteError | None = None
 
     @property
     def alive(self) -> bool:
-        return self._proc is not None
+        return self._sh is not None
+
+    @property
+    def _proc(self) -> SessionProcess | None:
+        return self._sh.proc if self._sh is not None else None
+
+    def closed(self) -> bool:
+        """True when no shell is up, or the one up has ended (noticed before the next command)."""
+        return self._sh is None or self._sh.proc.closed()
 
     async def start(self, timeout: float = 15.0) -> None:
         async with self._lock:
             await self._ensure(timeout)
 
-    async def _ensure(self, timeout: float) -> SessionProcess:
-        if self._proc is not None and self._proc.closed():
-            # died while idle (killed from outside, container stopped): say so, then rebuild
-            await self._died(self._proc, EOFError("session closed while idle"))
-        if self._proc is not None:
-            return self._proc
+    async def _ensure(self, timeout: float) -> _Shell:
+        if self._sh is not None and self._sh.proc.closed():
+            # died while idle: the shell alone (killed from outside, container stopped) is rebuilt at
+            # once; a lost connection is said first (the ssh layer shows it; the next call reconnects)
+            err = await self._died(self._sh.proc, EOFError("session closed while idle"))
+            if err.layer is Layer.SSH:
+                raise err
+        if self._sh is not None:
+            return self._sh
         proc = await self._spawn()
+        sh = _Shell(proc)
         try:
             await asyncio.wait_for(proc.write(_BOOTSTRAP.encode()), timeout)
-            line = await asyncio.wait_for(proc.readline(), timeout)
+            line = await asyncio.wait_for(sh.reader.readline(_NOISE_LINE), timeout)
         except (asyncio.TimeoutError, TimeoutError):
             proc.close()
             await proc.wait_closed()
-            raise self._fail(None, proc, f"the target shell did not answer within {timeout:g}s",
+            raise self._fail(proc, f"the target shell did not answer within {timeout:g}s",
                              Layer.CONTAINER if self._runtime == "pct" else Layer.HOST) from None
-        except (OSError, EOFError, asyncio.IncompleteReadError, ConnectionError) as e:
+        except (OSError, EOFError, ConnectionError):
             line = b""
-            _ = e
         if not line.startswith(_READY):
             code = await proc.exit_status(2.0)
             proc.close()
@@ -149,11 +187,12 @@ class FramedSession:
         parts = line.split()
         self.scratch = parts[1].decode() if len(parts) > 1 else ""
         self.has_timeout = len(parts) > 2 and parts[2] != b"none"
-        self._proc = proc
+        sh.capped = len(parts) > 3 and parts[3] == b"head"
+        self._sh = sh
         self.started_at = time.time()
-        return proc
+        return sh
 
-    def _fail(self, code: int | None, proc: SessionProcess, msg: str, layer: Layer) -> RemoteError:
+    def _fail(self, proc: SessionProcess, msg: str, layer: Layer) -> RemoteError:
         err = RemoteError(layer, msg, output=proc.stderr_tail().decode("utf-8", "replace"))
         self.last_error = err
         return err
@@ -164,40 +203,61 @@ class FramedSession:
         if self.has_timeout:
             inner = f"timeout -k 1 {secs:g} {inner}"
         return (
+            f"printf '@@cockpit-go %s\\n' {ident}; "
             f"{inner} </dev/null >\"$d/o\" 2>\"$d/e\"; r=$?; "
             f"printf '@@cockpit %s %s %s %s\\n' {ident} \"$r\" $(wc -c <\"$d/o\") $(wc -c <\"$d/e\"); "
-            f"cat \"$d/o\" \"$d/e\"\n"
+            f"$c \"$d/o\"; $c \"$d/e\"\n"
         ).encode()
 
     async def run(self, command: str, *, timeout: float = 10.0) -> CommandResult:
         """Run ``command`` with ``sh -c`` inside the target; see the module docstring."""
         async with self._lock:
-            proc = await self._ensure(max(timeout, 5.0))
-            ident = next(self._ids)
-            t0 = time.monotonic()
-            try:
-                await proc.write(self._frame(ident, command, timeout))
-                header = await asyncio.wait_for(self._read_header(proc, ident), timeout + GRACE_S)
-                code, olen, elen = header
-                payload = await asyncio.wait_for(proc.readexactly(olen + elen), timeout + GRACE_S)
-            except (asyncio.TimeoutError, TimeoutError):
-                await self._kill()
-                return CommandResult(command, 124, b"", b"cockpit: the session did not answer; it was rebuilt", time.monotonic() - t0, timed_out=True)
-            except (OSError, EOFError, asyncio.IncompleteReadError, ConnectionError, BrokenPipeError) as e:
-                raise await self._died(proc, e) from e
-            dt = time.monotonic() - t0
-            timed_out = code in (124, 137) and dt >= timeout * 0.95
-            return CommandResult(command, code, payload[:olen], payload[olen:], dt, timed_out=timed_out)
+            for retry in (False, True):
+                sh = await self._ensure(max(timeout, 5.0))
+                ident = next(self._ids)
+                started: list[bool] = []
+                t0 = time.monotonic()
+                try:
+                    await sh.proc.write(self._frame(ident, command, timeout))
+                    code, olen, elen = await asyncio.wait_for(self._read_header(sh, ident, started), timeout + GRACE_S)
+                    out, err = await asyncio.wait_for(self._read_payload(sh, olen, elen), timeout + GRACE_S)
+                except (asyncio.TimeoutError, TimeoutError):
+                    await self._kill()
+                    return CommandResult(command, 124, b"", b"cockpit: the session did not answer; it was rebuilt", time.monotonic() - t0, timed_out=True)
+                except (OSError, EOFError, ConnectionError) as e:
+                    died = await self._died(sh.proc, e)
+                    if not started and not retry and died.layer is not Layer.SSH:
+                        self.retries += 1  # the command never started: running it on a new shell runs it once
+                        continue
+                    raise died from e
+                dt = time.monotonic() - t0
+                timed_out = code in (124, 137) and dt >= timeout * 0.95
+                return CommandResult(command, code, out, err, dt, timed_out=timed_out)
+            raise AssertionError("unreachable: the second try returns or raises")
 
-    async def _read_header(self, proc: SessionProcess, ident: int) -> tuple[int, int, int]:
+    async def _read_header(self, sh: _Shell, ident: int, started: list[bool]) -> tuple[int, int, int]:
         while True:
-            line = await proc.readline()
+            line = await sh.reader.readline(_NOISE_LINE)
             if not line:
                 raise EOFError("session closed")
-            m = _HEADER.match(line.rstrip(b"\r\n"))
+            body = line.rstrip(b"\r\n")
+            m = _HEADER.match(body)
             if m and int(m.group(1)) == ident:
                 return int(m.group(2)), int(m.group(3)), int(m.group(4))
+            g = _GO.match(body)
+            if g and int(g.group(1)) == ident:
+                started.append(True)
             # anything else is noise from a previous, abandoned frame or a startup message: skip
+
+    async def _read_payload(self, sh: _Shell, olen: int, elen: int) -> tuple[bytes, bytes]:
+        """The frame's stdout and stderr, each line capped, each stream cut at OUTPUT_MAX."""
+        streams = []
+        for total in (olen, elen):
+            sent = min(total, OUTPUT_MAX) if sh.capped else total
+            capper = LineCapper(limit=OUTPUT_MAX)
+            await sh.reader.feed_exact(sent, capper)
+            streams.append(capper.finish(not_sent=total - sent))
+        return streams[0], streams[1]
 
     async def _died(self, proc: SessionProcess, exc: BaseException) -> RemoteError:
         code = await proc.exit_status(2.0)
@@ -214,10 +274,10 @@ class FramedSession:
         return err
 
     async def _kill(self) -> None:
-        proc, self._proc = self._proc, None
-        if proc is not None:
-            proc.close()
-            await proc.wait_closed()
+        sh, self._sh = self._sh, None
+        if sh is not None:
+            sh.proc.close()
+            await sh.proc.wait_closed()
 
     async def close(self) -> None:
         await self._kill()

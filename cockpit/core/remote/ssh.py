@@ -1,15 +1,16 @@
 """The SSH transport: one asyncssh connection per host, a persistent session, capped channels.
 
 * One connection per host, opened lazily, with ``keepalive_interval`` and ``connect_timeout`` from
-  config; ``known_hosts`` and ``~/.ssh/config`` are honoured (host keys are always verified: cockpit
-  never passes ``known_hosts=None``).
+  config; ``~/.ssh/config`` is honoured, except where it would weaken safety: host keys are always
+  verified and the agent is forwarded only with ``[ssh] forward_agent`` (:mod:`.sshopts`).
 * Every way of failing to reach the host becomes a :class:`RemoteError` in layer ``ssh`` with a
   message a person can act on (:func:`explain_connect_error`).
 * A lost connection is noticed (``connection_lost``), reported, and rebuilt on the next call, no
   sooner than a capped exponential backoff allows (:class:`Backoff`), so a polling UI does not
   hammer a host that is down.
 * At most :data:`MAX_CHANNELS` channels are open at once: the persistent session holds one, the
-  others (host commands, streams, uploads) queue on a semaphore.  sshd's ``MaxSessions`` is 10.
+  others (host commands, streams, uploads) queue for a slot; when sshd's ``MaxSessions`` is lower,
+  cockpit learns it from the first refusal (:mod:`.channels`).
 """
 
 from __future__ import annotations
@@ -20,90 +21,26 @@ import logging
 import os
 import time
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
 from typing import Any
 
 import asyncssh
 
 from ..layers import Layer
 from .base import CommandResult, RemoteError, Transport
+from .channels import MAX_CHANNELS, ChannelSlots
+from .lines import OUTPUT_MAX, LineCapper, drain
 from .procs import SSHShell
 from .runtime import Runtime
 from .session import FramedSession
+from .sshopts import Backoff, SSHParams, connection_options, explain_connect_error
 from .stream import ChunkReader, read_stream
+
+#: seconds between tries when sshd refuses a channel while none of cockpit's others is open
+REFUSAL_RETRY_S = (0.05, 0.15, 0.4)
 
 __all__ = ["SSHTransport", "SSHParams", "Backoff", "explain_connect_error", "MAX_CHANNELS"]
 
 log = logging.getLogger(__name__)
-
-MAX_CHANNELS = 8
-
-
-@dataclass
-class SSHParams:
-    host: str
-    port: int | None = None
-    user: str | None = None
-    known_hosts: str | None = None  # None: the user's default known_hosts files
-    identity_file: list[str] | None = None
-    keepalive_interval: float = 15.0
-    connect_timeout: float = 10.0
-    ssh_config: str | None = None  # None: ~/.ssh/config when it exists
-
-    @property
-    def where(self) -> str:
-        u = f"{self.user}@" if self.user else ""
-        p = f":{self.port}" if self.port else ""
-        return f"{u}{self.host}{p}"
-
-
-class Backoff:
-    """Capped exponential backoff: 0.5 s, 1 s, 2 s … up to ``cap``; reset on success."""
-
-    def __init__(self, base: float = 0.5, cap: float = 30.0) -> None:
-        self.base, self.cap = base, cap
-        self.failures = 0
-        self.retry_at = 0.0
-
-    def failed(self) -> float:
-        delay = min(self.cap, self.base * (2.0 ** self.failures))
-        self.failures += 1
-        self.retry_at = time.monotonic() + delay
-        return delay
-
-    def succeeded(self) -> None:
-        self.failures = 0
-        self.retry_at = 0.0
-
-    @property
-    def wait_s(self) -> float:
-        return max(0.0, self.retry_at - time.monotonic())
-
-
-def explain_connect_error(exc: BaseException, params: SSHParams) -> RemoteError:
-    """Turn whatever asyncssh/OS raised while connecting into an actionable ``ssh`` error."""
-    where = params.where
-    kh = params.known_hosts or "~/.ssh/known_hosts"
-    if isinstance(exc, asyncssh.HostKeyNotVerifiable):
-        return RemoteError(
-            Layer.SSH, f"host key of {where} is not trusted: {exc.reason}",
-            hint=f"if the host was reinstalled, verify its key and update {kh} (ssh-keygen -R, then ssh once by hand); nothing was run",
-        )
-    if isinstance(exc, asyncssh.PermissionDenied):
-        return RemoteError(Layer.SSH, f"authentication to {where} failed: {exc.reason}", hint="check [ssh] identity_file and [target] user; is the key in authorized_keys?")
-    if isinstance(exc, ConnectionRefusedError):
-        return RemoteError(Layer.SSH, f"connection to {where} refused", hint="is sshd running on the host, and is [target] port right?")
-    if isinstance(exc, (asyncio.TimeoutError, TimeoutError)):
-        return RemoteError(Layer.SSH, f"connecting to {where} timed out after {params.connect_timeout:g}s", hint="is the host up and reachable (VPN, firewall)? [ssh] connect_timeout sets the limit")
-    if isinstance(exc, asyncssh.ConnectionLost):
-        return RemoteError(Layer.SSH, f"connection to {where} lost: {exc.reason}", hint="cockpit reconnects with backoff")
-    if isinstance(exc, asyncssh.DisconnectError):
-        return RemoteError(Layer.SSH, f"{where} disconnected: {exc.reason}", hint="see the host's sshd log")
-    if isinstance(exc, asyncssh.KeyImportError) or isinstance(exc, FileNotFoundError) and params.identity_file and exc.filename in params.identity_file:
-        return RemoteError(Layer.CONFIG, f"cannot load the SSH key: {exc}", hint="check [ssh] identity_file")
-    if isinstance(exc, OSError):
-        return RemoteError(Layer.SSH, f"cannot reach {where}: {exc.strerror or exc}", hint="check [target] host (DNS, routing)")
-    return RemoteError(Layer.SSH, f"cannot connect to {where}: {type(exc).__name__}: {exc}")
 
 
 class _Client(asyncssh.SSHClient):
@@ -121,7 +58,7 @@ class SSHTransport(Transport):
         self.description = f"{params.where} {self.runtime.describe()}"
         self._conn: asyncssh.SSHClientConnection | None = None
         self._connect_lock = asyncio.Lock()
-        self._channels = asyncio.Semaphore(MAX_CHANNELS - 1)  # one is the session's
+        self.slots = ChannelSlots(MAX_CHANNELS - 1)  # one is the session's
         self.backoff = Backoff()
         self.last_error: RemoteError | None = None
         self.lost_error: RemoteError | None = None
@@ -130,26 +67,6 @@ class SSHTransport(Transport):
         self.session = FramedSession(self._spawn_session, runtime=self.runtime.kind, description=self.description, lost_layer=self._lost_layer)
 
     # -- connection -----------------------------------------------------------------------
-    def _options(self) -> dict[str, Any]:
-        p = self.params
-        kw: dict[str, Any] = {
-            "keepalive_interval": p.keepalive_interval,
-            "keepalive_count_max": 3,
-            "connect_timeout": p.connect_timeout,
-            "login_timeout": p.connect_timeout,
-            # () = asyncssh's defaults: ~/.ssh/known_hosts. Never None (that would skip verification).
-            "known_hosts": p.known_hosts if p.known_hosts else (),
-        }
-        if p.port:
-            kw["port"] = p.port
-        if p.user:
-            kw["username"] = p.user
-        if p.identity_file:
-            kw["client_keys"] = p.identity_file
-        if p.ssh_config is not None:
-            kw["config"] = [p.ssh_config] if p.ssh_config else None
-        return kw
-
     def _on_lost(self, exc: Exception | None) -> None:
         if self._conn is None:
             return
@@ -172,13 +89,19 @@ class SSHTransport(Transport):
                 err = self.last_error
                 raise RemoteError(err.layer, err.message, hint=f"retrying in {self.backoff.wait_s:.1f}s", output=err.output)
             try:
-                conn, _ = await asyncssh.create_connection(lambda: _Client(self), self.params.host, **self._options())
+                options = await asyncio.to_thread(connection_options, self.params)
+                conn, _ = await asyncssh.create_connection(lambda: _Client(self), self.params.host, **options)
+            except RemoteError as e:  # host keys would not be checked: refused before any connection
+                self.last_error = e
+                self.backoff.failed()
+                raise
             except Exception as e:  # noqa: BLE001 - every failure to connect (asyncssh, OS, DNS, bad options) is re-raised as a layered, explained RemoteError
                 err = explain_connect_error(e, self.params)
                 self.last_error = err
                 self.backoff.failed()
                 raise err from None
             self._conn = conn
+            self.slots.reset()
             self.lost_error = None
             self.last_error = None
             self.backoff.succeeded()
@@ -187,38 +110,97 @@ class SSHTransport(Transport):
             return conn
 
     async def _spawn_session(self) -> SSHShell:
-        conn = await self.connect()  # the session's channel is the slot the semaphore leaves free
+        conn = await self.connect()  # the session's channel is the slot the others leave free
         try:
-            proc = await conn.create_process(self.runtime.shell(), encoding=None)
+            proc = await self._open(conn, self.runtime.shell(), stdin=asyncssh.PIPE)
         except (asyncssh.Error, OSError) as e:
             raise self._channel_error(e) from None
         return SSHShell(proc)
+
+    async def _open(self, conn: asyncssh.SSHClientConnection, command: str, *, stdin: Any) -> asyncssh.SSHClientProcess[bytes]:
+        """Open a channel; a refusal is tried again a few times, shortly after: sshd still counts a
+        channel that was just closed until it has reaped the process behind it."""
+        for delay in (*REFUSAL_RETRY_S, None):
+            try:
+                return await conn.create_process(command, encoding=None, stdin=stdin)
+            except asyncssh.ChannelOpenError:
+                if delay is None:
+                    raise
+                await asyncio.sleep(delay)
+        raise AssertionError("unreachable: the last try returns or raises")
 
     def _channel_error(self, e: BaseException) -> RemoteError:
         if self._conn is None or isinstance(e, (asyncssh.ConnectionLost, asyncssh.DisconnectError, ConnectionError)):
             self._conn = None
             return explain_connect_error(e, self.params)
+        if isinstance(e, asyncssh.ChannelOpenError):
+            return self._refused(e, self.slots.in_use + (1 if self.session.alive else 0))
         return RemoteError(Layer.SSH, f"could not open an SSH channel to {self.params.where}: {e}", hint="sshd MaxSessions may be exhausted")
+
+    def _refused(self, e: object, open_now: int) -> RemoteError:
+        return RemoteError(
+            Layer.SSH, f"sshd on {self.params.where} refused a new SSH channel ({e}) with {open_now} open: its MaxSessions is reached",
+            hint=f"cockpit needs 2 channels on one connection (the session and one more) and uses up to {MAX_CHANNELS}: "
+                 "raise MaxSessions in the host's sshd_config (OpenSSH's default is 10)")
+
+    @contextlib.asynccontextmanager
+    async def _channel(self, command: str, *, stdin: Any) -> AsyncIterator[asyncssh.SSHClientProcess[bytes]]:
+        """``command`` on a channel of its own, in one of the slots beside the session's (see
+        :mod:`.channels`: a refusal by sshd lowers the limit and the command waits for a slot)."""
+        conn = await self.connect()
+        while True:
+            if not await self.slots.acquire():
+                raise self._refused("administratively prohibited", 1 if self.session.alive else 0)
+            try:
+                if self.slots.in_use > 1:  # others are open: a refusal means "wait for one of them"
+                    proc = await conn.create_process(command, encoding=None, stdin=stdin)
+                else:
+                    proc = await self._open(conn, command, stdin=stdin)
+            except asyncssh.ChannelOpenError as e:
+                if await self.slots.refused() <= 0:
+                    raise self._refused(e, 1 if self.session.alive else 0) from None
+                log.info("sshd refused a channel: cockpit now opens at most %d beside the session", self.slots.limit)
+                continue
+            except (asyncssh.Error, OSError) as e:
+                await self.slots.release()
+                raise self._channel_error(e) from None
+            self.slots.opened()
+            try:
+                yield proc
+            finally:
+                proc.close()
+                try:  # sshd counts a channel until its close is acknowledged: the slot is free after that
+                    await asyncio.wait_for(proc.wait_closed(), 2.0)
+                except (asyncio.TimeoutError, TimeoutError, asyncssh.Error, OSError) as e:
+                    log.debug("closing a channel: %r", e)
+                await self.slots.release()
+            return
 
     # -- commands --------------------------------------------------------------------------
     async def run(self, command: str, *, timeout: float = 10.0) -> CommandResult:
         return await self.session.run(command, timeout=timeout)
 
     async def _exec(self, host_command: str, *, timeout: float, input: bytes | None) -> CommandResult:
-        conn = await self.connect()
+        """``host_command`` on a channel of its own; its output read in chunks, every line capped
+        and each stream kept to OUTPUT_MAX (asyncssh's ``run`` would hold all of it)."""
         t0 = time.monotonic()
-        async with self._channels:
+        out, err = LineCapper(limit=OUTPUT_MAX), LineCapper(limit=OUTPUT_MAX)
+        async with self._channel(host_command, stdin=asyncssh.PIPE if input is not None else asyncssh.DEVNULL) as proc:
             try:
-                res = await conn.run(host_command, input=input, timeout=timeout, check=False, encoding=None)
-            except asyncssh.TimeoutError as e:
-                return CommandResult(host_command, 124, _raw(e.stdout), _raw(e.stderr), time.monotonic() - t0, timed_out=True)
+                if input is not None:
+                    proc.stdin.write(input)
+                    proc.stdin.write_eof()
+                await asyncio.wait_for(asyncio.gather(drain(proc.stdout.read, out), drain(proc.stderr.read, err)), timeout)
+                await asyncio.wait_for(proc.wait_closed(), max(1.0, timeout - (time.monotonic() - t0)))
+            except (asyncio.TimeoutError, TimeoutError):
+                return CommandResult(host_command, 124, out.finish(), err.finish(), time.monotonic() - t0, timed_out=True)
             except (asyncssh.Error, OSError) as e:
                 raise self._channel_error(e) from None
-        code = res.exit_status
+        code = proc.exit_status
         if code is None or code < 0:
-            sig = res.exit_signal[0] if res.exit_signal else None
+            sig = proc.exit_signal[0] if proc.exit_signal else None
             code = 128 + _signum(sig) if sig else -1
-        return CommandResult(host_command, code, _raw(res.stdout), _raw(res.stderr), time.monotonic() - t0)
+        return CommandResult(host_command, code, out.finish(), err.finish(), time.monotonic() - t0)
 
     async def run_host(self, command: str, *, timeout: float = 10.0, input: bytes | None = None) -> CommandResult:
         return await self._exec(command, timeout=timeout, input=input)
@@ -233,16 +215,8 @@ class SSHTransport(Transport):
     @contextlib.asynccontextmanager
     async def _stream_channel(self, command: str) -> AsyncIterator[ChunkReader]:
         """``command`` inside the target on a channel of its own (one of the capped slots)."""
-        conn = await self.connect()
-        async with self._channels:
-            try:
-                proc = await conn.create_process(self.runtime.wrap(command), encoding=None, stdin=asyncssh.DEVNULL)
-            except (asyncssh.Error, OSError) as e:
-                raise self._channel_error(e) from None
-            try:
-                yield proc.stdout
-            finally:
-                proc.close()
+        async with self._channel(self.runtime.wrap(command), stdin=asyncssh.DEVNULL) as proc:
+            yield proc.stdout
 
     async def reset_session(self) -> None:
         await self.session.close()
@@ -256,13 +230,6 @@ class SSHTransport(Transport):
                 await asyncio.wait_for(conn.wait_closed(), 2.0)
             except Exception:  # noqa: BLE001 - closed already; waiting for the end is best effort (a timeout, a dead peer): debug-logged
                 log.debug("waiting for the SSH connection to close failed", exc_info=True)
-
-
-def _raw(out: bytes | str | None) -> bytes:
-    """A channel's output as bytes (``encoding=None`` gives bytes; asyncssh's types also allow str)."""
-    if isinstance(out, str):
-        return out.encode("utf-8", "surrogateescape")
-    return bytes(out or b"")
 
 
 def _signum(name: str) -> int:

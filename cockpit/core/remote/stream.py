@@ -14,10 +14,12 @@ from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager
 from typing import Protocol
 
+from .lines import CHUNK as LINES_CHUNK
+
 __all__ = ["ChunkReader", "read_stream", "CHUNK"]
 
-#: bytes asked for per read
-CHUNK = 65536
+#: bytes asked for per read: all that is buffered (see :data:`.lines.CHUNK` for why that matters)
+CHUNK = LINES_CHUNK
 
 
 class ChunkReader(Protocol):

@@ -1,0 +1,133 @@
+"""Slurm's own words, read: ``scontrol show job -o`` parsed, its states and pending reasons sorted
+into what cockpit does with them (see :mod:`cockpit.core.slurm`).  Pure functions, no I/O."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from ..layers import Layer
+
+__all__ = ["SlurmJob", "parse_job_line", "QUEUED", "RUNNING", "TERMINAL", "ENDED_BY", "blocked_reason", "parse_exit"]
+
+#: waiting for resources or a start: the job was never tried (queued is never failed)
+QUEUED = frozenset({"PENDING", "REQUEUED", "REQUEUE_HOLD", "REQUEUE_FED", "RESV_DEL_HOLD", "SUSPENDED", "STOPPED", "CONFIGURING"})
+#: running (COMPLETING: the batch script ended and Slurm is cleaning up: its end state follows)
+RUNNING = frozenset({"RUNNING", "COMPLETING", "SIGNALING", "STAGE_OUT", "RESIZING"})
+TERMINAL = frozenset({"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "OUT_OF_MEMORY", "NODE_FAIL", "PREEMPTED",
+                      "BOOT_FAIL", "DEADLINE", "REVOKED", "SPECIAL_EXIT"})
+
+#: a job ended by something other than its own code: (layer, what happened, advice)
+ENDED_BY: dict[str, tuple[Layer, str, str]] = {
+    "NODE_FAIL": (Layer.HOST, "a node of the job failed (NODE_FAIL)", "ask the cluster's admins about the node; sinfo -R lists why nodes are down"),
+    "BOOT_FAIL": (Layer.HOST, "its nodes failed to boot (BOOT_FAIL)", "the cluster could not start the nodes: sinfo -R"),
+    "OUT_OF_MEMORY": (Layer.CONTAINER, "killed for using more memory than it asked for (OUT_OF_MEMORY)",
+                      "ask for more memory (extra_args = [\"--mem=…\"]) or lower the batch size"),
+    "TIMEOUT": (Layer.PROCESS, "hit its time limit (TIMEOUT)", "raise [slurm] time, or checkpoint and resume"),
+    "DEADLINE": (Layer.PROCESS, "reached its --deadline (DEADLINE)", "remove or move the deadline"),
+    "PREEMPTED": (Layer.PROCESS, "preempted by a higher-priority job (PREEMPTED)", "use a partition or QOS that is not preemptible, or requeue"),
+    "CANCELLED": (Layer.PROCESS, "cancelled (CANCELLED): scancel, by someone or by the cluster", "who cancelled it? scontrol show job, or the cluster's admins"),
+    "REVOKED": (Layer.PROCESS, "revoked by the federation (REVOKED)", ""),
+}
+
+#: pending reasons that mean the job cannot start as things are (not just "wait your turn")
+_HOST_REASONS = ("ReqNodeNotAvail", "Nodes_required_for_job_are_DOWN", "NodeDown", "PartitionDown", "PartitionInactive",
+                 "launch_failed_requeued_held", "BurstBufferStageIn")
+_CONFIG_REASONS = ("BadConstraints", "PartitionNodeLimit", "PartitionTimeLimit", "PartitionConfig", "InvalidAccount", "InvalidQOS",
+                   "AccountNotAllowed", "QOSNotAllowed", "ReqNodeNotAvail_AccountNotAllowed")
+_HELD_REASONS = ("JobHeldUser", "JobHeldAdmin")
+
+
+def blocked_reason(reason: str) -> tuple[Layer, str] | None:
+    """A pending reason that means the job cannot start now (layer, advice), or None for a plain wait."""
+    r = reason.replace(" ", "_")
+    if any(r.startswith(x) for x in _CONFIG_REASONS):
+        return Layer.CONFIG, "the request can never be met as written: fix [slurm] (partition, account, time, nodes, gpus)"
+    if any(r.startswith(x) for x in _HOST_REASONS):
+        return Layer.HOST, "the nodes it needs are drained or down: sinfo -R says why; another partition, or ask the admins"
+    if any(r.startswith(x) for x in _HELD_REASONS):
+        return Layer.PROCESS, "the job is held: scontrol release JOBID"
+    return None
+
+
+_KEY = re.compile(r"(?:^|\s)([A-Za-z][A-Za-z0-9_/:]*)=")
+
+
+def parse_job_line(line: str) -> dict[str, str]:
+    """``Key=value`` pairs of one ``scontrol show job -o`` line (a value may hold spaces: Reason, paths)."""
+    out: dict[str, str] = {}
+    marks = list(_KEY.finditer(line))
+    for i, m in enumerate(marks):
+        end = marks[i + 1].start() if i + 1 < len(marks) else len(line)
+        out.setdefault(m.group(1), line[m.end():end].strip())
+    return out
+
+
+def parse_exit(text: str) -> tuple[int | None, int]:
+    """``ExitCode=1:0`` → (1, 0); ``0:15`` → (0, 15) (code, signal); bad text → (None, 0)."""
+    code, _, sig = text.partition(":")
+    if not code.strip().isdigit():
+        return None, 0
+    return int(code), int(sig) if sig.strip().isdigit() else 0
+
+
+@dataclass
+class SlurmJob:
+    """One job as ``scontrol show job -o`` (and ``squeue``, for the queue position) described it."""
+
+    job_id: str
+    fields: dict[str, str] = field(default_factory=dict)
+    known: bool = True
+    #: 1-based position among the partition's pending jobs (None unless pending)
+    position: int | None = None
+    queued_total: int = 0
+    error: str = ""
+
+    @property
+    def state(self) -> str:
+        return self.fields.get("JobState", "")
+
+    @property
+    def reason(self) -> str:
+        r = self.fields.get("Reason", "")
+        return "" if r in ("None", "(null)") else r
+
+    @property
+    def nodes(self) -> str:
+        n = self.fields.get("NodeList", "")
+        return "" if n in ("(null)", "None") else n
+
+    @property
+    def exit(self) -> tuple[int | None, int]:
+        return parse_exit(self.fields.get("ExitCode", ""))
+
+    @property
+    def exit_status(self) -> int | None:
+        """A shell-style status: the code, or 128+signal when a signal ended it."""
+        code, sig = self.exit
+        if code is None:
+            return None
+        return 128 + sig if sig and code == 0 else code
+
+    def evidence(self) -> dict[str, str | int | None]:
+        f = self.fields
+        return {"job_id": self.job_id, "state": self.state, "reason": self.reason, "exit_code": f.get("ExitCode"),
+                "nodes": self.nodes, "run_time": f.get("RunTime"), "time_limit": f.get("TimeLimit"),
+                "partition": f.get("Partition"), "position": self.position}
+
+    def describe(self) -> str:
+        if not self.known:
+            return f"Slurm job {self.job_id} is unknown to scontrol" + (f" ({self.error})" if self.error else "")
+        s = f"Slurm job {self.job_id} {self.state}"
+        if self.state in QUEUED:
+            s += f" ({self.reason or 'no reason given'})"
+            if self.position is not None:
+                s += f", position {self.position} of {self.queued_total} pending in {self.fields.get('Partition', '?')}"
+        else:
+            if self.nodes:
+                s += f" on {self.nodes}"
+            if self.fields.get("RunTime"):
+                s += f", run time {self.fields['RunTime']}"
+            if self.state in TERMINAL:
+                s += f", ExitCode={self.fields.get('ExitCode', '?')}"
+        return s
