@@ -139,7 +139,7 @@ class Engine:
             self.recovered = []
         for rec in reversed(self.journal.attempts()):
             if rec.job and (rec.job.get("pid") or rec.job.get("sched_id")):
-                self.set_job(JobRecord.from_dict(rec.job), rec.attempt)
+                self.set_job(JobRecord.from_dict({**rec.job, "attempt": rec.attempt}), rec.attempt)  # the event carries the attempt
                 break
 
     def set_job(self, job: JobRecord | None, attempt: int | None = None) -> None:

@@ -1,10 +1,11 @@
 """One attempt's metrics in memory: a bounded series per metric, the step, the rate and the ETA.
 
-:class:`Series` keeps at most ``cap`` points of one metric.  Past the cap it halves itself: the
-first point, the last one and the extreme (the lowest, or the highest for a ``max`` metric) always
-stay, and every kept point then stands for twice as many readings (``stride``), so old and new
-parts of the curve keep the same resolution.  The newest point is always the last reading; its
-``last``, ``best`` and ``count`` are exact whatever was thinned.
+:class:`Series` keeps at most ``cap`` points of one metric.  Readings fall into buckets of
+``stride`` readings; a bucket keeps its newest reading (so the curve always ends at the last one)
+and, when the extreme (the lowest, or the highest for a ``max`` metric) is one of its readings, that
+one too.  Past the cap every two kept points become one (the extreme, else the later) and
+``stride`` doubles, so old and new parts of the curve keep the same resolution; the first point
+always stays.  ``last``, ``best`` and ``count`` are exact whatever was thinned.
 
 :class:`AttemptMetrics` turns :class:`~.parse.Reading`\\s into points: the step (x) of a reading is
 the step it names; else a progress bar's (a Lightning bar's ``epoch × total + n``; a bar that
@@ -52,6 +53,9 @@ class Series:
         self.last: Point | None = None
         #: the extreme kept through thinning: the best for a max metric, else the lowest
         self.extreme: Point | None = None
+        #: where the open bucket's points start in ``xs``, and whether the extreme is one of them
+        self._start = 0
+        self._ext_here = False
 
     @property
     def best(self) -> Point | None:
@@ -69,37 +73,42 @@ class Series:
         if self.first is None:
             self.first = pt
         self.last = pt
-        if self._beats(y):
+        new_extreme = self._beats(y)
+        if new_extreme:
             self.extreme = pt
-        n = len(self.xs)
-        last_kept = (self.xs[-1], self.ys[-1]) if n else None
-        if n > 1 and self.fill < self.stride and last_kept != self.extreme and last_kept != self.first:
-            self.xs[-1], self.ys[-1] = x, y  # the newest reading stands for its bucket
-            self.fill += 1
-        else:
+        if not self.xs or self.fill >= self.stride:  # a new bucket (the first point is one of its own)
+            self._start = len(self.xs)
             self.xs.append(x)
             self.ys.append(y)
-            self.fill = 1
+            self.fill = self.stride if len(self.xs) == 1 else 1
+            self._ext_here = new_extreme and len(self.xs) > 1
+        else:  # the open bucket keeps its newest reading, and its extreme when that is another one
+            self.fill += 1
+            keep = [self.extreme] if self._ext_here and not new_extreme and self.extreme is not None else []
+            del self.xs[self._start:], self.ys[self._start:]
+            for px, py in keep + [pt]:
+                self.xs.append(px)
+                self.ys.append(py)
+            self._ext_here = self._ext_here or new_extreme
         if len(self.xs) > self.cap:
             self._halve()
 
     def _halve(self) -> None:
-        xs, ys = self.xs, self.ys
+        """Every two kept points of the closed buckets become one (the extreme, else the later)."""
+        xs, ys, start = self.xs, self.ys, self._start
         keep_x, keep_y = [xs[0]], [ys[0]]
-        mid = range(1, len(xs) - 1, 2)
-        for i in mid:
-            j = i + 1 if i + 1 < len(xs) - 1 else i
+        for i in range(1, start, 2):
+            j = i + 1 if i + 1 < start else i
             pick = i if (xs[i], ys[i]) == self.extreme else j
             keep_x.append(xs[pick])
             keep_y.append(ys[pick])
-        keep_x.append(xs[-1])
-        keep_y.append(ys[-1])
-        self.xs, self.ys = keep_x, keep_y
+        self._start = len(keep_x)
+        self.xs, self.ys = keep_x + xs[start:], keep_y + ys[start:]
         self.stride *= 2
 
     def to_dict(self) -> dict[str, Any]:
         return {"xs": self.xs, "ys": self.ys, "stride": self.stride, "fill": self.fill, "count": self.count,
-                "first": self.first, "last": self.last, "extreme": self.extreme}
+                "first": self.first, "last": self.last, "extreme": self.extreme, "start": self._start, "ext_here": self._ext_here}
 
     @classmethod
     def from_dict(cls, name: str, d: dict[str, Any], cap: int = DEFAULT_CAP) -> Series:
@@ -112,6 +121,9 @@ class Series:
         s.fill = int(d.get("fill") or 0)
         s.count = int(d.get("count") or len(s.xs))
         s.first, s.last, s.extreme = _pt(d.get("first")), _pt(d.get("last")), _pt(d.get("extreme"))
+        start = d.get("start")
+        s._start = start if isinstance(start, int) and 0 <= start <= len(s.xs) else max(0, len(s.xs) - 1)
+        s._ext_here = bool(d.get("ext_here"))
         return s
 
 
