@@ -1,5 +1,5 @@
 """The metrics pane's keys: ``5`` shows it (in the GPU pane's place; ``3`` brings the GPUs back),
-``g`` the next metric, ``o`` overlays the attempt selected in the attempts pane (or takes it off).
+``]`` the next metric, ``o`` overlays the attempt selected in the attempts pane (or takes it off).
 
 :class:`MetricsKeys` extends :class:`~.keys.ViewKeys` (the app derives from it instead); only the
 focus key of the two panes that share a place changes: each shows its pane first.
