@@ -120,6 +120,6 @@ def _value(m: dict[str, Any], name: str) -> str:
     if not v:
         return "—"
     text = fmt_value(v.get("last"))
-    if v.get("best") is not None:
+    if v.get("best") is not None and v.get("best") != v.get("last"):
         text += f" (best {fmt_value(v['best'])} @ {fmt_value(v.get('best_at'))})"
     return text

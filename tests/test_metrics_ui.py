@@ -42,8 +42,14 @@ def two_attempts(tmp_path: Path):
 
 
 def rgb(text, colour: str) -> bool:
+    """Some span of ``text`` (Rich Text, or Textual Content) is drawn in ``colour``."""
     want = tuple(int(colour[i:i + 2], 16) for i in (1, 3, 5))
-    return any(s.style and getattr(s.style, "color", None) is not None and s.style.color.triplet == want for s in text.spans)
+    for s in text.spans:
+        c = getattr(s.style, "color", None) or getattr(s.style, "foreground", None)
+        got = getattr(c, "triplet", None) or getattr(c, "rgb", None)
+        if got is not None and tuple(got) == want:
+            return True
+    return False
 
 
 async def test_the_pane_plots_the_current_attempt_with_the_previous_one_overlaid(tmp_path):
@@ -56,9 +62,12 @@ async def test_the_pane_plots_the_current_attempt_with_the_previous_one_overlaid
         assert not app.query_one(GpuPane).display and app.focused is app.query_one(MetricsPlot)
         plot = app.query_one(MetricsPlot)
         frame = plot.render()
-        assert "#1" in frame.plain and "#2 (now)" in frame.plain and "step" in frame.plain
+        assert "step" in frame.plain and "200" in frame.plain
         assert any(ch in frame.plain for ch in "⠁⠂⠄⡀⢀⠈⠐⠠") and "•" in frame.plain  # the current as a line, #1 as dots
         assert rgb(frame, OKABE_ITO[0]) and rgb(frame, OKABE_ITO[1])
+        legend = app.query_one("#metrics-legend").render()
+        assert legend.plain.split() == ["━━", "#2", "now", "••", "#1"]  # each series named by its attempt
+        assert rgb(legend, OKABE_ITO[0]) and rgb(legend, OKABE_ITO[1])
         assert "loss" in str(pane.border_title) and str(pane.border_subtitle).startswith("#1 #2 · step 200")
 
         await pilot.press("right_square_bracket")
@@ -101,3 +110,34 @@ def test_thinning_keeps_ends_and_extremes():
     ys[4321] = -9.0
     tx, ty = thin(xs, ys, 50)
     assert len(tx) <= 102 and (tx[0], tx[-1]) == (0.0, 9999.0) and -9.0 in ty and tx == sorted(tx)
+
+
+async def test_the_demo_shows_its_loss_curve_with_the_failed_and_the_passed_attempt(tmp_path):
+    """The built-in demo, for real: the baseline fails (its job is followed until it dies), the
+    shipped fix passes; the metrics pane plots the passed attempt's loss with the failed one's."""
+    from cockpit.demo import BASELINE_NOTE, FIX_NOTE, apply_fix, demo_config
+    from cockpit.ui.app import create_app
+
+    app = create_app(demo_config(), refresh=False, live=False)
+    app.owns_engine = True
+    async with app.run_test(size=SIZE) as pilot:
+        eng = app.engine
+        first = await eng.attempt(BASELINE_NOTE)
+        assert first.outcome is Outcome.FAILED
+        await wait_for(pilot, lambda: eng.follower is not None and eng.follower.last is not None and eng.follower.last.final,
+                       timeout=30, what="the failed job followed to its end")
+        apply_fix()
+        second = await eng.attempt(FIX_NOTE)
+        assert second.outcome is Outcome.PASSED
+        m1 = eng.metrics.get(first.attempt)
+        await wait_for(pilot, lambda: eng.metrics.get(second.attempt).series["loss"].count > m1.series["loss"].count,
+                       timeout=30, what="the passed attempt training past the failed one")
+        await pilot.press("5")
+        pane = app.query_one(MetricsPane)
+        await wait_for(pilot, lambda: pane.shown == [first.attempt, second.attempt], what="both attempts on the plot")
+        legend = app.query_one("#metrics-legend").render().plain
+        assert f"#{first.attempt}" in legend and f"#{second.attempt} now" in legend
+        # the failed attempt's curve ends where its job died; the passed one goes on from the same start
+        assert m1.series["loss"].xs[0] == eng.metrics.get(second.attempt).series["loss"].xs[0] == 1.0
+        assert "steps/s" in str(pane.border_subtitle)
+        await eng.run_action("stop")

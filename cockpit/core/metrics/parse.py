@@ -34,10 +34,12 @@ __all__ = ["Reading", "MetricParser", "goal", "pattern_problem", "STEP_KEYS", "B
 
 _NUM = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
 #: ``key value`` / ``key=value`` / ``key: value`` (a separator is required: ``rank0`` is no pair)
-_KV = re.compile(r"(?<![\w./-])(?P<k>[A-Za-z_][\w./-]{0,47}?)(?:\s*[:=]\s*|\s+)(?P<v>" + _NUM + r")(?:/(?P<of>\d+))?"
+#: (the key is matched whole, as an atomic group would: a lookahead and its backreference; the
+#: lookbehind after its first letter keeps a key from starting inside a word, cheaply)
+_KV = re.compile(r"([A-Za-z_](?<![\w./-][A-Za-z_])(?=([\w./-]{0,47}))\2)(?:\s*[:=]\s*|\s+)(" + _NUM + r")(?:/(\d+))?"
                  r"(?:%|[A-Za-z]{1,3}(?:/[A-Za-z]{1,3})?)?(?![\w.:/-])")
 #: ``'key': value`` inside a dict (``np.float64(1.2)`` and ``tensor(1.2)`` wrappers allowed)
-_DICT = re.compile(r"['\"](?P<k>[A-Za-z_][\w./ -]{0,47})['\"]\s*:\s*(?:[\w.]{1,24}\()?(?P<v>" + _NUM + r")\)?\s*(?=[,}])")
+_DICT = re.compile(r"['\"]([A-Za-z_][\w./ -]{0,47})['\"]\s*:\s*(?:[\w.]{1,24}\()?(" + _NUM + r")\)?\s*(?=[,}])")
 #: tqdm's right side: ``NN%|BAR| N/TOTAL [INFO]``
 _BAR = re.compile(r"(\d{1,3})%\|[^|]{0,400}\|\s*(\d+)/(\d+)\s*\[([^\]]{0,400})\]")
 _EPOCH = re.compile(r"(?i)\bepoch\s+(\d+)")
@@ -200,7 +202,7 @@ def _builtin(s: str) -> Reading | None:
             rest = s[: m.start()] + " " + s[m.end():]  # the text around the bar may hold a dict (HF)
     in_dict = False
     if "{" in rest and ":" in rest:
-        pairs = [(m.group("k"), m.group("v")) for m in _DICT.finditer(rest)]
+        pairs: list[tuple[str, str]] = _DICT.findall(rest)
         # a dict of metrics names a step, a loss or an epoch (a config dump does not)
         if pairs and any(_signal(k) or k.lower() == "epoch" for k, _ in pairs):
             in_dict = True
@@ -230,20 +232,23 @@ def _bar(r: Reading, desc: str, m: re.Match[str]) -> None:
 
 def _pairs(r: Reading, s: str, *, strict: bool) -> None:
     """``key value`` pairs; with ``strict`` only from a line with a step-like or loss-like key."""
-    found: list[tuple[str, str, str | None]] = [(m.group("k"), m.group("v"), m.group("of")) for m in _KV.finditer(s)]
+    found = _KV.findall(s)
     if not found:
         return
-    if strict and not any(_signal(k) for k, _, _ in found):
+    if strict and not any(k.lower() in STEP_KEYS or "loss" in k.lower() for k, _, _, _ in found):
         return
-    for k, v, of in found:
+    values = r.values
+    for k, _, v, of in found:
+        x = _num(v)
+        if x is None:
+            continue
         if k.lower() in STEP_KEYS:
-            x = _num(v)
-            if x is not None and r.step is None:
+            if r.step is None:
                 r.step = x
-                if of is not None:
+                if of:
                     r.total = int(of)
-        else:
-            _put(r, k, v)
+        elif k not in values:
+            values[k] = x
 
 
 def _signal(key: str) -> bool:

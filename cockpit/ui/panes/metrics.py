@@ -4,8 +4,9 @@ Drawn with ``textual-plotext``.  The current attempt is the one whose job cockpi
 latest with metrics); by default the previous attempt with metrics is overlaid, and once you pick
 overlays (``o`` on a row of the attempts pane) exactly those are.  Each series has a colour from
 the theme (``series-1`` … ``series-5`` in a theme's ``[variables]``; the Okabe–Ito palette
-otherwise, safe for colour-blind viewers) *and* its attempt number in the legend, and the current
-attempt is drawn as a line (braille), the others as dots, so colour is never the only signal.  The
+otherwise, safe for colour-blind viewers) *and* its attempt number in the legend above the plot;
+the current attempt is drawn as a line (braille), the others as dots on top of it, so colour is
+never the only signal.  The
 subtitle says the steps per second and the ETA when the total is known.  With no metric yet the
 pane says which lines it looks for.
 
@@ -20,6 +21,8 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from rich.color import Color as RichColor
+from rich.style import Style
 from rich.text import Text
 from textual.app import ComposeResult, RenderResult
 from textual.color import Color, ColorParseError
@@ -28,6 +31,7 @@ from textual_plotext import PlotextPlot
 
 from ...core.metrics.report import fmt_rate, fmt_value, primary
 from ..format import fmt_age
+from ..shown import shown
 from .base import Pane
 
 __all__ = ["MetricsPane", "MetricsPlot", "EngineMetrics", "OKABE_ITO", "thin"]
@@ -155,6 +159,11 @@ class MetricsPane(Pane):
     #metrics-plot {
         height: 1fr;
     }
+    #metrics-legend {
+        height: 1;
+        padding: 0 1;
+        background: $surface;
+    }
     """
 
     def __init__(self, clock: Callable[[], float], interval: float, source: EngineMetrics, **kw: Any) -> None:
@@ -169,6 +178,7 @@ class MetricsPane(Pane):
 
     def compose(self) -> ComposeResult:
         yield Static("", id="metrics-empty", markup=False)
+        yield Static("", id="metrics-legend", markup=False)
         yield MetricsPlot(id="metrics-plot")
 
     def on_mount(self) -> None:
@@ -249,23 +259,34 @@ class MetricsPane(Pane):
         metric = self.chosen(data)
         plot = self.query_one(MetricsPlot)
         empty = self.query_one("#metrics-empty", Static)
-        self.border_title = f"{self.pane_title} · {metric}" if metric else self.pane_title
+        self.border_title = Text(f"{self.pane_title} · {shown(metric)}" if metric else self.pane_title)  # data, never markup
         series = [(a, data[a].series[metric]) for a in data if metric and data[a] is not None and metric in data[a].series]
         self.shown = [a for a, _ in series]
         if not series:
             empty.update(self.empty_text(cur))
             empty.display, plot.display = True, False
+            self.query_one("#metrics-legend", Static).display = False
             return
+        self.query_one("#metrics-legend", Static).display = True
         empty.display, plot.display = False, True
         plt = plot.plt
         plt.clear_data()
         plt.xlabel("step")
         width = max(10, plot.size.width or 60)
-        for i, (a, s) in enumerate(sorted(series, key=lambda p: p[0] == cur)):  # the current attempt on top
+        legend = Text(no_wrap=True, overflow="ellipsis")
+        # the current attempt first (a line), the overlays on top of it (dots: they are the marks to compare with)
+        ordered = sorted(series, key=lambda p: (p[0] != cur, p[0]))
+        for i, (a, s) in enumerate(ordered):
             xs, ys = thin(s.xs, s.ys, width)
             mine = a == cur
-            label = f"#{a}" + (" (now)" if mine and len(series) > 1 else "")
-            plt.plot(xs, ys, label=label, color=self.colour(0 if mine else 1 + i % 4), marker=MARKERS[0 if mine else 1])
+            rgb = self.colour(0 if mine else 1 + (i - 1) % 4)
+            plt.plot(xs, ys, color=rgb, marker=MARKERS[0 if mine else 1])
+            legend.append(("━━" if mine else "••") + f" #{a}", style=Style(color=RichColor.from_rgb(*rgb), bold=mine))
+            legend.append(f"{' now' if mine and len(series) > 1 else ''}  ")
+        lo, hi = min(s.xs[0] for _, s in series), max(s.xs[-1] for _, s in series)
+        ticks = sorted({round(lo + (hi - lo) * k / 4) for k in range(5)}) if hi > lo else [lo]
+        plt.xticks(ticks, [fmt_value(t) for t in ticks])
+        self.query_one("#metrics-legend", Static).update(legend)
         plot.data_version += 1
         plot.refresh()
 
