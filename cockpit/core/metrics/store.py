@@ -94,6 +94,7 @@ class Recorder:
         self._pending: list[bytes] = []
         self._since = since
         self._t: float | None = None
+        self._json_names: dict[str, str] = {}
         #: why the file could not be written last time (None when it could)
         self.error: str | None = None
 
@@ -107,8 +108,21 @@ class Recorder:
         if self._t is None:
             self._t = round(time.time(), 3)
         if self.metrics.apply(line_no, self._t, r):
-            rec = {"n": line_no, "t": self._t, **r.to_record()}
-            self._pending.append(json.dumps(rec, separators=(",", ":")).encode() + b"\n")
+            self._pending.append(self._record(line_no, self._t, r))
+
+    def _record(self, n: int, t: float, r: Reading) -> bytes:
+        """The reading's line in the file (:meth:`Reading.to_record`, written by hand: a finite
+        float's repr is JSON, and each name is encoded once)."""
+        names = self._json_names
+        vals = ",".join(f"{names.get(k) or names.setdefault(k, json.dumps(k))}:{v!r}" for k, v in r.values.items())
+        s = f'{{"n":{n},"t":{t!r},"v":{{{vals}}}'
+        if r.step is not None:
+            s += f',"s":{r.step!r}'
+        if r.total is not None:
+            s += f',"tot":{r.total}'
+        if r.bar is not None:
+            s += f',"b":[{r.bar[0]},{r.bar[1]},{"null" if r.bar[2] is None else r.bar[2]}]'
+        return (s + "}\n").encode()
 
     def batch_done(self) -> None:
         """One read of the log is done: its readings are written in one go."""
