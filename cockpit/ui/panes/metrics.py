@@ -201,8 +201,10 @@ class MetricsPane(Pane):
         return []
 
     def names(self, data: dict[int, Any]) -> list[str]:
+        """Every metric shown: the current attempt's first, in its order, then the overlays' others."""
+        cur = self.current()
         names: list[str] = []
-        for m in data.values():
+        for _, m in sorted(data.items(), key=lambda kv: kv[0] != cur):
             if m is not None:
                 names += [n for n in m.names() if n not in names]
         return names
@@ -276,10 +278,12 @@ class MetricsPane(Pane):
         legend = Text(no_wrap=True, overflow="ellipsis")
         # the current attempt first (a line), the overlays on top of it (dots: they are the marks to compare with)
         ordered = sorted(series, key=lambda p: (p[0] != cur, p[0]))
-        for i, (a, s) in enumerate(ordered):
+        overlay = 0
+        for a, s in ordered:
             xs, ys = thin(s.xs, s.ys, width)
             mine = a == cur
-            rgb = self.colour(0 if mine else 1 + (i - 1) % 4)
+            rgb = self.colour(0 if mine else 1 + overlay % 4)
+            overlay += 0 if mine else 1
             plt.plot(xs, ys, color=rgb, marker=MARKERS[0 if mine else 1])
             legend.append(("━━" if mine else "••") + f" #{a}", style=Style(color=RichColor.from_rgb(*rgb), bold=mine))
             legend.append(f"{' now' if mine and len(series) > 1 else ''}  ")
