@@ -6,7 +6,10 @@ same run:
 * baseline: ``ssh -p PORT root@127.0.0.1 pct exec 200 -- true`` as a fresh OpenSSH process each
   time (what the seed story did for every check);
 * a new channel per probe on an open asyncssh connection (``conn.run("pct exec 200 -- true")``);
-* cockpit's persistent framed session (``transport.run("true")``).
+* cockpit's persistent framed session (``transport.run("true")``), watched (``timeout`` + ``sh -c``)
+  and cheap (``cheap=True``: a subshell of the session shell, no watchdog forked);
+* the floor: a bare ``echo`` written to the same open session shell and its line read back;
+* the process probe (``PS_COMMAND``) watched and cheap.
 
 Prints medians and p90s in milliseconds and the ratios to the baseline.  Usage::
 
@@ -27,6 +30,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from cockpit.config import load_config  # noqa: E402
+from cockpit.core.probes.procs import PS_COMMAND  # noqa: E402
 from cockpit.core.remote import make_transport  # noqa: E402
 from tests.lab import Lab  # noqa: E402
 
@@ -65,12 +69,29 @@ async def main(n: int) -> None:
             chan.append(time.perf_counter() - t0)
 
         await tr.run("true")  # start the session
-        sess = []
-        for _ in range(n):
+        sess, cheap, bare, ps_w, ps_c = [], [], [], [], []
+        sh = tr.session._sh  # the floor: one bare command written to the same shell, its line read back
+        assert sh is not None
+        for _ in range(n):  # interleaved, so a loaded machine weighs on every figure alike
             t0 = time.perf_counter()
             r = await tr.run("true")
             sess.append(time.perf_counter() - t0)
             assert r.exit_code == 0
+            t0 = time.perf_counter()
+            r = await tr.run("true", cheap=True)
+            cheap.append(time.perf_counter() - t0)
+            assert r.exit_code == 0
+            t0 = time.perf_counter()
+            await sh.proc.write(b"echo @@bare\n")
+            assert (await sh.reader.readline(64)) == b"@@bare\n"
+            bare.append(time.perf_counter() - t0)
+        for _ in range(max(10, n // 4)):
+            t0 = time.perf_counter()
+            await tr.run(PS_COMMAND)
+            ps_w.append(time.perf_counter() - t0)
+            t0 = time.perf_counter()
+            await tr.run(PS_COMMAND, cheap=True)
+            ps_c.append(time.perf_counter() - t0)
         t0 = time.perf_counter()
         await asyncio.gather(*[tr.run("true") for _ in range(50)])
         burst = time.perf_counter() - t0
@@ -79,7 +100,11 @@ async def main(n: int) -> None:
     print(f"probe into emulated container 200 over real OpenSSH on 127.0.0.1 (n={n})")
     base = show("fresh `ssh host pct exec 200 -- true`", fresh, None)
     show("new channel on an open connection", chan, base)
-    show("persistent framed session (cockpit)", sess, base)
+    show("persistent framed session, watched", sess, base)
+    show("persistent framed session, cheap=True", cheap, base)
+    show("floor: bare `echo` over the same shell", bare, base)
+    show("process probe, watched", ps_w, base)
+    show("process probe, cheap=True (what refresh uses)", ps_c, base)
     print(f"{'50 concurrent probes through the session':<44} total  {burst * 1000:8.2f} ms")
 
 

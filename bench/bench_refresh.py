@@ -3,7 +3,9 @@
 A running job (the simulator, logging steps), a GPU (the emulator), and the observer's four
 probes: process table, GPUs, log, host kernel messages.  Baseline, measured in the same run: the
 same process-table, GPU and log probes each sent as a fresh ``ssh host pct exec 200 -- sh -c …``,
-which is what checking by hand costs.  Usage: ``python bench/bench_refresh.py [--n 50]``.
+which is what checking by hand costs.  Also in the same run, what the refresh did before: the process
+probe under the watchdog (``timeout`` + ``sh -c``) and the kernel log polled over a new channel
+(now it follows one ``dmesg --follow``).  Usage: ``python bench/bench_refresh.py [--n 50]``.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from cockpit.core.actions.base import ActionContext  # noqa: E402
 from cockpit.core.actions.job import launch, stop  # noqa: E402
 from cockpit.core.engine import Engine  # noqa: E402
 from cockpit.core.probes import gpu as gpu_probe  # noqa: E402
+from cockpit.core.probes import procs as procs_probe  # noqa: E402
 from cockpit.core.probes.procs import PS_COMMAND  # noqa: E402
 from tests.lab import Lab  # noqa: E402
 
@@ -44,17 +47,29 @@ async def main(n: int) -> None:
         _, job = await launch(ctx, 1)
         eng.set_job(job)
         obs = eng.observer
-        await obs.refresh_all()  # warm: connection, session, first log read
+        await obs.refresh_all()  # warm: connection, session, first log read, the kernel-log stream started
+        from cockpit.core.probes import kmsg as kmsg_probe
+        from tests.lab.util import await_for
+        await await_for(lambda: obs._kmsg_follow is not None and obs._kmsg_follow.ready, 15, "the kernel-log stream")
 
-        parts: dict[str, list[float]] = {"processes": [], "gpu": [], "log": [], "kernel": [], "full refresh": []}
+        async def ps_watched() -> None:
+            procs_probe.parse_ps((await eng.transport.run(PS_COMMAND, timeout=10)).stdout)
+
+        async def kmsg_polled() -> None:
+            kmsg_probe.parse_kmsg((await eng.transport.run_host(kmsg_probe.kmsg_command(), timeout=15)).stdout)
+
+        parts: dict[str, list[float]] = {"processes": [], "gpu": [], "log": [], "kernel": [], "full refresh": [],
+                                         "before: processes, watched": [], "before: kernel, polled": []}
         for _ in range(n):
-            for name, fn in (("processes", obs.refresh_procs), ("gpu", obs.refresh_gpu), ("log", obs.refresh_log), ("kernel", obs.refresh_kmsg)):
+            for name, fn in (("processes", obs.refresh_procs), ("gpu", obs.refresh_gpu), ("log", obs.refresh_log), ("kernel", obs.refresh_kmsg),
+                             ("before: processes, watched", ps_watched), ("before: kernel, polled", kmsg_polled)):
                 t0 = time.perf_counter()
                 await fn()
                 parts[name].append(time.perf_counter() - t0)
             t0 = time.perf_counter()
             await obs.refresh_all()
             parts["full refresh"].append(time.perf_counter() - t0)
+        assert obs.kmsg.mode == "follow", obs.kmsg.to_dict()
         procs = len(obs.procs.procs)
         lines = len(obs.log.follower.ring) if obs.log.follower else 0
 

@@ -321,7 +321,7 @@ async def test_log_batches_are_not_duplicated(tmp_path):
 # -- failures are shown, never crash --------------------------------------------------------------
 
 class RefusingTransport(LocalTransport):
-    async def run(self, command: str, *, timeout: float = 10.0):
+    async def run(self, command: str, *, timeout: float = 10.0, cheap: bool = False):
         raise RemoteError(Layer.SSH, "connection refused by 10.1.2.6 port 22", hint="is sshd running?")
 
 

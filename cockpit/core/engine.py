@@ -199,6 +199,7 @@ class Engine:
         if self.follower is not None:
             await self.follower.cancel()
             self.follower = None
+        await self.observer.close()
         await self.transport.close()
 
     # -- fate ------------------------------------------------------------------------------

@@ -12,6 +12,7 @@ at a time per part: polls never overlap) and renders the resulting plain data.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,9 +22,12 @@ from .layers import Finding, Layer, Severity
 from .probes import gpu as gpu_probe
 from .probes import kmsg as kmsg_probe
 from .probes import procs as procs_probe
+from .probes.kmsg.follow import KmsgFollower
 from .probes.logs import LogFollowerState, LogRing, LogUpdate
 from .probes.signatures import Classifier, load_signatures
 from .remote.base import RemoteError, Transport
+from .remote.hostsession import HostSession
+from .remote.lines import capped_lines
 
 __all__ = ["Observer", "ProcsView", "LogView", "Part"]
 
@@ -55,6 +59,10 @@ class ProcsView(Part):
     findings: list[Finding] = field(default_factory=list)
     bad_lines: list[str] = field(default_factory=list)
     job_pids: set[int] = field(default_factory=set)
+    #: cockpit's own processes (the session shell and its probes): hidden by default, never counted
+    own_pids: set[int] = field(default_factory=set)
+    #: pid → GPU memory it holds (MiB; an NA when only the fd scan saw it), from the last GPU refresh
+    gpu_mib: dict[int, Any] = field(default_factory=dict)
 
     @property
     def tree(self) -> procs_probe.ProcTree:
@@ -66,6 +74,8 @@ class ProcsView(Part):
             "count": len(self.procs),
             "processes": [p.to_dict() for p in self.procs],
             "job_pids": sorted(self.job_pids),
+            "own_pids": sorted(self.own_pids),
+            "gpu_memory_mib": {str(k): gpu_probe.jsonable(v) for k, v in sorted(self.gpu_mib.items())},
             "findings": [f.to_dict() for f in self.findings],
             "bad_lines": self.bad_lines[:20],
         }
@@ -111,9 +121,16 @@ class LogView(Part):
 @dataclass
 class KmsgView(Part):
     findings: list[Finding] = field(default_factory=list)
+    #: "follow" (one long-lived `dmesg --follow` on the host) or "poll" (dmesg run per refresh)
+    mode: str = "poll"
+    #: why following is not in use now (the stream died, or never worked), and its layer
+    follow_error: str | None = None
+    follow_error_layer: Layer | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {**self.meta(), "findings": [f.to_dict() for f in self.findings]}
+        return {**self.meta(), "findings": [f.to_dict() for f in self.findings], "mode": self.mode,
+                "follow_error": self.follow_error,
+                "follow_error_layer": self.follow_error_layer.value if self.follow_error_layer else None}
 
 
 def _round(v: float | None) -> float | None:
@@ -132,7 +149,13 @@ class Observer:
         self.job_pids: set[int] = set()
         self.job_pgid: int | None = None
         self._gpu_probe: gpu_probe.GpuProbe | None = None
+        self._gpu_procs = gpu_probe.ProcessProbe()
+        #: the host's persistent shell (pct over SSH), for the probes that ask the host every refresh
+        self.host = HostSession(transport)
         self._gpu_probe_key: tuple[str, str] | None = None
+        self._kmsg_follow: KmsgFollower | None = None
+        self._kmsg_yield: asyncio.Future[None] | None = None
+        self._kmsg_parsed: tuple[int, kmsg_probe.KmsgReport] | None = None
 
     # -- job identity (set by the engine from the launch record) ---------------------------
     def set_job(self, pid: int | None, pgid: int | None, log_path: str | None) -> None:
@@ -151,16 +174,27 @@ class Observer:
         v = self.procs
         t0 = time.monotonic()
         try:
-            res = await self.transport.run(procs_probe.PS_COMMAND, timeout=10)
+            # the probe bounds its own blocking part (`timeout -s KILL ps`): no watchdog fork needed
+            res = await self.transport.run(procs_probe.PS_COMMAND, timeout=10, cheap=True)
         except RemoteError as e:
             v.error, v.error_layer = e.message, e.layer
             return v
         procs, bad = procs_probe.parse_ps(res.stdout)
+        tree = procs_probe.ProcTree(procs)
+        members = procs_probe.job_members(tree, self.job_pids, self.job_pgid)
+        own = procs_probe.own_processes(tree, self._session_shell_pid(), exclude=members)
         findings = procs_probe.analyse(procs, job_pids=self.job_pids, job_pgid=self.job_pgid,
-                                       job_command=self.cfg.job.command or None)
+                                       job_command=self.cfg.job.command or None, own_pids=own)
         self.procs = ProcsView(collected_at=time.time(), duration_s=time.monotonic() - t0, procs=procs,
-                               findings=findings, bad_lines=bad, job_pids=set(self.job_pids))
+                               findings=findings, bad_lines=bad, job_pids=set(self.job_pids), own_pids=own,
+                               gpu_mib=gpu_probe.memory_by_container_pid(self.gpu.snapshot))
         return self.procs
+
+    def _session_shell_pid(self) -> int | None:
+        """The pid of the shell that ran the last probe (transports without a session: None)."""
+        session = getattr(self.transport, "session", None)
+        pid = getattr(session, "shell_pid", None)
+        return pid if isinstance(pid, int) else None
 
     async def refresh_gpu(self) -> GPUView:
         g = self.cfg.gpu
@@ -169,42 +203,29 @@ class Observer:
             v.error = "disabled in config ([gpu] enabled = false)"
             return v
         t0 = time.monotonic()
-        if self._gpu_probe is None or self._gpu_probe_key != (g.nvidia_smi, g.where):
-            # the fields this driver answers are learnt once per session (and per binary)
-            self._gpu_probe, self._gpu_probe_key = gpu_probe.GpuProbe(g.nvidia_smi), (g.nvidia_smi, g.where)
-        run = self.transport.run_host if g.where == "host" else self.transport.run
+        key = (g.nvidia_smi, g.where)
+        if self._gpu_probe is None or self._gpu_probe_key != key:
+            # the fields this driver answers, and whether the host can be asked, are learnt once per session
+            self._gpu_probe, self._gpu_probe_key = gpu_probe.GpuProbe(g.nvidia_smi), key
+            t = self.cfg.target
+            self._gpu_procs = gpu_probe.ProcessProbe(t.runtime, t.container if t.runtime == "pct" else None, g.where)
 
-        async def runner(cmd: str) -> tuple[bytes, bytes, int | None]:
-            res = await run(cmd, timeout=g.timeout * 2 + 5)
-            return res.stdout, res.stderr, res.exit_code
+        def runner(run: Any) -> gpu_probe.Runner:
+            async def go(cmd: str) -> tuple[bytes, bytes, int | None]:
+                res = await run(cmd, timeout=g.timeout * 2 + 5)
+                return res.stdout, res.stderr, res.exit_code
+            return go
 
-        try:
-            snap = await self._gpu_probe.run(runner, g.timeout)
+        try:  # GPU pids are host pids: the process probe maps them into the target (or falls back)
+            snap = await self._gpu_procs.run(self._gpu_probe, runner(self.transport.run), runner(self.host.run),
+                                             g.timeout, self.procs.procs)
         except RemoteError as e:
             v.error, v.error_layer = e.message, e.layer
             return v
-        if snap.processes:
-            snap.findings.extend(await self._unaccounted(snap))
         self.gpu = GPUView(collected_at=snap.collected_at, duration_s=time.monotonic() - t0, snapshot=snap,
                            error=snap.error, error_layer=Layer.GPU if snap.error else None)
+        self.procs.gpu_mib = gpu_probe.memory_by_container_pid(snap)
         return self.gpu
-
-    async def _unaccounted(self, snap: gpu_probe.GPUSnapshot) -> list[Finding]:
-        """GPU pids are host pids: check them against the host's process table."""
-        try:
-            if self.cfg.target.runtime == "pct":
-                res = await self.transport.run_host("ps -e -o pid=,stat=", timeout=10)
-            else:
-                res = await self.transport.run("ps -e -o pid=,stat=", timeout=10)
-        except RemoteError:
-            return []
-        live: set[int] = set()
-        zombies: set[int] = set()
-        for line in res.text.splitlines():
-            parts = line.split()
-            if len(parts) >= 2 and parts[0].isdigit():
-                (zombies if parts[1].startswith("Z") else live).add(int(parts[0]))
-        return gpu_probe.unaccounted_memory(snap, live, zombies)
 
     async def refresh_log(self, max_bytes: int = 1 << 20) -> LogUpdate | None:
         v = self.log
@@ -228,16 +249,51 @@ class Observer:
             v.error = "host kernel messages are read only for runtime = \"pct\""
             return v
         t0 = time.monotonic()
-        try:
-            res = await self.transport.run_host(kmsg_probe.kmsg_command(), timeout=15)
-        except RemoteError as e:
-            v.error, v.error_layer = e.message, e.layer
-            return v
-        rep = kmsg_probe.parse_kmsg(res.stdout)
+        fol = self._kmsg_follower()
+        if fol is not None and fol.ready:  # one long-lived `dmesg --follow`: nothing runs remotely
+            if self._kmsg_parsed is None or self._kmsg_parsed[0] != fol.version:
+                self._kmsg_parsed = (fol.version, kmsg_probe.parse_kmsg(fol.text()))
+            rep, mode = self._kmsg_parsed[1], "follow"
+        else:
+            try:
+                res = await self.transport.run_host(kmsg_probe.kmsg_command(), timeout=15)
+            except RemoteError as e:
+                v.error, v.error_layer = e.message, e.layer
+                return v
+            rep, mode = kmsg_probe.parse_kmsg(res.stdout), "poll"
         ct = str(self.cfg.target.container)
         findings = [f for f in rep.findings if f.subject.get("container") in (None, ct)]
-        self.kmsg = KmsgView(collected_at=time.time(), duration_s=time.monotonic() - t0, findings=findings)
+        self.kmsg = KmsgView(collected_at=time.time(), duration_s=time.monotonic() - t0, findings=findings, mode=mode,
+                             follow_error=fol.last_death if fol is not None and not fol.ready else None,
+                             follow_error_layer=fol.last_death_layer if fol is not None and not fol.ready else None)
         return self.kmsg
+
+    def _kmsg_follower(self) -> KmsgFollower | None:
+        """The host's `dmesg --follow`, started on the first refresh; None where it would take a
+        channel sshd can hardly spare (under 3 channels beside the session: commands would wait for it)."""
+        slots = getattr(self.transport, "slots", None)
+        if self._kmsg_follow is None and (slots is None or slots.limit >= 3):
+            self._kmsg_follow = fol = KmsgFollower(lambda cmd: capped_lines(self.transport.stream_host(cmd)))
+            fol.start()
+            if slots is not None:  # like the host's shell: when sshd turns out to allow few channels, give it back
+                self._kmsg_yield = asyncio.ensure_future(self._kmsg_give_way(fol, slots))
+        return self._kmsg_follow
+
+    async def _kmsg_give_way(self, fol: KmsgFollower, slots: Any) -> None:
+        await slots.wait_below(3)
+        if self._kmsg_follow is fol:
+            self._kmsg_follow = None  # polled from now on (not started again while the limit stays low)
+        await fol.close()
+
+    async def close(self) -> None:
+        """Stop the streams the observer keeps open (the kernel log)."""
+        fol, self._kmsg_follow = self._kmsg_follow, None
+        task, self._kmsg_yield = self._kmsg_yield, None
+        if task is not None:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+        if fol is not None:
+            await fol.close()
 
     async def refresh_all(self) -> None:
         await self.refresh_procs()

@@ -99,6 +99,8 @@ ACTIONS: list[UIAction] = [
              "or its whole traceback, the selected attempt as Markdown, a verdict with its evidence, a process's findings"),
     UIAction("mouse", "m", "mouse", "Mouse", "Mouse capture on/off: off lets the terminal select text with the mouse (tmux: hold shift)"),
     UIAction("job-only", "j", "job_only", "Job only", "Processes: show only the job's processes, zombies, D states and PID 1, or everything"),
+    UIAction("own-procs", "o", "own_procs", "Own procs", "Processes: show or hide cockpit's own processes (its session shell and the "
+             "probes it runs), hidden by default and never counted in findings"),
     UIAction("verdict", "v", "verdict", "Verdict", "Show the full verdict of the selected attempt (or the last action)"),
     UIAction("stacks", "w", "stacks", "Stacks", "Where every thread of the job is: py-spy dump inside the target (else the kernel's view), "
              "grouped by identical stacks and saved with the attempt: the evidence a hang leaves"),

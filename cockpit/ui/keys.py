@@ -295,6 +295,10 @@ class ViewKeys(_AppBase):
         pane = self.query_one(ProcsPane)
         pane.set_job_only(not pane.job_only)
 
+    def action_own_procs(self) -> None:
+        pane = self.query_one(ProcsPane)
+        pane.set_show_own(not pane.show_own)
+
     def action_refresh(self) -> None:
         self.refresh_now()
 

@@ -22,6 +22,12 @@ before it exits 1.  ``--interleave`` writes without a lock, each line's text and
 (sometimes the text cut in two), so the threads' tracebacks and the step lines interleave
 *mid-line*, as CPython threads' unbuffered writes do.
 
+``--gpu-mem MIB`` (with ``--gpu N``, ``--gpu-procs K``): the job "uses the GPU" as CUDA does: it
+opens ``/dev/nvidiaN``, ``/dev/nvidiactl`` and ``/dev/nvidia-uvm`` where the container has them,
+and holds a context the lab's nvidia-smi lists (see bin/nvidia-smi), from after ``--start-delay``
+("the model is loaded") to its end; ``K`` > 1 forks K-1 more processes first (ranks), each with
+its own context, which end with the job.
+
 ``--fixed-file PATH``: when that file exists and contains "fixed", the crash does not happen (a
 deployed fix).  Tracebacks mimic CPython 3.11 with torch frames; they go to stderr, and with
 ``--log PATH`` both streams go to that file (like ``> log 2>&1``).
@@ -292,8 +298,46 @@ def parse(argv):
     p.add_argument("--jitter", type=float, default=0.0, help="each step takes --interval plus up to this many seconds more (irregular steps)")
     p.add_argument("--eval-every", type=int, default=0, help="a silent 'evaluation' of --eval-seconds every N steps (slow, not stalled)")
     p.add_argument("--eval-seconds", type=float, default=1.0)
+    p.add_argument("--gpu-mem", type=int, default=0, help="hold a GPU context of this many MiB (the lab's nvidia-smi lists it)")
+    p.add_argument("--gpu", type=int, default=0, help="the GPU index of --gpu-mem")
+    p.add_argument("--gpu-procs", type=int, default=1, help="processes holding a context each (ranks): K-1 are forked")
     p.add_argument("--mark-file", help="write the wall-clock time of the fatal event here (benchmarks: event → verdict latency)")
     return p.parse_args(argv)
+
+
+GPU_FDS = []
+
+
+def gpu_attach(mib, index):
+    """Open the GPU's device nodes (where present) and hold a context of ``mib`` MiB on it."""
+    for dev in (f"/dev/nvidia{index}", "/dev/nvidiactl", "/dev/nvidia-uvm"):
+        try:
+            GPU_FDS.append(os.open(dev, os.O_RDWR))
+        except OSError:
+            pass
+    import fcntl
+    import json
+
+    ctx_dir = os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(__file__))), "state", "gpu-ctx")
+    os.makedirs(ctx_dir, exist_ok=True)
+    tmp = os.path.join(ctx_dir, f".new-{os.getpid()}-{random.randrange(1 << 30)}")
+    fd = os.open(tmp, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o644)
+    os.write(fd, json.dumps({"gpu": index, "used_memory": mib, "process_name": sys.executable}).encode())
+    fcntl.flock(fd, fcntl.LOCK_SH)  # held while the process (any of its threads) lives
+    os.rename(tmp, os.path.join(ctx_dir, "ctx-" + os.path.basename(tmp)[5:] + ".json"))
+    GPU_FDS.append(fd)
+
+
+def gpu_ranks(args):
+    """Fork the extra ranks (each holds its own context and ends with the job), then attach."""
+    parent = os.getpid()
+    for _ in range(max(0, args.gpu_procs - 1)):
+        if os.fork() == 0:
+            gpu_attach(args.gpu_mem, args.gpu)
+            while os.getppid() == parent:
+                time.sleep(0.1)
+            os._exit(0)
+    gpu_attach(args.gpu_mem, args.gpu)
 
 
 def open_log(args):
@@ -323,6 +367,8 @@ def main(argv=None):
         return 1
     if args.start_delay > 0:
         time.sleep(args.start_delay)  # "loading the 27B model": no output at all
+    if args.gpu_mem > 0:
+        gpu_ranks(args)
 
     nthreads = args.threads or (1 if crash == "fx" else 0)
     fx_step = args.crash_at if crash == "fx" else None

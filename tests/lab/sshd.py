@@ -347,6 +347,9 @@ class Lab:
                          (SRC / "bin" / "dmesg", self.bin_dir / "dmesg"),
                          (SRC / "libexec" / "init", self.libexec_dir / "init"),
                          (SRC / "libexec" / "sleepy-init", self.libexec_dir / "sleepy-init"),
+                         (SRC / "libexec" / "pct-files", self.libexec_dir / "pct-files"),
+                         (SRC / "libexec" / "autodev", self.libexec_dir / "autodev"),
+                         (SRC / "bin" / "lxc-info", self.bin_dir / "lxc-info"),
                          (SRC / "jobsim.py", self.jobsim)):
             text = src.read_text()
             if text.startswith("#!"):

@@ -75,6 +75,11 @@ class RemoteError(Exception):
         return f"{self.message} ({self.hint})" if self.hint else self.message
 
 
+async def _no_host_stream(where: str) -> AsyncIterator[bytes]:
+    raise RemoteError(Layer.HOST, f"{where}: this transport cannot stream host commands")
+    yield b""  # pragma: no cover - makes this an async generator
+
+
 @dataclass
 class LinkState:
     """What a transport knows about its own health, per layer, for the status line."""
@@ -93,8 +98,9 @@ class Transport(abc.ABC):
     runtime: Runtime
 
     @abc.abstractmethod
-    async def run(self, command: str, *, timeout: float = 10.0) -> CommandResult:
-        """Run a short shell command inside the target through the persistent session."""
+    async def run(self, command: str, *, timeout: float = 10.0, cheap: bool = False) -> CommandResult:
+        """Run a short shell command inside the target through the persistent session; ``cheap``
+        for one that cannot hang: no watchdog forked, see :meth:`.session.FramedSession.run`."""
 
     @abc.abstractmethod
     async def run_host(self, command: str, *, timeout: float = 10.0, input: bytes | None = None) -> CommandResult:
@@ -103,6 +109,11 @@ class Transport(abc.ABC):
     @abc.abstractmethod
     def stream(self, command: str, *, timeout: float | None = None) -> AsyncIterator[bytes]:
         """Run a long command inside the target on its own channel, yielding stdout chunks."""
+
+    def stream_host(self, command: str, *, timeout: float | None = None) -> AsyncIterator[bytes]:
+        """Run a long command on the host (outside any container) on its own channel, yielding
+        stdout chunks.  Transports that cannot raise :class:`RemoteError` when iterated."""
+        return _no_host_stream(self.description)
 
     def stream_lines(self, command: str, *, timeout: float | None = None) -> AsyncIterator[bytes]:
         """:meth:`stream` as lines, each capped at :data:`~.lines.LINE_MAX` with a visible mark."""

@@ -56,6 +56,12 @@ class ChannelSlots:
             self._cond.notify_all()
             return self.limit
 
+    async def wait_below(self, n: int) -> None:
+        """Return once the limit is under ``n`` (a refusal lowered it): a channel held for long
+        (the host's shell) gives its slot back then."""
+        async with self._cond:
+            await self._cond.wait_for(lambda: self.limit < n)
+
     def opened(self) -> None:
         """A channel opened with every slot taken: sshd may allow more than learned (a refusal can
         come from a channel sshd had not yet freed), so offer one more slot; a refusal takes it back."""

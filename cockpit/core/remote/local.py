@@ -76,8 +76,8 @@ class LocalTransport(Transport):
     async def connect(self, *, force: bool = False) -> object:
         return None
 
-    async def run(self, command: str, *, timeout: float = 10.0) -> CommandResult:
-        return await self.session.run(command, timeout=timeout)
+    async def run(self, command: str, *, timeout: float = 10.0, cheap: bool = False) -> CommandResult:
+        return await self.session.run(command, timeout=timeout, cheap=cheap)
 
     async def run_host(self, command: str, *, timeout: float = 10.0, input: bytes | None = None) -> CommandResult:
         return await run_local(command, timeout=timeout, input=input, env=self.env)
@@ -86,14 +86,17 @@ class LocalTransport(Transport):
         return await run_local(self.runtime.wrap(command), timeout=timeout, input=input, env=self.env)
 
     def stream(self, command: str, *, timeout: float | None = None) -> AsyncIterator[bytes]:
-        return read_stream(self._stream_channel(command), timeout)
+        return read_stream(self._stream_channel(self.runtime.wrap(command)), timeout)
+
+    def stream_host(self, command: str, *, timeout: float | None = None) -> AsyncIterator[bytes]:
+        return read_stream(self._stream_channel(command, stdin=asyncio.subprocess.PIPE), timeout)
 
     @contextlib.asynccontextmanager
-    async def _stream_channel(self, command: str) -> AsyncIterator[ChunkReader]:
-        """``command`` inside the target as a process of its own; killed (its group) on exit."""
+    async def _stream_channel(self, command: str, stdin: int = asyncio.subprocess.DEVNULL) -> AsyncIterator[ChunkReader]:
+        """``command`` (already wrapped for the target) as a process of its own; killed (its group) on exit."""
         proc = await asyncio.create_subprocess_exec(
-            "/bin/sh", "-c", self.runtime.wrap(command),
-            stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
+            "/bin/sh", "-c", command,
+            stdin=stdin, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
             start_new_session=True, env=self.env,
         )
         assert proc.stdout is not None

@@ -67,7 +67,10 @@ _BOOTSTRAP = (
     "trap 'rm -rf \"$d\"' EXIT; "
     "if command -v timeout >/dev/null 2>&1; then t=timeout; else t=; fi; "
     f"if command -v head >/dev/null 2>&1; then c='head -c {OUTPUT_MAX}'; else c=cat; fi; "
-    "printf '%s %s %s %s\\n' '@@cockpit-ready' \"$d\" \"${t:-none}\" \"${c%% *}\"\n"
+    # cheap frames capture stdout in a variable and send ${#o} as its length: only where the shell
+    # counts bytes (dash, busybox, bash in the C locale); elsewhere they use the files, unwatched
+    "b=0; x='\u00e9'; [ ${#x} -eq 2 ] && b=1; x=; "
+    "printf '%s %s %s %s %s %s\\n' '@@cockpit-ready' \"$d\" \"${t:-none}\" \"${c%% *}\" \"$$\" \"$b\"\n"
 )
 
 
@@ -128,6 +131,10 @@ class FramedSession:
         self._lock = asyncio.Lock()
         self._ids = itertools.count(1)
         self.has_timeout = True
+        #: the shell counts ``${#var}`` in bytes, so cheap frames can send a variable (see ``run``)
+        self.bytes_len = False
+        #: the session shell's pid as the target sees it (cockpit's own processes descend from it)
+        self.shell_pid: int | None = None
         self.scratch = ""
         self.started_at: float | None = None
         #: shells that died under cockpit (each one rebuilt on the next command)
@@ -188,6 +195,8 @@ class FramedSession:
         self.scratch = parts[1].decode() if len(parts) > 1 else ""
         self.has_timeout = len(parts) > 2 and parts[2] != b"none"
         sh.capped = len(parts) > 3 and parts[3] == b"head"
+        self.shell_pid = int(parts[4]) if len(parts) > 4 and parts[4].isdigit() else None
+        self.bytes_len = len(parts) > 5 and parts[5] == b"1"
         self._sh = sh
         self.started_at = time.time()
         return sh
@@ -197,30 +206,50 @@ class FramedSession:
         self.last_error = err
         return err
 
-    def _frame(self, ident: int, command: str, timeout: float) -> bytes:
-        secs = max(0.1, timeout)
-        inner = f"sh -c {shlex.quote(command)}"
-        if self.has_timeout:
-            inner = f"timeout -k 1 {secs:g} {inner}"
+    def _frame(self, ident: int, command: str, timeout: float, cheap: bool = False) -> bytes:
+        go = f"printf '@@cockpit-go %s\\n' {ident}; "
+        if cheap and self.bytes_len:
+            # in a subshell of the session shell (one fork, no exec, nothing leaks), stdout kept in a
+            # variable; the EXIT trap's "." keeps trailing newlines and runs after an `exit N` too
+            return (
+                go + f"o=$(trap 'printf .' EXIT; {{ {command}\n}} </dev/null 2>\"$d/e\"); r=$?; o=${{o%.}}; "
+                "if [ -s \"$d/e\" ]; then el=$(wc -c <\"$d/e\"); else el=0; fi; "
+                f"printf '@@cockpit %s %s %s %s\\n' {ident} \"$r\" ${{#o}} $el; printf '%.{OUTPUT_MAX}s' \"$o\"; "
+                "[ $el -eq 0 ] || $c \"$d/e\"; o=\n"
+            ).encode()
+        if cheap:
+            inner = f"( {command}\n)"
+        else:
+            inner = f"sh -c {shlex.quote(command)}"
+            if self.has_timeout:
+                inner = f"timeout -k 1 {max(0.1, timeout):g} {inner}"
         return (
-            f"printf '@@cockpit-go %s\\n' {ident}; "
-            f"{inner} </dev/null >\"$d/o\" 2>\"$d/e\"; r=$?; "
+            go + f"{inner} </dev/null >\"$d/o\" 2>\"$d/e\"; r=$?; "
             f"printf '@@cockpit %s %s %s %s\\n' {ident} \"$r\" $(wc -c <\"$d/o\") $(wc -c <\"$d/e\"); "
             f"$c \"$d/o\"; $c \"$d/e\"\n"
         ).encode()
 
-    async def run(self, command: str, *, timeout: float = 10.0) -> CommandResult:
-        """Run ``command`` with ``sh -c`` inside the target; see the module docstring."""
+    async def run(self, command: str, *, timeout: float = 10.0, cheap: bool = False) -> CommandResult:
+        """Run ``command`` with ``sh -c`` inside the target; see the module docstring.
+
+        ``cheap=True`` is for commands that cannot hang (shell built-ins, reads of ``/proc``, or a
+        command that bounds its own blocking part, as the process probe does with ``timeout ps``):
+        no ``timeout`` and no ``sh -c`` are forked, the command runs in a subshell of the session
+        shell.  Its deadline is kept by cockpit: past ``timeout`` the session is torn down and
+        rebuilt.  Its stdout should be text (a NUL byte is dropped by the shell); the frame stays
+        exact whatever it prints.
+        """
         async with self._lock:
             for retry in (False, True):
                 sh = await self._ensure(max(timeout, 5.0))
                 ident = next(self._ids)
                 started: list[bool] = []
                 t0 = time.monotonic()
+                limit = timeout if cheap else timeout + GRACE_S  # no remote watchdog: cockpit's deadline is the one
                 try:
-                    await sh.proc.write(self._frame(ident, command, timeout))
-                    code, olen, elen = await asyncio.wait_for(self._read_header(sh, ident, started), timeout + GRACE_S)
-                    out, err = await asyncio.wait_for(self._read_payload(sh, olen, elen), timeout + GRACE_S)
+                    await sh.proc.write(self._frame(ident, command, timeout, cheap))
+                    code, olen, elen = await asyncio.wait_for(self._read_header(sh, ident, started), limit)
+                    out, err = await asyncio.wait_for(self._read_payload(sh, olen, elen, cheap), limit)
                 except (asyncio.TimeoutError, TimeoutError):
                     await self._kill()
                     return CommandResult(command, 124, b"", b"cockpit: the session did not answer; it was rebuilt", time.monotonic() - t0, timed_out=True)
@@ -249,11 +278,12 @@ class FramedSession:
                 started.append(True)
             # anything else is noise from a previous, abandoned frame or a startup message: skip
 
-    async def _read_payload(self, sh: _Shell, olen: int, elen: int) -> tuple[bytes, bytes]:
+    async def _read_payload(self, sh: _Shell, olen: int, elen: int, cheap: bool = False) -> tuple[bytes, bytes]:
         """The frame's stdout and stderr, each line capped, each stream cut at OUTPUT_MAX."""
         streams = []
-        for total in (olen, elen):
-            sent = min(total, OUTPUT_MAX) if sh.capped else total
+        for i, total in enumerate((olen, elen)):
+            cut = sh.capped or (cheap and i == 0 and self.bytes_len)  # a cheap frame's stdout is cut by printf
+            sent = min(total, OUTPUT_MAX) if cut else total
             capper = LineCapper(limit=OUTPUT_MAX)
             await sh.reader.feed_exact(sent, capper)
             streams.append(capper.finish(not_sent=total - sent))
@@ -275,6 +305,7 @@ class FramedSession:
 
     async def _kill(self) -> None:
         sh, self._sh = self._sh, None
+        self.shell_pid = None
         if sh is not None:
             sh.proc.close()
             await sh.proc.wait_closed()

@@ -177,8 +177,8 @@ class SSHTransport(Transport):
             return
 
     # -- commands --------------------------------------------------------------------------
-    async def run(self, command: str, *, timeout: float = 10.0) -> CommandResult:
-        return await self.session.run(command, timeout=timeout)
+    async def run(self, command: str, *, timeout: float = 10.0, cheap: bool = False) -> CommandResult:
+        return await self.session.run(command, timeout=timeout, cheap=cheap)
 
     async def _exec(self, host_command: str, *, timeout: float, input: bytes | None) -> CommandResult:
         """``host_command`` on a channel of its own; its output read in chunks, every line capped
@@ -211,6 +211,15 @@ class SSHTransport(Transport):
 
     def stream(self, command: str, *, timeout: float | None = None) -> AsyncIterator[bytes]:
         return read_stream(self._stream_channel(command), timeout)
+
+    def stream_host(self, command: str, *, timeout: float | None = None) -> AsyncIterator[bytes]:
+        return read_stream(self._host_stream_channel(command), timeout)
+
+    @contextlib.asynccontextmanager
+    async def _host_stream_channel(self, command: str) -> AsyncIterator[ChunkReader]:
+        """``command`` on the host on a channel of its own (one of the capped slots)."""
+        async with self._channel(command, stdin=asyncssh.PIPE) as proc:  # its stdin ends with the channel
+            yield proc.stdout
 
     @contextlib.asynccontextmanager
     async def _stream_channel(self, command: str) -> AsyncIterator[ChunkReader]:

@@ -37,6 +37,29 @@ def _num(v: Any) -> float | None:
         return None
 
 
+#: how the process list was made (``GPUSnapshot.method``) → the line above it
+METHODS = {
+    "host query": "per-process memory: host query",
+    "nvidia-smi": "per-process memory: nvidia-smi",
+    "fd scan": "processes holding /dev/nvidia*: fd scan (no per-process memory)",
+}
+
+
+def _row_note(p: Any, outside: str | None) -> str:
+    """What to know about one GPU process: a zombie, a pid that is gone, or who it is outside."""
+    state = getattr(p, "state", None)
+    if outside == "gone":
+        return f"gone: no process {p.pid} on the host"
+    if isinstance(state, str) and state.startswith("Z"):
+        return f"zombie ({state})" + (f", outside: {outside}, host pid {p.pid}" if outside else "")
+    if outside == "unknown":
+        return f"not placed (host pid {p.pid})"
+    if outside:
+        return f"outside: {outside}, host pid {p.pid}"
+    devices = getattr(p, "devices", None)
+    return f"holds {devices}" if isinstance(devices, str) and devices else ""
+
+
 def gpu_key(g: Any) -> str:
     """A GPU's identity across snapshots: its uuid, else its index."""
     return str(g.uuid) if not isinstance(g.uuid, NaType) else f"index-{g.index}"
@@ -212,14 +235,26 @@ class GpuPane(Pane):
         snap = getattr(self.view, "snapshot", None)
         if snap is None:
             return t
+        head = METHODS.get(getattr(snap, "method", ""), "")
+        note = shown(getattr(snap, "method_note", "") or "")  # remote words (lxc-info's error): data, never markup
+        if head or note:
+            t.append(head + (" · " if head and note else "") + note + "\n", style=self.cs("txt--dim"))
         if not snap.processes:
             if snap.gpus:
                 t.append("no compute processes", style=self.cs("txt--dim"))
+            t.rstrip()
             return t
         t.append("GPU  PID      MEM     PROCESS", style=self.cs("txt--dim"))
         for p in snap.processes:
             name = shown(fmt_na(p.process_name))  # the job's text: no escapes reach the terminal, no secret a shared screen
-            t.append(f"\n{fmt_na(p.gpu_index):<4} {fmt_na(p.pid):<8} {fmt_mib(p.used_memory_mib):>7}  {name.rsplit('/', 1)[-1] or name}")
+            cpid, owner = getattr(p, "container_pid", None), getattr(p, "owner", None)
+            outside = isinstance(owner, str) and owner not in ("container", "target")  # also "unknown": not placed
+            pid = "-" if outside else (cpid if isinstance(cpid, int) else fmt_na(p.pid))
+            mem = "?" if getattr(snap, "method", "") == "fd scan" else fmt_mib(p.used_memory_mib)
+            t.append(f"\n{fmt_na(p.gpu_index):<4} {pid:<8} {mem:>7}  {name.rsplit('/', 1)[-1] or name}")
+            why = _row_note(p, owner if outside else None)
+            if why:
+                t.append(f"  {shown(why)}", style=self.cs("sev--error" if why.startswith(("zombie", "gone")) else "txt--dim"))
         return t
 
     def findings_text(self) -> Text:

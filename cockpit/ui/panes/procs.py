@@ -3,6 +3,10 @@
 Zombies (``Z``), processes stuck in ``D`` and the job's own processes stand out by a flag column
 (``Z!``, ``D!``, ``●``) *and* a style; a zombie's command names its parent (the one that has not
 reaped it).  The findings (zombie, D state, job missing, duplicate job) are listed under the table.
+Cockpit's own processes (its session shell and probes: ``own_pids``) are hidden unless ``show_own``
+(the ``own-procs`` key); the subtitle counts them.
+While some process holds GPU memory a GPU column shows how much (``dev``: it holds ``/dev/nvidia*``,
+amount unknown: the fd scan).
 """
 
 from __future__ import annotations
@@ -14,17 +18,19 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.widgets import DataTable, Static
 
+from ...core.probes.gpu import NaType
 from ...core.probes.procs import ProcTree
-from ..format import fmt_elapsed, fmt_kib, is_stale, one_line
+from ..format import fmt_elapsed, fmt_kib, fmt_mib, is_stale, one_line
 from .base import Pane, findings_text
 from .table import sync_rows
 
 __all__ = ["ProcsPane"]
 
-COLUMNS = (("flag", ""), ("pid", "PID"), ("stat", "STAT"), ("age", "AGE"), ("cpu", "CPU%"), ("rss", "RSS"), ("cmd", "COMMAND"))
-#: below this pane width only flag, PID, STAT and COMMAND are shown (zoom shows everything)
+COLUMNS = (("flag", ""), ("pid", "PID"), ("stat", "STAT"), ("age", "AGE"), ("cpu", "CPU%"), ("rss", "RSS"),
+           ("gpu", "GPU"), ("cmd", "COMMAND"))
+#: below this pane width only flag, PID, STAT, GPU and COMMAND are shown (zoom shows everything)
 WIDE_AT = 64
-_NARROW = ("flag", "pid", "stat", "cmd")
+_NARROW = ("flag", "pid", "stat", "gpu", "cmd")
 
 
 class ProcsPane(Pane):
@@ -36,7 +42,10 @@ class ProcsPane(Pane):
         self.clock, self.interval = clock, interval
         self.view: Any = None
         self.job_only = False
+        self.show_own = False
         self.wide = False
+        #: the GPU column is there only while some process holds GPU memory
+        self.gpu_col = False
 
     def compose(self) -> ComposeResult:
         table: DataTable[Any] = DataTable(id="procs-table", cursor_type="row", zebra_stripes=False)
@@ -44,9 +53,12 @@ class ProcsPane(Pane):
         yield table
         yield Static("", id="procs-findings", markup=False)
 
+    def _shown(self, key: str) -> bool:
+        return (self.wide or key in _NARROW) and (key != "gpu" or self.gpu_col)
+
     def _columns(self, table: DataTable[Any]) -> None:
         for key, label in COLUMNS:
-            if self.wide or key in _NARROW:
+            if self._shown(key):
                 table.add_column(label, key=key)
 
     def on_resize(self) -> None:
@@ -77,7 +89,8 @@ class ProcsPane(Pane):
     def _note(self) -> str:
         v = self.view
         n = len(v.procs) if v is not None else 0
-        parts = [f"{n} procs"]
+        own = len(getattr(v, "own_pids", ()) or ()) if v is not None else 0
+        parts = [f"{n - own} procs" + (f" + {own} cockpit's own" + (" shown" if self.show_own else " hidden (o)") if own else "")]
         if self.job_only:
             parts.append("job only (j)")
         if v is not None and v.error:
@@ -88,6 +101,10 @@ class ProcsPane(Pane):
         self.job_only = on
         self.redraw()
 
+    def set_show_own(self, on: bool) -> None:
+        self.show_own = on
+        self.redraw()
+
     def rows(self) -> list[tuple[str, list[Any]]]:
         v = self.view
         if v is None:
@@ -95,8 +112,11 @@ class ProcsPane(Pane):
         tree = ProcTree(v.procs)
         job_pids = set(getattr(v, "job_pids", set()) or set())
         job_groups = {p.pgid for p in v.procs if p.pid in job_pids}
+        own = set() if self.show_own else set(getattr(v, "own_pids", set()) or set())
         out: list[tuple[str, list[Any]]] = []
         for depth, p in tree.walk():
+            if p.pid in own:
+                continue
             is_job = p.pid in job_pids or (p.pgid in job_groups and p.pgid != 0)
             if self.job_only and not (is_job or p.is_zombie or p.is_uninterruptible or p.pid == 1):
                 continue
@@ -128,14 +148,25 @@ class ProcsPane(Pane):
             "age": fmt_elapsed(p.elapsed_s),
             "cpu": f"{p.cpu:.0f}",
             "rss": fmt_kib(p.rss_kb),
+            "gpu": self._gpu_cell(p.pid),
             "cmd": cmd,
         }
-        return [cells[key] for key, _ in COLUMNS if self.wide or key in _NARROW]
+        return [cells[key] for key, _ in COLUMNS if self._shown(key)]
+
+    def _gpu_cell(self, pid: int) -> str:
+        """GPU memory the process holds; ``dev`` when only the fd scan saw it (no amount)."""
+        mib = (getattr(self.view, "gpu_mib", None) or {}).get(pid)
+        return "" if mib is None else ("dev" if isinstance(mib, NaType) else fmt_mib(mib))
 
     def redraw(self) -> None:
         self._dirty = False
         if not self.is_mounted:
             return
+        gpu_col = bool(getattr(self.view, "gpu_mib", None))
+        if gpu_col != self.gpu_col:
+            self.gpu_col = gpu_col
+            self.table.clear(columns=True)  # only when the column set changes, never on a refresh
+            self._columns(self.table)
         with self.app.batch_update():
             sync_rows(self.table, self.rows(), key_column=1)
         findings = self.findings_text()

@@ -41,9 +41,18 @@ class GpuProbe:
     fields: dict[str, tuple[GpuField, ...]] = field(default_factory=lambda: dict(FIELD_TABLES))
     #: query name → the nvidia-smi fields left out (refused by the driver, or dropped with them)
     left_out: dict[str, list[str]] = field(default_factory=dict)
+    #: ask for the process list (inside a container the driver lists none: the host is asked instead)
+    apps: bool = True
+    #: describe each listed pid's /proc entry, and with ``container`` the container's init (:mod:`.procmap`)
+    describe: bool = False
+    container: int | None = None
+    #: the /dev/nvidia* fd scan in the same command (the fallback, once it is known to be needed)
+    fdscan: bool = False
 
     def command(self, timeout: float) -> str:
-        return gpu_query_command(self.nvidia_smi, timeout, self.fields["query-gpu"], self.fields["compute-apps"])
+        return gpu_query_command(self.nvidia_smi, timeout, self.fields["query-gpu"], self.fields["compute-apps"],
+                                 apps=self.apps, describe=self.describe, container=self.container,
+                                 fdscan=self.fdscan)
 
     @property
     def max_tries(self) -> int:

@@ -112,6 +112,15 @@ class GPUProcess(_Record):
     """``gpu_uuid``"""
     gpu_index: Any = NA
     """the index of the GPU with ``gpu_uuid`` in the same snapshot"""
+    container_pid: Any = NA
+    """the pid inside the target (the container's PID namespace: ``NSpid``); NA when outside it"""
+    state: Any = NA
+    """``ps``-like state where the pid lives (``S``, ``Zl``…), ``gone`` when no process has it"""
+    owner: Any = NA
+    """where it runs: ``container`` (the target), ``host``, ``container 201``, ``docker 3f2a…``,
+    ``another PID namespace``, ``unknown``"""
+    devices: Any = NA
+    """fd scan only: the ``/dev/nvidia*`` it holds, comma separated"""
 
 
 @dataclass
@@ -125,6 +134,14 @@ class GPUSnapshot:
     error: str | None = None  # the first error finding's summary, for a one-line status
     exit_codes: dict[str, int] = field(default_factory=dict)  # query name -> exit status
     unparsed: list[str] = field(default_factory=list)  # output lines that were not data
+    #: how the process list was made: "host query", "nvidia-smi", "fd scan" ("" before mapping)
+    method: str = ""
+    #: one line on the method: the pid namespace the pids were mapped into, or why the host was not asked
+    method_note: str = ""
+    #: the ``/proc`` entries of the listed pids, as the probe read them (:mod:`.procmap`)
+    pid_table: Any = None
+    #: pid → ``/dev/nvidia*`` it holds, when the probe ran the fd scan (:mod:`.procmap`)
+    fd_holders: Any = None
 
     @property
     def ok(self) -> bool:
@@ -142,4 +159,6 @@ class GPUSnapshot:
             "error": self.error,
             "exit_codes": dict(self.exit_codes),
             "unparsed": list(self.unparsed),
+            "process_method": self.method,
+            "process_method_note": self.method_note,
         }

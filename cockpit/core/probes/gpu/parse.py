@@ -23,6 +23,7 @@ from ..text import to_text
 from .command import FIELD_TABLES, MARK, GpuField
 from .findings import diagnose, value_findings
 from .model import GPU, GPUProcess, GPUSnapshot
+from .procmap import parse_fdscan, parse_proc_sections
 from .values import NaType, is_na, parse_value
 
 __all__ = ["parse_gpu_output", "NOT_QUERIED"]
@@ -95,8 +96,9 @@ def _frames(out: str, err: str, exit_code: int | None) -> _Frames:
     fr = _Frames()
     current: str | None = None
     loose: list[str] = []
+    prefixed = False  # v2: data lines are "| LINE"; anything else is not nvidia-smi's output
     for line in out.splitlines():
-        m = _FRAME.match(line)
+        m = _FRAME.match(line) if line.startswith(MARK) else None
         if m:
             fr.framed = True
             if m.group("rc") is not None:
@@ -108,6 +110,18 @@ def _frames(out: str, err: str, exit_code: int | None) -> _Frames:
                 fr.sections.setdefault(current, [])
                 fr.specs[current] = _spec(current, m.group("fields"))
             continue
+        if line.startswith(MARK):
+            if line.rstrip() == f"{MARK} v2":
+                prefixed = True
+                continue
+            if line.startswith((f"{MARK} procs", f"{MARK} fdscan")):
+                break  # the /proc descriptions or the fd scan (.procmap) follow: no more frames
+            if prefixed:
+                continue  # another probe's line (v2 marks every data line)
+        elif prefixed:
+            if not line.startswith("|"):
+                continue
+            line = line[2:] if line.startswith("| ") else line[1:]
         if current is not None:
             fr.sections[current].append(line)
         else:
@@ -226,3 +240,5 @@ def _parse_into(snap: GPUSnapshot, out: str, err: str, exit_code: int | None, ti
             )
         )
     snap.findings.extend(value_findings(snap.gpus))
+    snap.pid_table = parse_proc_sections(out)
+    snap.fd_holders = parse_fdscan(out)

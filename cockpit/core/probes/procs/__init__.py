@@ -12,6 +12,7 @@ module              what lives there
 :mod:`.parse`       :func:`parse_ps` and the two format readers
 :mod:`.zombies`     zombie findings and whether PID 1 reaps orphans (:func:`pid1_reaps`)
 :mod:`.findings`    :func:`analyse` (zombies, ``D`` states, the job) and :func:`ps_probe_findings`
+:mod:`.own`         :func:`own_processes`: cockpit's own session shell and probes, hidden and never counted
 ==================  ===========================================================================
 """
 
@@ -20,6 +21,7 @@ from __future__ import annotations
 from ..text import fmt_age
 from .command import PS_COMMAND, PS_FIELDS, PS_PROC_COMMAND, PS_PROCPS_COMMAND, ps_command
 from .findings import analyse, job_members, ps_probe_findings
+from .own import own_processes
 from .parse import parse_proc_records, parse_procps, parse_ps
 from .tree import Proc, ProcTree
 from .zombies import INIT_REAPS, pid1_reaps
@@ -37,6 +39,7 @@ __all__ = [
     "parse_procps",
     "parse_proc_records",
     "job_members",
+    "own_processes",
     "pid1_reaps",
     "INIT_REAPS",
     "analyse",

@@ -54,19 +54,22 @@ def ps_command(timeout: float = 5) -> str:
     """The probe: procps ``ps`` if it works, else the ``/proc`` reader; a header says which.
 
     Run it through ``sh`` inside the container; exit status 0 in every case.  ``ps`` runs under
-    ``timeout -s KILL`` when the container has a ``timeout`` that accepts it: reading
-    ``/proc/PID/cmdline`` waits for the target's memory-map lock, so a process stuck in the
-    kernel (the seed's ``Zl`` leader) can hang ``ps`` itself; the output is then the single line
-    ``@@cockpit-ps timeout SECONDS`` (see :func:`~.findings.ps_probe_findings`), and the ``/proc``
-    reader is not tried (it would hang the same way).
+    ``timeout -s KILL``: reading ``/proc/PID/cmdline`` waits for the target's memory-map lock, so
+    a process stuck in the kernel (the seed's ``Zl`` leader) can hang ``ps`` itself; the output is
+    then the single line ``@@cockpit-ps timeout SECONDS`` (see :func:`~.findings.ps_probe_findings`),
+    and the ``/proc`` reader is not tried (it would hang the same way).  The probe bounds its own
+    blocking part, so it runs through the session without a watchdog (``run(..., cheap=True)``).
+    Only when that first try fails is it asked whether this ``timeout`` accepts ``-s KILL``
+    (busybox builds differ): if not, plain ``ps`` is tried, as without ``timeout``.
     """
     t = max(1, int(round(float(timeout))))
+    ps = PS_PROCPS_COMMAND.replace("LC_ALL=C.UTF-8 ", "")
     return (
-        f"_cp_t=; timeout -s KILL 1 true 2>/dev/null && _cp_t='timeout -s KILL {t}'; "
-        f"_cp_o=$(LC_ALL=C.UTF-8 $_cp_t {PS_PROCPS_COMMAND.replace('LC_ALL=C.UTF-8 ', '')} 2>/dev/null); _cp_r=$?; "
-        f"if [ $_cp_r -eq 0 ] && [ -n \"$_cp_o\" ]; then "
+        f"_cp_o=$(LC_ALL=C.UTF-8 timeout -s KILL {t} {ps} 2>/dev/null); _cp_r=$?; "
+        f"if [ $_cp_r -eq 0 ] && [ -n \"$_cp_o\" ]; then echo '{HEADER} procps'; printf '%s\\n' \"$_cp_o\"; "
+        f"elif [ $_cp_r -eq 137 ] || [ $_cp_r -eq 124 ]; then echo '{HEADER} timeout {t}'; "
+        f"elif ! timeout -s KILL 1 true 2>/dev/null && _cp_o=$(LC_ALL=C.UTF-8 {ps} 2>/dev/null) && [ -n \"$_cp_o\" ]; then "
         f"echo '{HEADER} procps'; printf '%s\\n' \"$_cp_o\"; "
-        f"elif [ -n \"$_cp_t\" ] && {{ [ $_cp_r -eq 137 ] || [ $_cp_r -eq 124 ]; }}; then echo '{HEADER} timeout {t}'; "
         f"else echo '{HEADER} proc'; {PS_PROC_COMMAND}; fi"
     )
 

@@ -65,13 +65,16 @@ def analyse(
     job_pids: Iterable[int] = (),
     job_pgid: int | None = None,
     job_command: str | None = None,
+    own_pids: Iterable[int] = (),
 ) -> list[Finding]:
     """Findings about a process table: zombies, ``D`` states, the job's own processes.
 
     ``job_pids``/``job_pgid`` are pids as seen inside the container (what the launch recorded);
     ``job_command`` is the job's command line, used to spot other copies of the job.
+    ``own_pids`` are cockpit's own processes (:func:`~.own.own_processes`): never counted.
     """
-    tree = ProcTree(list(procs))
+    own = set(own_pids)
+    tree = ProcTree([p for p in procs if p.pid not in own])
     pids = [int(p) for p in job_pids]
     members = job_members(tree, pids, job_pgid)
     findings = zombie_findings(tree, members, pid1_reaps(tree.pid1))

@@ -1,0 +1,135 @@
+"""A persistent shell on the host, beside the target's session: :class:`HostSession`.
+
+A host probe that runs on every refresh (the GPU process list of a container, asked on the
+Proxmox host) would pay for a new SSH channel each time: sshd forks, runs the login shell, tears
+it down (about 100–250 ms against the lab's OpenSSH).  One long-lived ``/bin/sh`` on the host,
+framed like the target's session (:class:`~.session.FramedSession`), answers in a few
+milliseconds.  It holds one of the transport's channel slots while it lives, so the target's
+session, the host's and the others stay under what sshd allows (``MaxSessions``).
+
+Only an SSH transport to a container has one: for ``runtime = "none"`` the target's session is
+already on the host, and a local host is one fork away.  When the host session cannot be opened
+or dies, the command runs on a channel of its own (``run_host``) and the session is tried again
+after :attr:`HostSession.retry_s`; a lost connection is the caller's error, as with any command.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sys
+import time
+from typing import Any
+
+from ..layers import Layer
+from .base import CommandResult, RemoteError, Transport
+from .session import FramedSession, SessionProcess
+
+__all__ = ["HostSession"]
+
+log = logging.getLogger(__name__)
+
+#: slots (channels beside the target's session) sshd must allow for the host's shell to keep one:
+#: its own and at least one for everything else (log stream, host commands, uploads)
+_ROOM = 2
+
+
+class HostSession:
+    """``run(cmd)`` on the host through a persistent framed shell where that pays, else ``run_host``."""
+
+    retry_s = 60.0
+
+    def __init__(self, transport: Transport) -> None:
+        self.transport = transport
+        self.session: FramedSession | None = None
+        self.retry_at = 0.0
+        self.last_error: RemoteError | None = None
+        self.persistent = self._worth_it(transport)
+        self._releases: set[asyncio.Task[None]] = set()
+        self._watch: asyncio.Future[None] | None = None
+
+    @staticmethod
+    def _worth_it(transport: Transport) -> bool:
+        # an SSH transport exists only once its module was imported (the demo never imports asyncssh)
+        ssh = sys.modules.get(f"{__package__}.ssh")
+        return ssh is not None and isinstance(transport, ssh.SSHTransport) and transport.runtime.in_container
+
+    async def _spawn(self) -> SessionProcess:
+        import asyncssh  # noqa: PLC0415
+
+        from .procs import SSHShell  # noqa: PLC0415
+
+        conn = await self.transport.connect()
+        # the shell holds one of the transport's channel slots while it lives (sshd's MaxSessions)
+        slots = getattr(self.transport, "slots", None)
+        if slots is not None:
+            if slots.limit < _ROOM:
+                raise RemoteError(Layer.SSH, "sshd allows too few channels to keep a shell on the host", hint="sshd MaxSessions")
+            try:
+                got = await asyncio.wait_for(slots.acquire(), 5.0)
+            except (asyncio.TimeoutError, TimeoutError):
+                got = False
+            if not got:
+                raise RemoteError(Layer.SSH, "no SSH channel to spare for a shell on the host", hint="sshd MaxSessions")
+        try:
+            proc = await conn.create_process("/bin/sh", encoding=None)  # type: ignore[attr-defined]
+        except (asyncssh.Error, OSError) as e:
+            if slots is not None:
+                await (slots.refused() if isinstance(e, asyncssh.ChannelOpenError) else slots.release())
+            raise RemoteError(Layer.SSH, f"could not open a shell on the host: {e}", hint="sshd MaxSessions may be reached") from None
+        if slots is None:
+            return SSHShell(proc)
+        slots.opened()
+        if self._watch is not None:
+            self._watch.cancel()
+        self._watch = asyncio.ensure_future(self._give_way(slots, proc))
+        return SSHShell(proc, on_close=lambda: self._release(slots))
+
+    async def _give_way(self, slots: Any, proc: Any) -> None:
+        """sshd refused another channel (MaxSessions lower than cockpit assumed): the host's shell
+        gives its slot back at once, so the command waiting for one runs, and is not kept again.
+        Ends by itself when the shell's channel closes (the connection went, the shell died)."""
+        tight, gone = asyncio.ensure_future(slots.wait_below(_ROOM)), asyncio.ensure_future(proc.wait_closed())
+        try:
+            done, _ = await asyncio.wait({tight, gone}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            tight.cancel()
+            gone.cancel()
+        if tight not in done:
+            return
+        log.info("sshd allows %d channel(s) beside the session: the host's shell gives its own back", slots.limit)
+        self.retry_at = time.monotonic() + self.retry_s
+        session, self.session = self.session, None
+        if session is not None:
+            await session.close()
+
+    def _release(self, slots: Any) -> None:
+        task = asyncio.ensure_future(slots.release())
+        self._releases.add(task)
+        task.add_done_callback(self._releases.discard)
+
+    def _lost(self) -> Layer | None:
+        return None if getattr(self.transport, "connected", True) else Layer.SSH
+
+    async def run(self, command: str, *, timeout: float = 10.0) -> CommandResult:
+        if self.persistent and time.monotonic() >= self.retry_at:
+            if self.session is None:
+                self.session = FramedSession(self._spawn, runtime="none", description=f"{self.transport.description} (host)",
+                                             lost_layer=self._lost)
+            try:
+                return await self.session.run(command, timeout=timeout)
+            except RemoteError as e:
+                if self._lost() is not None:
+                    raise  # the connection is gone: a channel of its own would fail the same way
+                log.info("host session unavailable (%s): commands run on channels of their own for %gs", e, self.retry_s)
+                self.last_error, self.retry_at = e, time.monotonic() + self.retry_s
+                await self.close()
+        return await self.transport.run_host(command, timeout=timeout)
+
+    async def close(self) -> None:
+        watch, self._watch = self._watch, None
+        if watch is not None and watch is not asyncio.current_task():
+            watch.cancel()
+        session, self.session = self.session, None
+        if session is not None:
+            await session.close()
