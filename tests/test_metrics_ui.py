@@ -1,6 +1,6 @@
 """The metrics pane (issue 15), with Pilot: ``5`` shows it in the GPU pane's place, the loss of the
 current attempt with the previous one overlaid (each in its own Okabe–Ito colour *and* named by
-its attempt number), ``]`` the next metric, ``o`` on an attempt row takes it off or puts it on,
+its attempt number), ``]`` the next metric, ``+`` on an attempt row takes it off or puts it on,
 ``z`` zooms it, ``3`` brings the GPUs back; with no metric it says which lines it reads.
 
 The metrics are written by the real recorder (a log scan, as the follower feeds it) into the
@@ -79,9 +79,9 @@ async def test_the_pane_plots_the_current_attempt_with_the_previous_one_overlaid
 
         await pilot.press("4", "down")  # the attempts pane, newest first: row 2 is attempt 1
         assert app.query_one("HistoryPane").selected() == 1
-        await pilot.press("o")
+        await pilot.press("plus")
         await wait_for(pilot, lambda: pane.shown == [2], what="attempt 1 taken off the plot")
-        await pilot.press("o")
+        await pilot.press("plus")
         await wait_for(pilot, lambda: pane.shown == [1, 2], what="attempt 1 overlaid again")
 
         await pilot.press("3")

@@ -1,5 +1,5 @@
 """The metrics pane's keys: ``5`` shows it (in the GPU pane's place; ``3`` brings the GPUs back),
-``]`` the next metric, ``o`` overlays the attempt selected in the attempts pane (or takes it off).
+``]`` the next metric, ``+`` overlays the attempt selected in the attempts pane (or takes it off).
 
 :class:`MetricsKeys` extends :class:`~.keys.ViewKeys` (the app derives from it instead); only the
 focus key of the two panes that share a place changes: each shows its pane first.
@@ -50,7 +50,7 @@ class MetricsKeys(ViewKeys):
         history = self.query_one(HistoryPane)
         attempt = history.selected()
         if attempt is None:
-            self.notify("select an attempt in the attempts pane (4), then press o to overlay it", timeout=4, markup=False)
+            self.notify("select an attempt in the attempts pane (4), then press + to overlay it", timeout=4, markup=False)
             return
         pane = self.query_one(MetricsPane)
         if attempt == pane.current():

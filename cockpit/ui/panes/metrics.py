@@ -2,7 +2,7 @@
 
 Drawn with ``textual-plotext``.  The current attempt is the one whose job cockpit follows (else the
 latest with metrics); by default the previous attempt with metrics is overlaid, and once you pick
-overlays (``o`` on a row of the attempts pane) exactly those are.  Each series has a colour from
+overlays (``+`` on a row of the attempts pane) exactly those are.  Each series has a colour from
 the theme (``series-1`` … ``series-5`` in a theme's ``[variables]``; the Okabe–Ito palette
 otherwise, safe for colour-blind viewers) *and* its attempt number in the legend above the plot;
 the current attempt is drawn as a line (braille), the others as dots on top of it, so colour is
