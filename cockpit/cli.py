@@ -83,6 +83,10 @@ def build_parser() -> argparse.ArgumentParser:
                    "is redacted like the journal itself: [job.env] secrets, token shapes, [redact] patterns)")
     s.set_defaults(func=cmd_history)
 
+    from .compare_cli import add_parser as add_compare
+
+    add_compare(sub)
+
     from .watch_cli import add_parser as add_watch
 
     add_watch(sub)
@@ -325,6 +329,11 @@ def cmd_history(args: argparse.Namespace, cfg: Config) -> int:
     attempts = j.attempts(red)
     if args.last:
         attempts = attempts[-args.last :]
+    from .core.metrics import MetricsStore, summary
+
+    store = MetricsStore(cfg.journal_path.parent, cfg)
+    for rec in attempts:  # each attempt's metrics (last, best, steps/s), kept beside the journal
+        rec.metrics = summary(store.get(rec.attempt), cfg.metrics.total_steps)
     if args.markdown:
         sys.stdout.write(safe_text(render_markdown(attempts, redactor=red)))
         return EXIT_OK

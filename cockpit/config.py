@@ -28,6 +28,7 @@ else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib
 
 from .config_actions import ActionConfig, check_actions, parse_actions
+from .config_metrics import MetricsConfig
 from .config_redact import RedactConfig
 from .config_sections import (
     CacheConfig,
@@ -94,6 +95,7 @@ class Config:
     notify: NotifyConfig = field(default_factory=NotifyConfig)
     redact: RedactConfig = field(default_factory=RedactConfig)
     slurm: SlurmConfig = field(default_factory=SlurmConfig)
+    metrics: MetricsConfig = field(default_factory=MetricsConfig)  # cockpit/config_metrics.py
     keymap: dict[str, str] = field(default_factory=dict)
     #: ``[[actions]]``: the user's own actions (cockpit/config_actions.py)
     actions: list[ActionConfig] = field(default_factory=list)

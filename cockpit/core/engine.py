@@ -42,6 +42,7 @@ from .events import ActionFinished, ActionStarted, Event, FateChanged, StageProg
 from .fate import FATE_EVENT, Fate, FateFollower, latest_fate, read_fate, stopped_fate
 from .journal import Journal
 from .layers import Layer, Stage, Status, Verdict
+from .metrics import MetricsStore
 from .observe import Observer
 from .redact import Redactor
 from .remote import make_transport
@@ -108,6 +109,8 @@ class Engine:
         self.transport = transport or make_transport(cfg)
         self.journal = journal or Journal(cfg.journal_path, Redactor.from_config(cfg))
         self.observer = Observer(cfg, self.transport)
+        #: each attempt's metrics from its log, beside the journal (every job reader from the log's start feeds it)
+        self.metrics = MetricsStore(self.journal.path.parent, cfg, self.journal.redactor)
         self._recover = recover
         self.listeners: list[StageListener] = []
         self._subscribers: list[Subscriber] = []
@@ -136,7 +139,7 @@ class Engine:
             self.recovered = []
         for rec in reversed(self.journal.attempts()):
             if rec.job and (rec.job.get("pid") or rec.job.get("sched_id")):
-                self.set_job(JobRecord.from_dict(rec.job), rec.attempt)
+                self.set_job(JobRecord.from_dict({**rec.job, "attempt": rec.attempt}), rec.attempt)  # the event carries the attempt
                 break
 
     def set_job(self, job: JobRecord | None, attempt: int | None = None) -> None:
@@ -173,7 +176,7 @@ class Engine:
                 extra(action, stage)
             self.publish(StageProgress(action, stage))
 
-        return ActionContext(self.cfg, self.transport, on_stage=on_stage, ask=self.ask)
+        return ActionContext(self.cfg, self.transport, on_stage=on_stage, ask=self.ask, state={"metrics": self.metrics})
 
     @contextlib.asynccontextmanager
     async def exclusive(self, what: str, *, wait: bool = False) -> AsyncIterator[None]:

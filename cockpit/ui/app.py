@@ -30,7 +30,7 @@ from .adapter import EventAdapter
 from .commands import CockpitCommands
 from .driver import Driver
 from .guard import while_mounted
-from .keys import TargetKeys, ViewKeys, demo_fix
+from .keys import TargetKeys, demo_fix
 from .live import LoopRunner, Reloaders
 from .messages import (
     ActionFinished,
@@ -46,9 +46,11 @@ from .messages import (
     SourceChanged,
     StageEvent,
 )
+from .metrics_keys import MetricsKeys
 from .panes.gpu import GpuPane
 from .panes.history import HistoryPane
 from .panes.log import LogPane
+from .panes.metrics import EngineMetrics, MetricsPane
 from .panes.procs import ProcsPane
 from .panes.status import StatusLine, StatusState
 from .panes.verdict import VerdictStrip
@@ -62,7 +64,7 @@ log = logging.getLogger(__name__)
 
 __all__ = ["CockpitApp", "create_app"]
 
-class CockpitApp(SettingsMixin, TargetKeys, ViewKeys, UserActionKeys, App[int]):
+class CockpitApp(SettingsMixin, TargetKeys, MetricsKeys, UserActionKeys, App[int]):
     CSS_PATH = "styles.tcss"
     TITLE = "cockpit"
     BINDINGS: ClassVar[list[Any]] = bindings(ACTIONS)
@@ -124,6 +126,7 @@ class CockpitApp(SettingsMixin, TargetKeys, ViewKeys, UserActionKeys, App[int]):
             yield ProcsPane(self.clock, ui.refresh_interval)
             yield LogPane(self.clock, ui.refresh_interval, ui.log_lines, history=self.driver.log_history)
             yield GpuPane(self.clock, ui.refresh_interval)
+            yield MetricsPane(self.clock, ui.refresh_interval, EngineMetrics(self.engine))  # in the GPUs' place on 5
             yield HistoryPane(self.clock, ui.refresh_interval)
         yield Footer(compact=True)
 

@@ -44,7 +44,7 @@ else:
 
 __all__ = ["TargetKeys", "ViewKeys", "demo_fix", "PANES"]
 
-PANES = ("procs", "log", "gpu", "history")
+PANES = ("procs", "log", "gpu", "history", "metrics")
 
 
 def demo_fix() -> Callable[[], Any] | None:

@@ -243,6 +243,8 @@ class LogScan:
     clock: ProgressClock = field(default_factory=ProgressClock)
     #: NCCL watchdog reports per rank (which rank fell behind in a distributed hang)
     nccl: NcclWatch = field(default_factory=NcclWatch)
+    #: the attempt's metrics recorder (:class:`cockpit.core.metrics.Recorder`): every line, numbered from the log's start
+    metrics: Any = None
 
     def feed(self, data: bytes) -> None:
         buf = self.partial + data
@@ -252,15 +254,21 @@ class LogScan:
         if len(self.partial) > MAX_LINE:  # megabytes without a newline: judge what there is, keep nothing
             self._line(_capped(self.partial).decode("utf-8", "replace"))
             self.partial = b""
+        if self.metrics is not None:
+            self.metrics.batch_done()
 
     def flush(self) -> None:
         if self.partial:
             self._line(_capped(self.partial).decode("utf-8", "replace"))
             self.partial = b""
+            if self.metrics is not None:
+                self.metrics.batch_done()
         if self.classifier is not None:
             self.classifier.flush()
 
     def _line(self, line: str) -> None:
+        if self.metrics is not None:
+            self.metrics.line(self.lines + 1, line)
         line = sanitize(line)  # escapes and control characters from the job never reach a terminal or the journal raw
         self.lines += 1
         self.tail_lines.append(line)
@@ -364,6 +372,9 @@ class JobReader:
                  tail_bytes: int | None = None) -> None:
         self.ctx, self.job = ctx, job
         self.scan = scan if scan is not None else make_scan(ctx.cfg)
+        store = ctx.state.get("metrics")  # the engine's metrics store: a reader from the log's start records them
+        if store is not None and not tail_bytes and self.scan.metrics is None and job.attempt:
+            self.scan.metrics = store.recorder(job.attempt)
         #: with ``tail_bytes``, the first read starts that far before the log's end (a quick look)
         self.offset = -tail_bytes if tail_bytes else 0
         self.max_bytes = max_bytes

@@ -207,6 +207,10 @@ def _render(recs: list[AttemptRecord], title: str) -> str:
         out.append(f"- **Hypothesis:** {_cell(r.note)}")
         if r.fate:
             out.append(f"- **Then:** {_cell(fate_line(r.fate))}")
+        if r.metrics:
+            from ..metrics.report import summary_line  # late, like fate_line
+
+            out.append(f"- **Metrics:** {_cell(summary_line(r.metrics, limit=6))}")
         if r.stacks and isinstance(r.stacks.get("text"), str):
             out += ["", f"Threads' stacks ({_cell(r.stacks.get('method'))}):", "", _fence(r.stacks["text"].splitlines()[:80]), ""]
         if r.target:

@@ -86,6 +86,8 @@ class AttemptRecord:
     fate: dict[str, Any] | None = None
     #: the job's threads' stacks, latest dump (``method``, ``at``, ``summary``, ``text``, ``threads``)
     stacks: dict[str, Any] | None = None
+    #: not from the journal: the metrics summary (:func:`cockpit.core.metrics.summary`) a reader attaches
+    metrics: dict[str, Any] | None = None
     interrupted_reason: str | None = None
     cockpit_pid: int | None = None
     cockpit_host: str | None = None
@@ -231,6 +233,7 @@ class AttemptRecord:
             "diff": self.diff,
             "fate": self.fate,
             "stacks": self.stacks,
+            "metrics": self.metrics,
             "interrupted_reason": self.interrupted_reason,
             "open": self.open,
             "writer": {"pid": self.cockpit_pid, "host": self.cockpit_host},
