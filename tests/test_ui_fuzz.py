@@ -440,14 +440,15 @@ def test_history_verdict_strip_and_screen_show_journal_text_verbatim(ui: AppThre
         await app.push_screen(screen)
         await pilot.pause()
         body = shown(screen.body)
-        for what, want in (("hypothesis", note), ("log path", path), ("summary", f"attempt: {text}"), ("fate", text),
-                           ("first error", f"first {text}"), ("advice", f"fix {text}"),
-                           ("traceback", f"RuntimeError: {text}"), ("caches", text)):
-            assert_shown(sanitize(want, newlines=True), body, f"the verdict screen's {what}")
-        assert_shown(one_line(f"exited: {text}"), body, "the verdict screen's stage detail")
-        assert_shown(sanitize(f"verify › alive {text}", newlines=True), body, "a stage's name from the journal")
-        output = sanitize(f"out {text}\nline 2 {text}", newlines=True, overprint=True)
-        assert_shown(output.rstrip()[-3000:], body, "the failing stage's evidence (its last 3000 characters)")
+        r = records[0]  # as the journal keeps it (cleaned on write and read); fields on one line, blocks keep lines
+        fe, failing = r.first_error, r.failed_stage.stage
+        for what, want in (("hypothesis", sanitize(r.note)), ("log path", sanitize(r.log_path)), ("summary", sanitize(r.summary)),
+                           ("fate's cause", sanitize(r.fate["cause"])), ("caches", sanitize(r.caches[0])),
+                           ("first error", one_line(fe["summary"])), ("advice", sanitize(fe["advice"])),
+                           ("traceback", "\n".join(fe["traceback"])), ("stage detail", one_line(failing.detail)),
+                           ("stage name", sanitize(failing.name.replace(": ", " › ", 1))),
+                           ("evidence (its last 3000 characters)", failing.evidence.output.rstrip()[-3000:])):
+            assert_shown(want, body, f"the verdict screen's {what}")
         assert_terminal_clean(app)
         await app.pop_screen()
 
