@@ -111,3 +111,44 @@ async def test_style_caches_of_removed_widgets_are_released():
         assert left <= 20, f"{left} style caches of removed widgets alive (StylesCache.get_inner_outer's lru_cache pins them)"
         inner, outer = StylesCache.get_inner_outer(None, app.screen.styles.background, app.screen.styles.background)  # type: ignore[arg-type]
         assert inner.background is not None and outer.background is not None
+
+
+TRACEBACK = """Traceback (most recent call last):
+  File "/workspace/train.py", line 412, in step
+    loss = model(batch)
+RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB""".splitlines()
+
+
+async def test_log_pane_forgets_marks_of_lines_that_left_the_ring(tmp_path):
+    from cockpit.core.probes.classifier import Classifier
+    from cockpit.ui.app import create_app
+    from cockpit.ui.panes import LogPane
+    from tests.test_ui_support import local_config, make_engine
+
+    ring = 200
+    cfg = local_config(tmp_path, extra=f"log_lines = {ring}")
+    app = create_app(cfg, engine=make_engine(cfg), refresh=False)
+    app.owns_engine = True
+    clf = Classifier()
+    first_no, batches = 1, 40
+    async with app.run_test(size=SIZE) as pilot:
+        pane = app.query_one(LogPane)
+        for b in range(batches):  # 40 batches of 100 lines: a traceback (an error) in every 25 lines
+            lines = []
+            for i in range(100):
+                lines.extend(TRACEBACK if i % 25 == 0 else [f"step {b * 100 + i} | loss 2.0"])
+            matches = clf.feed_many(lines)
+            pane.feed("/job.log", first_no, lines, matches)
+            first_no += len(lines)
+            await pilot.pause()
+        log = pane.log_view
+        oldest = pane.last_no - 3 * ring  # a window a few rings wide: pruning runs when the maps double
+        assert len(log.marks) <= 2 * ring + 64 + 100 and min(log.marks) >= oldest, (len(log.marks), min(log.marks), pane.last_no)
+        assert len(pane.chains) <= 2 * ring + 64 and len(pane.errors) <= 2 * ring + 64
+        errors_seen = batches * 4
+        assert len(pane.errors) + pane.errors_dropped == errors_seen and pane.errors_dropped > 0
+        assert pane.errors[0] == 1, "the first error (the title names it) is never forgotten"
+        assert f"✘ {errors_seen} errors:" in str(pane.border_title), pane.border_title
+        # what is still in the ring keeps its marks and its traceback for copying
+        last_err = pane.errors[-1]
+        assert log.marks[last_err].kind == "trace" and any(m.line_no == last_err + 3 for m in pane.chains.values())
