@@ -19,7 +19,6 @@ from textual import on, work
 from textual.app import App, ComposeResult
 from textual.containers import Grid
 from textual.notifications import SeverityLevel
-from textual.widgets import Footer
 from textual.worker import Worker, WorkerState
 
 from ..config import Config
@@ -31,6 +30,7 @@ from .commands import CockpitCommands
 from .driver import Driver
 from .guard import while_mounted
 from .keys import TargetKeys, demo_fix
+from .leaks import LeanFooter, unpin_styles_caches
 from .live import LoopRunner, Reloaders
 from .messages import (
     ActionFinished,
@@ -76,6 +76,7 @@ class CockpitApp(SettingsMixin, TargetKeys, MetricsKeys, UserActionKeys, App[int
     def __init__(self, engine: Any, *, read_only: bool = False, refresh: bool = True, demo: bool = False,
                  clock: Callable[[], float] | None = None, themes: ThemeSet | None = None, notice: str = "",
                  owns_engine: bool = False, live: bool = True, share: bool = False) -> None:
+        unpin_styles_caches()  # Textual's StylesCache leak (see leaks.py)
         super().__init__()
         self.engine = engine
         self.cfg: Config = engine.cfg
@@ -128,7 +129,7 @@ class CockpitApp(SettingsMixin, TargetKeys, MetricsKeys, UserActionKeys, App[int
             yield GpuPane(self.clock, ui.refresh_interval)
             yield MetricsPane(self.clock, ui.refresh_interval, EngineMetrics(self.engine))  # in the GPUs' place on 5
             yield HistoryPane(self.clock, ui.refresh_interval)
-        yield Footer(compact=True)
+        yield LeanFooter(compact=True)  # Textual's Footer leaks its keys on every modal (see leaks.py)
 
     def get_theme_variable_defaults(self) -> dict[str, str]:
         return default_variables()

@@ -30,6 +30,7 @@ from textual.widgets import Input, Log, Static
 from ..format import is_stale, one_line
 from ..shown import line_redactor
 from .base import Pane, Styled
+from .log_bounds import maybe_forget
 from .log_find import SearchMixin
 from .log_search import SearchHighlighter
 
@@ -163,6 +164,7 @@ class LogPane(SearchMixin, Pane):
         self.errors: list[int] = []  # line numbers to jump to (first line of each error), sorted
         self.error_labels: dict[int, tuple[str, str]] = {}  # jump line → (layer, label)
         self.chains: dict[Any, Any] = {}  # the classifier's matches with a traceback, latest version per chain
+        self.errors_dropped = 0  # errors forgotten once their lines left the rings (log_bounds.py)
         self.view: Any = None
         self._init_search()
 
@@ -196,6 +198,7 @@ class LogPane(SearchMixin, Pane):
                 self._show(numbered)
         if matches:
             self.add_matches(matches)
+            maybe_forget(self)
         self._title()
         self.tick()
 
@@ -222,6 +225,7 @@ class LogPane(SearchMixin, Pane):
     def _reset(self) -> None:
         self.last_no = 0
         self.errors.clear()
+        self.errors_dropped = 0
         self.error_labels.clear()
         self.chains.clear()
         self.log_view.marks.clear()
@@ -292,7 +296,8 @@ class LogPane(SearchMixin, Pane):
             t.append(f"  {'filter' if self.search_mode == 'filter' else 'search'}: {one_line(self.search_query.text, 40)}", style=self.cs("txt--action"))
         if self.errors:
             layer, label = self.error_labels[self.errors[0]]
-            t.append(f"  ✘ {len(self.errors)} error{'s' if len(self.errors) != 1 else ''}: ", style=self.cs("sev--error"))
+            seen = len(self.errors) + self.errors_dropped
+            t.append(f"  ✘ {seen} error{'s' if seen != 1 else ''}: ", style=self.cs("sev--error"))
             t.append(f"[{layer}] ", style=self.layer_style(layer))
             t.append(one_line(label, 50))
         self.border_title = t

@@ -1,0 +1,116 @@
+"""Workarounds for two Textual memory leaks that made every modal screen cost ~0.4 MiB for good.
+
+Measured on Textual 8.2.8 with the demo app: 100 help-screen open/close cycles grew RSS
+75.8 → 111.3 MiB and left ~186,000 ``FIFOCache`` objects (7 per ``Strip``) alive.  Two upstream
+bugs, both open when this was written; each workaround is a no-op once Textual fixes its bug.
+
+1. **The footer keeps its old keys** (https://github.com/Textualize/textual/issues/6666).
+   ``Footer`` rebuilds its ``FooterKey`` children whenever the active bindings change, that is on
+   every modal open and close.  Each key is built with ``.data_bind(compact=Footer.compact)``,
+   which stores ``(key, callback)`` in the *footer's* watcher list, and Textual prunes that list
+   only when ``compact`` itself changes (never, in cockpit).  So every cycle left ~9 dead keys
+   alive with their styles and render caches.  :class:`LeanFooter` drops the watchers of closed
+   widgets (the very test Textual applies when the attribute changes) before each rebuild.
+
+   Minimal reproduction (the count grows by the number of footer keys per cycle)::
+
+       from textual.app import App
+       from textual.screen import ModalScreen
+       from textual.widgets import Footer
+
+       class M(ModalScreen): BINDINGS = [("escape", "app.pop_screen", "Close")]
+       class A(App):
+           BINDINGS = [("x", "bell", "Bell")]
+           def compose(self): yield Footer()
+
+       async def main():
+           app = A()
+           async with app.run_test() as pilot:
+               for _ in range(50):
+                   app.push_screen(M()); await pilot.pause()
+                   app.pop_screen(); await pilot.pause()
+               print(len(getattr(app.query_one(Footer), "__watchers")["compact"]))  # ~100, not 2
+
+2. **The styles cache pins whole widgets' renders** (https://github.com/Textualize/textual/issues/6665).
+   ``StylesCache.get_inner_outer`` is an instance method under ``functools.lru_cache(1024)``, so
+   the cache key holds the ``StylesCache`` (every widget has one, with its rendered lines) of the
+   last 1,024 distinct (widget, colours) calls: every closed screen's widgets stay alive until
+   1,024 newer entries push them out.  :func:`unpin_styles_caches` swaps it for the same function
+   cached on the two colours only (it never used ``self``).
+
+   Minimal reproduction: mount and remove a few ``Static`` widgets in a loop, ``gc.collect()``,
+   and count ``StylesCache`` instances: it climbs to ~1,024 (``get_inner_outer.cache_info()``).
+
+``tests/test_ui_memory.py`` fails if either leak comes back (it counts live widgets and style
+caches across modal cycles); ``python -m bench modals`` measures RSS over 1,000 cycles.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+from textual.app import ComposeResult
+from textual.color import Color
+from textual.style import Style
+from textual.widgets import Footer
+
+__all__ = ["LeanFooter", "prune_closed_watchers", "unpin_styles_caches"]
+
+
+def prune_closed_watchers(obj: Any) -> int:
+    """Drop the watchers of ``obj``'s reactives whose owner is closed or closing; how many went.
+
+    Textual keeps ``(owner, callback)`` in ``obj.__watchers[attribute]`` and prunes closed owners
+    only when that attribute changes (Textual issue #6666)."""
+    watchers: dict[str, list[tuple[Any, Any]]] = getattr(obj, "__watchers", None) or {}
+    dropped = 0
+    for entries in watchers.values():
+        keep = [(owner, cb) for owner, cb in entries
+                if not (getattr(owner, "_closing", False) or getattr(owner, "_closed", False))]
+        dropped += len(entries) - len(keep)
+        entries[:] = keep
+    return dropped
+
+
+class LeanFooter(Footer):
+    """Textual's ``Footer``, minus the dead keys of its earlier rebuilds (Textual issue #6666)."""
+
+    def compose(self) -> ComposeResult:
+        # recompose has removed (and closed) the previous keys before it calls compose
+        prune_closed_watchers(self)
+        yield from super().compose()
+
+
+@lru_cache(1024)
+def _inner_outer(base_background: Color, background: Color) -> tuple[Style, Style]:
+    return Style(background=base_background + background), Style(background=base_background)
+
+
+def _get_inner_outer(self: Any, base_background: Color, background: Color) -> tuple[Style, Style]:
+    return _inner_outer(base_background, background)
+
+
+def unpin_styles_caches() -> bool:
+    """Make ``StylesCache.get_inner_outer`` cache on its colours only (Textual issue #6665).
+
+    Idempotent.  Changes nothing (answers False) unless the method is still an ``lru_cache`` over
+    ``self`` that gives the same answer as the replacement: a Textual that fixed or changed it is
+    left alone.  True when the replacement is (now) in place."""
+    from textual._styles_cache import StylesCache
+
+    current = StylesCache.__dict__.get("get_inner_outer")
+    if current is _get_inner_outer:
+        return True
+    if current is None or not hasattr(current, "cache_clear"):
+        return False
+    probe = (Color(10, 20, 30), Color(200, 100, 50, 0.5))
+    try:
+        same = current(object(), *probe) == _inner_outer(*probe)
+    except (TypeError, ValueError, AttributeError):  # a changed signature: not the function we replace
+        return False
+    if not same:
+        return False
+    current.cache_clear()
+    setattr(StylesCache, "get_inner_outer", _get_inner_outer)  # noqa: B010 - replacing Textual's method on purpose
+    return True
