@@ -50,13 +50,14 @@ async def with_cockpit(cfg_path: Path) -> tuple[float, dict[str, float]]:
         await eng.close()
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> dict[str, float]:
+    """Prints the figures; answers the medians in ms (sbatch by hand, cockpit launch + verify)."""
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=int, default=3)
-    n = ap.parse_args().n
+    n = ap.parse_args(argv).n
     why = slurm_unavailable_reason(install=False)
     if why:
-        sys.exit(f"cannot run: {why}")
+        raise RuntimeError(f"cannot run: {why}")
     with Lab() as lab:
         slurm = SlurmLab().start()
         wrappers = slurm.install_wrappers(lab.bin_dir)
@@ -81,6 +82,7 @@ def main() -> None:
             print(f"cockpit adds: {statistics.median(ck) - statistics.median(raw):+.2f}s (median difference)")
             print("rest of the attempt (not Slurm's): " + ", ".join(f"{k} {statistics.median(r[1][k] for r in runs):.2f}s"
                                                                  for k in ("connect", "deploy", "clear-cache", "stop")))
+            return {"by_hand": statistics.median(raw) * 1000, "cockpit": statistics.median(ck) * 1000}
         finally:
             for w in wrappers:
                 w.unlink(missing_ok=True)
@@ -88,4 +90,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except RuntimeError as e:
+        sys.exit(str(e))
