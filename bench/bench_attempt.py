@@ -40,7 +40,8 @@ def job_alone(lab: Lab, cmd: str) -> float:
     return dt
 
 
-async def main(n: int, delay: float) -> None:
+async def main(n: int, delay: float) -> dict[str, float]:
+    """Prints the figures; answers the medians in ms (job alone, attempt, and each part)."""
     with Lab() as lab:
         lab.add_container(200)
         src = lab.dir / "src"
@@ -66,8 +67,11 @@ async def main(n: int, delay: float) -> None:
     print(f"{'job alone (pct exec → first step line)':<44} median {b * 1000:8.1f} ms")
     print(f"{'cockpit attempt (connect → progress seen)':<44} median {t * 1000:8.1f} ms")
     print(f"{'cockpit adds':<44} median {(t - b) * 1000:8.1f} ms  ({t / b:.2f}x the job's own start-up)")
+    out = {"job": b * 1000, "attempt": t * 1000}
     for k in ("connect", "deploy", "clear-cache", "stop", "launch", "verify"):
-        print(f"  {k:<42} median {statistics.median(p.get(k, 0.0) for p in parts) * 1000:8.1f} ms")
+        out[k] = statistics.median(p.get(k, 0.0) for p in parts) * 1000
+        print(f"  {k:<42} median {out[k]:8.1f} ms")
+    return out
 
 
 if __name__ == "__main__":

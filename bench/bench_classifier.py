@@ -131,16 +131,22 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args(argv)
 
+    measure(args.lines, args.repeat, args.seed)
+    return 0
+
+
+def measure(n_lines: int, repeat: int, seed: int = 1) -> list[tuple[str, float, float]]:
+    """Prints the figures; answers (input, classifier lines/s, naive lines/s) for the full log and step lines."""
     t = time.perf_counter()
-    lines = generate(args.lines, args.seed)
+    lines = generate(n_lines, seed)
     steps = [line for line in lines if " step " in line and "loss=" in line]
     print(f"generated {len(lines):,} lines ({len(steps):,} step lines) in {time.perf_counter() - t:.2f}s")
     print(f"python {sys.version.split()[0]}, {len(BUILTIN)} built-in signatures")
 
     rows = []
     for name, data in (("full log", lines), ("step lines", steps)):
-        t_fast, c = timed(fast, data, args.repeat)
-        t_naive, _ = timed(naive, data, max(1, args.repeat - 2))
+        t_fast, c = timed(fast, data, repeat)
+        t_naive, _ = timed(naive, data, max(1, repeat - 2))
         rows.append((name, len(data) / t_fast, len(data) / t_naive))
         if name == "full log":
             assert isinstance(c, Classifier)
@@ -153,7 +159,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{'input':<12} {'classifier lines/s':>20} {'naive lines/s':>15} {'ratio':>7}")
     for name, f, n in rows:
         print(f"{name:<12} {f:>20,.0f} {n:>15,.0f} {f / n:>6.1f}x")
-    return 0
+    return rows
 
 
 if __name__ == "__main__":

@@ -50,7 +50,8 @@ def _event_ts(journal: Journal, attempt: int, kind: str, state: str | None = Non
     return None
 
 
-async def main(n: int, settle: float) -> None:
+async def main(n: int, settle: float) -> dict[str, float]:
+    """Prints the figures; answers the medians in ms (probe, verdict, fate)."""
     with Lab() as lab:
         lab.add_container(200)
         (lab.dir / "src").mkdir(exist_ok=True)
@@ -108,6 +109,7 @@ async def main(n: int, settle: float) -> None:
         med = statistics.median(xs)
         print(f"{name:<46} median {med * 1000:8.1f} ms  max {max(xs) * 1000:8.1f} ms  ({med / p:.0f}x one probe)")
     print(f"{'settle window (a healthy job waits this long)':<46} {settle * 1000:8.1f} ms")
+    return {"probe": p * 1000, "verdict": statistics.median(verdict_lat) * 1000, "fate": statistics.median(fate_lat) * 1000}
 
 
 if __name__ == "__main__":

@@ -153,6 +153,7 @@ async def run(args: argparse.Namespace) -> int:
             gc.enable()
             beat.stop()
             log_find.SYNC_LIMIT = 20_000
+    args.tables = tables  # for python -m bench
     for collector, rows in tables.items():
         print()
         print(f"garbage collector {collector}")

@@ -35,7 +35,8 @@ def med_ms(xs: list[float]) -> float:
     return statistics.median(xs) * 1000
 
 
-async def main(n: int) -> None:
+async def main(n: int, fresh_n: int | None = None) -> dict[str, float]:
+    """Prints the figures; answers the medians in ms (\"baseline\" and one per part)."""
     with Lab() as lab:
         lab.add_container(200)
         lab.set_gpu_state("normal", gpus=[lab.gpu(0, **{"utilization.gpu": 95}), lab.gpu(1)])
@@ -75,7 +76,7 @@ async def main(n: int) -> None:
 
         fresh = []
         log_cmd = obs.log.follower.command() if obs.log.follower else "true"
-        for _ in range(max(5, n // 5)):
+        for _ in range(fresh_n or max(5, n // 5)):
             t0 = time.perf_counter()
             for cmd in (PS_COMMAND, gpu_probe.gpu_query_command(cfg.gpu.nvidia_smi, 5), log_cmd):
                 subprocess.run(lab.ssh_argv(f"pct exec 200 -- /bin/sh -c {__import__('shlex').quote(cmd)}"),
@@ -87,10 +88,12 @@ async def main(n: int) -> None:
     base = med_ms(fresh)
     print(f"observation refresh against lab container 200 ({procs} processes, {lines} log lines kept, n={n})")
     print(f"{'baseline: 3 probes as fresh ssh … pct exec':<46} median {base:9.2f} ms")
+    out = {"baseline": base}
     for name, xs in parts.items():
-        m = med_ms(xs)
+        m = out[name] = med_ms(xs)
         extra = f"   {base / m:6.1f}x faster than baseline" if name == "full refresh" else ""
         print(f"{name:<46} median {m:9.2f} ms  p90 {sorted(xs)[int(0.9 * len(xs))] * 1000:8.2f} ms{extra}")
+    return out
 
 
 if __name__ == "__main__":

@@ -25,7 +25,8 @@ from bench.bench_attempt import job_alone  # noqa: E402
 from tests.lab import Lab  # noqa: E402
 
 
-def main(n: int, delay: float) -> None:
+def main(n: int, delay: float) -> dict[str, float]:
+    """Prints the figures; answers the medians in ms (save → verdict, the job alone)."""
     with Lab() as lab:
         lab.add_container(200)
         src = lab.dir / "src"
@@ -64,6 +65,7 @@ def main(n: int, delay: float) -> None:
     print(f"{'  attempt (connect → progress seen)':<40} median {statistics.median(r[2] for r in rows if r[2] is not None) * 1000:8.0f} ms")
     print(f"{'the job alone (pct exec → first step)':<40} median {job * 1000:8.0f} ms")
     print(f"{'cockpit part (total − job)':<40} median {(total - job) * 1000:8.0f} ms, of which the debounce is 1000 ms")
+    return {"total": total * 1000, "job": job * 1000}
 
 
 if __name__ == "__main__":

@@ -186,18 +186,19 @@ def report(plain: list[dict[str, float]], ck: list[dict[str, float]], poll: floa
           + f"; then stop (scancel, confirmed) {med(ck, 'a:stop after'):.3f}")
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> dict[str, float]:
+    """Prints the figures; answers the medians in ms of the time added beyond sbatch, Slurm and the job."""
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=int, default=5, help="runs of each kind (alternating)")
     ap.add_argument("--quick", action="store_true", help="n=2, settle 1 s")
     ap.add_argument("--poll", type=float, default=0.01, help="the by-hand loop's poll interval (s)")
     ap.add_argument("--work", type=float, default=0.3, help="the job's seconds from its start to its first step")
     ap.add_argument("--settle", type=float, default=10.0, help="cockpit's [verify] settle (the default is 10)")
-    a = ap.parse_args()
+    a = ap.parse_args(argv)
     n, settle = (2, 1.0) if a.quick else (a.n, a.settle)
     why = slurm_unavailable_reason(install=False)
     if why:
-        sys.exit(f"cannot run: {why}")
+        raise RuntimeError(f"cannot run: {why}")
     with Lab() as lab:
         slurm = SlurmLab().start()
         wrappers = slurm.install_wrappers(lab.bin_dir)
@@ -223,6 +224,8 @@ def main() -> None:
                 ck.append(asyncio.run(with_cockpit(cfg, slurm, stamps)))
                 slurm.reset()
             report(plain, ck, a.poll, settle)
+            return {"by_hand": statistics.median(r["pre"] + r["seen"] for r in plain) * 1000,
+                    "cockpit": statistics.median(r["pre"] + r["seen"] for r in ck) * 1000}
         finally:
             for w in wrappers:
                 w.unlink(missing_ok=True)
@@ -230,4 +233,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except RuntimeError as e:
+        sys.exit(str(e))

@@ -72,23 +72,28 @@ async def false_positives(lab: Lab, path: Path, seconds: float, jitter: float, e
     return stalls, steps
 
 
-async def main(n: int, seconds: float, stall_after: float) -> None:
+async def main(n: int, seconds: float, stall_after: float) -> dict[str, float]:
+    """Prints the figures; answers the latency median in ms and the false stalls (none measured when ``seconds`` is 0)."""
     with Lab() as lab:
         lab.add_container(200)
         (lab.dir / "src").mkdir(exist_ok=True)
         (lab.dir / "src" / "train.py").write_text("print('the code under test')\n")
         path = Path(tempfile.mkdtemp()) / "cockpit.toml"
         lat = await latency(lab, path, n, stall_after)
-        fp_auto = await false_positives(lab, path, seconds, 0.4, 3.0, "auto")
-        fp_fixed = await false_positives(lab, path, seconds, 0.4, 3.0, 4.0)
+        fp_auto = await false_positives(lab, path, seconds, 0.4, 3.0, "auto") if seconds > 0 else None
+        fp_fixed = await false_positives(lab, path, seconds, 0.4, 3.0, 4.0) if seconds > 0 else None
     med = statistics.median(lat)
     print(f"stall detection against lab container 200 (fate_interval default), n={n}")
     print(f"{'baseline: the threshold (stall_after)':<52} {stall_after * 1000:8.0f} ms")
     print(f"{'deadlock → stalled recorded':<52} median {med * 1000:8.0f} ms  max {max(lat) * 1000:8.0f} ms"
           f"  (+{(med - stall_after) * 1000:.0f} ms over the threshold)")
+    out = {"threshold": stall_after * 1000, "latency": med * 1000}
+    if fp_auto is None or fp_fixed is None:
+        return out
     print(f"healthy job, steps 0.05–0.45 s, a silent 3 s evaluation every 40 steps, {seconds:g} s each:")
     print(f"{'  stall_after = auto: stalled transitions':<52} {fp_auto[0]} over {fp_auto[1]} steps")
     print(f"{'  stall_after = 4 s: stalled transitions':<52} {fp_fixed[0]} over {fp_fixed[1]} steps")
+    return {**out, "false_auto": fp_auto[0], "false_fixed": fp_fixed[0], "seconds": seconds}
 
 
 if __name__ == "__main__":
