@@ -79,7 +79,7 @@ def test_demo_runs_in_tmux(tmp_path):
 
         tmux("send-keys", "-t", "main", "?")
         # a capture can land in the middle of a redraw: wait for everything expected at once
-        tmux.wait(lambda s: all(x in s for x in ("cockpit help", "attempt", "reboot", "next-error", "esc: close")), 10,
+        tmux.wait(lambda s: all(x in s for x in ("cockpit help", "attempt", "reboot", "zoom", "esc: close")), 10,
                   "the help screen")
 
         tmux("send-keys", "-t", "main", "Escape")
