@@ -18,8 +18,10 @@ pytestmark = pytest.mark.lab
 OOM = "Memory cgroup out of memory: Killed process {pid} (python3) total-vm:1000kB, anon-rss:900kB, file-rss:0kB, shmem-rss:0kB, UID:0 pgtables:10kB oom_score_adj:0"
 
 
-def _followers() -> list[int]:
-    """Pids of the lab's dmesg emulator running with --follow (started by this test's cockpit)."""
+def _followers(lab) -> list[int]:
+    """Pids of this lab's dmesg emulator running with --follow (started by this test's cockpit; another
+    test worker's lab has its own, in its own directory)."""
+    mine = str(lab.dir).encode()
     out = []
     for d in os.listdir("/proc"):
         if d.isdigit():
@@ -27,7 +29,7 @@ def _followers() -> list[int]:
                 argv = open(f"/proc/{d}/cmdline", "rb").read().split(b"\0")
             except OSError:
                 continue
-            if any(a.endswith(b"/dmesg") for a in argv) and b"--follow" in argv:
+            if any(a.endswith(b"/dmesg") and a.startswith(mine) for a in argv) and b"--follow" in argv:
                 out.append(int(d))
     return out
 
@@ -66,7 +68,7 @@ async def test_the_kernel_log_follows_one_stream_and_a_refresh_runs_nothing(lab,
         print(f"\nkernel-log refresh while following: median {times[len(times) // 2] * 1000:.2f} ms, no remote command")
     finally:
         await eng.close()
-    await await_for(lambda: not _followers(), 10, "the stream closed with the engine")
+    await await_for(lambda: not _followers(lab), 10, "the stream closed with the engine")
 
 
 async def test_a_killed_stream_is_shown_and_restarted(lab, lab_config):
@@ -75,9 +77,9 @@ async def test_a_killed_stream_is_shown_and_restarted(lab, lab_config):
     obs = eng.observer
     try:
         await obs.refresh_kmsg()
-        await await_for(lambda: obs._kmsg_follow is not None and obs._kmsg_follow.ready and _followers(), 15, "the stream up")
+        await await_for(lambda: obs._kmsg_follow is not None and obs._kmsg_follow.ready and _followers(lab), 15, "the stream up")
         fol = obs._kmsg_follow
-        for pid in _followers():
+        for pid in _followers(lab):
             os.kill(pid, signal.SIGKILL)
         await await_for(lambda: fol.state == "restarting", 10, "the death noticed")
         v = await obs.refresh_kmsg()
