@@ -111,6 +111,37 @@ async def test_a_dmesg_that_cannot_follow_is_polled(lab, lab_config, tmp_path):
         await eng.close()
 
 
+async def test_a_dmesg_killed_before_its_first_line_is_restarted_not_given_up(lab, lab_config, tmp_path):
+    """On a loaded host the stream can be up (its header read) and dmesg killed before it printed
+    one kernel line: that is a death to restart from, not a dmesg that cannot follow.  Only a
+    failure exit status (busybox, no permission) gives following up.  The first stream runs under
+    a POSIX ``sh`` (dash), which gives background lists /dev/null as stdin."""
+    import shlex
+
+    from cockpit.core.probes.kmsg.follow import KmsgFollower, follow_command
+
+    killed = tmp_path / "dmesg-killed"
+    killed.write_text("#!/bin/sh\nkill -9 $$\n")
+    failing = tmp_path / "dmesg-failing"
+    failing.write_text("#!/bin/sh\necho 'dmesg: read kernel buffer failed: Operation not permitted' >&2; exit 1\n")
+    for f in (killed, failing):
+        f.chmod(0o755)
+    eng = Engine(lab_config())
+    fol = KmsgFollower(lambda c: _lines(eng, c), command="sh -c " + shlex.quote(follow_command(str(killed))))
+    gave_up = KmsgFollower(lambda c: _lines(eng, c), command=follow_command(str(failing)))
+    try:
+        fol.start()
+        await await_for(lambda: fol.deaths >= 1, 15, "the killed dmesg noticed")
+        assert fol.state == "restarting" and "exit status 137" in (fol.last_death or ""), (fol.state, fol.last_death)
+        gave_up.start()
+        await await_for(lambda: gave_up.state == "unsupported", 15, "following given up")
+        assert "exit status 1)" in (gave_up.last_death or ""), gave_up.last_death
+    finally:
+        await fol.close()
+        await gave_up.close()
+        await eng.close()
+
+
 def _lines(eng, cmd):
     from cockpit.core.remote.lines import capped_lines
 

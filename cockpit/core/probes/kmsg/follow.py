@@ -4,8 +4,9 @@ Polling ``dmesg`` opens a new SSH channel every refresh (about 90 ms against Ope
 ``dmesg --follow --time-format iso`` on the host keeps the newest :data:`KEEP` lines in memory and a
 refresh only parses them (nothing runs remotely).  When the stream dies it is restarted with a
 capped backoff (1 s, doubling, 60 s at most) and the death is kept (``last_death``, its layer);
-meanwhile, and wherever following never worked (busybox ``dmesg``, no permission: the stream ends
-without a single kernel line), the observer polls as before.  ``state`` says which:
+meanwhile, and wherever following never worked (busybox ``dmesg``, no permission: dmesg exits with a
+failure status before a single kernel line; the stream's last line says how it ended), the observer
+polls as before.  ``state`` says which:
 ``starting``, ``following``, ``restarting`` or ``unsupported``.
 """
 
@@ -38,8 +39,13 @@ def follow_command(dmesg: str = "dmesg") -> str:
         "_ck_b=; while read -r _ck_k _ck_v; do [ \"$_ck_k\" = btime ] && { _ck_b=$_ck_v; break; }; "
         f"done </proc/stat 2>/dev/null; echo \"{MARK} btime $_ck_b\"; echo '{MARK} dmesg-iso'; "
         # dmesg blocked on the ring buffer would outlive a closed channel: it ends when stdin does
-        f"{shlex.quote(dmesg)} --follow --time-format iso 2>/dev/null & _ck_p=$!; "
-        "{ read -r _ck_x; kill $_ck_p; } 2>/dev/null & wait $_ck_p"
+        # (a POSIX sh such as dash gives a background list /dev/null as stdin: the watcher reads
+        # the channel's stdin through fd 3, saved before)
+        "exec 3<&0; "
+        f"{shlex.quote(dmesg)} --follow --time-format iso 2>/dev/null </dev/null 3<&- & _ck_p=$!; "
+        "{ read -r _ck_x; kill $_ck_p; } <&3 3<&- 2>/dev/null & exec 3<&-; wait $_ck_p; "
+        # how dmesg ended: a failure exit with no line is "cannot follow"; a signal is a death
+        f"echo \"{MARK} exit $?\""
     )
 
 
@@ -76,11 +82,15 @@ class KmsgFollower:
         while True:
             self.starts += 1
             got = 0
+            exit_code: int | None = None
             reason, layer = "the kernel-log stream ended", Layer.HOST
             try:
                 self.header, fresh = [], []
                 async for raw in self._open(self.command):
                     line = raw.decode("utf-8", "replace").rstrip("\r\n")
+                    if line.startswith(MARK + " exit "):
+                        exit_code = _int(line[len(MARK) + 6:])
+                        continue
                     if line.startswith(MARK):
                         self.header.append(line)
                         if len(self.header) == 2:  # the stream is up: the ring buffer dump follows at once
@@ -97,9 +107,14 @@ class KmsgFollower:
                 reason, layer = e.message, e.layer
             except (OSError, asyncio.TimeoutError, TimeoutError) as e:
                 reason = f"the kernel-log stream failed: {e!r}"
+            if exit_code is not None:
+                reason = f"{reason} (dmesg exit status {exit_code})"
             self.deaths += 1
             self.last_death, self.last_death_layer = reason, layer
-            if not self.ever_followed and got == 0:
+            # Only dmesg failing by itself (an exit status 1..127 before any kernel line: busybox,
+            # no permission) means it cannot follow.  A dmesg killed by a signal (status > 128) or a
+            # channel that dropped before dmesg printed its first line, on a loaded host, is a death.
+            if not self.ever_followed and got == 0 and exit_code is not None and 0 < exit_code < 128:
                 self.state = "unsupported"  # busybox dmesg, no permission: polling it is
                 log.info("dmesg --follow gave nothing (%s): kernel messages are polled", reason)
                 return
@@ -113,3 +128,10 @@ class KmsgFollower:
         if task is not None:
             task.cancel()
             await asyncio.gather(task, return_exceptions=True)
+
+
+def _int(text: str) -> int | None:
+    try:
+        return int(text.strip())
+    except ValueError:
+        return None
