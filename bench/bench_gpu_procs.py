@@ -43,7 +43,8 @@ def runner(run: Any) -> gpu_probe.Runner:
     return go
 
 
-async def main(n: int) -> None:
+async def main(n: int) -> dict[str, float]:
+    """Prints the figures; answers each way's median in ms."""
     with Lab() as lab:
         add_gpu_container(lab, 210)
         r = lab.exec_in(210, f"setsid {lab.jobsim_command('--gpu-mem', 30000, '--gpu-procs', 2, '--steps', 0)} "
@@ -92,6 +93,7 @@ async def main(n: int) -> None:
     for name, xs in times.items():
         m, p90 = statistics.median(xs) * 1000, sorted(xs)[int(0.9 * len(xs))] * 1000
         print(f"{name:<40} median {m:8.1f} ms  p90 {p90:8.1f} ms   {seen[name]}")
+    return {name: statistics.median(xs) * 1000 for name, xs in times.items()}
 
 
 if __name__ == "__main__":

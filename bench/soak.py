@@ -91,14 +91,19 @@ def helper_ticks(tui: int, gen_marker: str) -> int:
 
 
 def modal_cycle(tmux: Tmux, key: str, mark: str, timeout: float = 8.0) -> bool:
-    """Open one modal with ``key``, close it with Escape; False when it did not show (e.g. busy)."""
+    """Open one modal with ``key``, close it with Escape; False when it did not show (e.g. the
+    prompt while an attempt runs).  A modal still open after a minute and two Escapes ends the soak."""
     tmux.keys(key)
     try:
         wait_for(lambda: mark in tmux.capture(), timeout, f"the modal of {key!r}", interval=0.05)
     except Deadline:
         return False
     tmux.keys("Escape")
-    wait_for(lambda: mark not in tmux.capture(), timeout, f"the modal of {key!r} to close", interval=0.05)
+    try:
+        wait_for(lambda: mark not in tmux.capture(), 30, f"the modal of {key!r} to close", interval=0.05)
+    except Deadline:  # a slow machine: one more Escape
+        tmux.keys("Escape")
+        wait_for(lambda: mark not in tmux.capture(), 30, f"the modal of {key!r} to close", interval=0.05)
     return True
 
 

@@ -91,6 +91,24 @@ def stall(quick: bool) -> list[Row]:
     return rows
 
 
+def gpu_procs(quick: bool) -> list[Row]:
+    from bench import bench_gpu_procs
+
+    r = asyncio.run(bench_gpu_procs.main(3 if quick else 30))
+    base = r.pop("before: both queries in the container")
+    return [Row("gpu procs", f"GPU refresh, {name}", v, "ms", base, "both queries in the container (finds none)") for name, v in r.items()]
+
+
+def metrics(quick: bool) -> list[Row]:
+    from bench import bench_metrics
+
+    lines = bench_metrics.generate(20_000 if quick else 200_000, 0.1)
+    repeat = 1 if quick else 3
+    parse_ns = bench_metrics.per_line(bench_metrics.parse_all, lines, repeat)
+    cls_ns = bench_metrics.per_line(bench_metrics.classify_all, lines, repeat)
+    return [Row("metrics", "metrics parser, 10 % metric lines", parse_ns / 1000, "µs/line", cls_ns / 1000, "the failure classifier, same lines")]
+
+
 def log_pane(quick: bool) -> list[Row]:
     from bench import bench_log_pane
 
@@ -139,7 +157,9 @@ def modals(quick: bool) -> list[Row]:
 BENCHES: dict[str, Callable[[bool], list[Row]]] = {
     "probe": probe,
     "refresh": refresh,
+    "gpu_procs": gpu_procs,
     "classifier": classifier,
+    "metrics": metrics,
     "attempt": attempt,
     "save_to_verdict": save_to_verdict,
     "fate": fate,
