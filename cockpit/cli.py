@@ -237,8 +237,9 @@ def _end_on_hangup(task: asyncio.Task[Any] | None) -> None:
 def cmd_action(args: argparse.Namespace, cfg: Config) -> int:
     async def work(eng: Any) -> Any:
         if args.action == "reboot" and not args.yes:
-            cmd = eng.transport.runtime.pct_command("reboot")
-            if not _confirm(f"reboot container with `{cmd}` on {cfg.display_name}? every process in it dies"):
+            rt = eng.transport.runtime
+            cmd = rt.restart_command()
+            if not _confirm(f"{rt.restart_word} container with `{cmd}` on {cfg.display_name}? every process in it dies"):
                 return None
         return await eng.run_action(args.action, wait=args.wait)
 

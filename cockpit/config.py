@@ -306,10 +306,7 @@ def _check_whole(cfg: Config, path: Path | None) -> None:
     t = cfg.target
     if t.transport == "ssh" and not t.host:
         raise ConfigError(path, "target.host", "is missing", "set host = \"10.1.2.6\" (an address, a name, or a ~/.ssh/config alias), or transport = \"local\"")
-    if t.runtime == "pct" and t.container is None:
-        raise ConfigError(path, "target.container", "is required when target.runtime = \"pct\"", "set container = 200 (the CTID from `pct list`)")
-    if t.runtime == "none" and t.container is not None:
-        raise ConfigError(path, "target.runtime", "is \"none\" but target.container is set", "set runtime = \"pct\" to use the container, or remove container")
+    _check_container(t, path)
     for i, p in enumerate(cfg.cache.paths):
         why = check_cache_path(p, (cfg.job.workdir, cfg.deploy.dest or ""))
         if why:
@@ -320,6 +317,21 @@ def _check_whole(cfg: Config, path: Path | None) -> None:
         raise ConfigError(path, "deploy.dest", "is missing while deploy.source is set", "set dest to the directory inside the target, e.g. \"/workspace\"")
     if isinstance(cfg.ssh.identity_file, str):
         cfg.ssh.identity_file = [cfg.ssh.identity_file]
+
+
+def _check_container(t: TargetConfig, path: Path | None) -> None:
+    if t.runtime == "pct" and t.container is None:
+        raise ConfigError(path, "target.container", "is required when target.runtime = \"pct\"", "set container = 200 (the CTID from `pct list`)")
+    if t.runtime == "pct" and not isinstance(t.container, int):
+        raise ConfigError(path, "target.container", f"{t.container!r} is not a Proxmox container id", "set container = 200 (the CTID from `pct list`, a number)")
+    if t.runtime in ("docker", "podman"):
+        if t.container is None:
+            raise ConfigError(path, "target.container", f"is required when target.runtime = \"{t.runtime}\"",
+                              f"set container = \"trainer\" (a name or ID from `{t.runtime} ps -a`)")
+        t.container = str(t.container)
+    if t.runtime in ("none", "slurm") and t.container is not None:
+        raise ConfigError(path, "target.runtime", f"is \"{t.runtime}\" but target.container is set",
+                          "set runtime = \"pct\", \"docker\" or \"podman\" to use the container, or remove container")
 
 
 def section_docs(cls: type) -> dict[str, str]:

@@ -132,9 +132,9 @@ def _check_command(cfg: Config, path: Path | None, at: str, a: ActionConfig, err
     if problem is not None:
         raise error(path, f"{at}.command", problem[0], problem[1])
     used = set(template_fields(a.command))
-    if "container" in used and cfg.target.runtime != "pct":
+    if "container" in used and cfg.target.runtime not in ("pct", "docker", "podman"):
         raise error(path, f"{at}.command", "uses {container} but the target has no container (runtime = \"none\")",
-                    "remove {container}, or set [target] runtime = \"pct\" and container")
+                    "remove {container}, or set [target] runtime (\"pct\", \"docker\" or \"podman\") and container")
     if "deploy_dest" in used and not cfg.deploy.dest:
         raise error(path, f"{at}.command", "uses {deploy_dest} but [deploy] dest is not set", "set [deploy] dest, or use {workdir}")
     assert used <= set(FIELDS)

@@ -73,15 +73,27 @@ def _abs_remote(v: Any) -> str | None:
     return None if not v or v.startswith("/") else "must be an absolute path inside the target (starting with /)"
 
 
+_CONTAINER_NAME = re.compile(r"[a-zA-Z0-9][a-zA-Z0-9_.-]{0,254}\Z")
+
+
+def _container_ref(v: Any) -> str | None:
+    """A CTID (a positive integer) or a docker/podman container name or ID (docker's own rule)."""
+    if isinstance(v, int):
+        return None if v > 0 else "must be a positive container id"
+    return None if _CONTAINER_NAME.match(v) else "must be a Proxmox CTID (a number) or a docker/podman container name or ID (letters, digits, _ . -; not starting with _ . -)"
+
+
 @dataclass
 class TargetConfig:
     name: str = _f("", "A short name shown in the status line and the journal (default: the host).")
     host: str = _f("", "SSH host name, address, or an alias from ~/.ssh/config.", check=_ssh_word)
     user: str | None = _f(None, "SSH user (default: from ~/.ssh/config, else your login name).", check=_ssh_word)
     port: int | None = _f(None, "SSH port (default: from ~/.ssh/config, else 22).", check=_port)
-    runtime: str = _f("none", "Where the job runs: \"pct\" (a Proxmox LXC container on the host), \"none\" (the host itself) or \"slurm\" (submitted from a login node, see [slurm]).", choices=("pct", "none", "slurm"))
-    container: int | None = _f(None, "The Proxmox container id (CTID) when runtime = \"pct\".", check=lambda v: None if v > 0 else "must be a positive container id")
+    runtime: str = _f("none", "Where the job runs: \"pct\" (a Proxmox LXC container on the host), \"docker\" or \"podman\" (a container of that engine on the host), \"none\" (the host itself) or \"slurm\" (submitted from a login node, see [slurm]).", choices=("pct", "docker", "podman", "none", "slurm"))
+    container: int | str | None = _f(None, "The container: its id (CTID) when runtime = \"pct\"; its name or ID when runtime = \"docker\" or \"podman\".", check=_container_ref)
     pct: str = _f("pct", "The pct command on the host (an absolute path if it is not on the SSH PATH).")
+    docker: str = _f("docker", "The docker command on the host, for runtime = \"docker\".")
+    podman: str = _f("podman", "The podman command on the host, for runtime = \"podman\".")
     transport: str = _f("ssh", "How to reach the host: \"ssh\", or \"local\" for this machine (the demo, or a job on your own box).", choices=("ssh", "local"))
 
 

@@ -263,7 +263,7 @@ REFUSED = [
     ("job", "env", {"-S touch MARK": "x"}, "job.env", "not a variable name"),
     ("job", "env", {"A;touch MARK": "x"}, "job.env", "not a variable name"),
     ("job", "env", {"A\nB": "x"}, "job.env", "not a variable name"),
-    ("target", "container", "200; touch MARK", "target.container", "must be an integer"),
+    ("target", "container", "200; touch MARK", "target.container", "must be a Proxmox CTID"),
     ("target", "user", "-oProxyCommand=touch MARK", "target.user", "ssh would read it as an option"),
     ("target", "host", "-oProxyCommand=touch MARK", "target.host", "ssh would read it as an option"),
     ("target", "host", "lab\ntouch MARK", "target.host", "control characters"),

@@ -51,7 +51,7 @@ TABLE: tuple[ActionSpec, ...] = (
                confirm="Relaunch the job?"),
     ActionSpec("stop", "Stop", "Stop the job cockpit launched: TERM, then KILL, then check nothing is left; then look for strays",
                destructive=True, confirm="Stop the job?"),
-    ActionSpec("reboot", "Reboot", "Reboot the container (pct reboot) and verify a clean process table: the cure for zombies PID 1 never reaps",
+    ActionSpec("reboot", "Reboot", "Reboot the container (pct reboot; docker/podman restart) and verify a clean process table: the cure for zombies PID 1 never reaps",
                destructive=True, confirm="Reboot the container?"),
 )
 

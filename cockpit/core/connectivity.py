@@ -68,24 +68,26 @@ async def check_connectivity(transport: Transport, cfg: Config, verdict: Verdict
     rt = transport.runtime
     try:
         if rt.in_container:
-            cmd = rt.pct_command("status")
+            cmd = rt.status_command()
             res = await transport.run_host(cmd, timeout=20)
             out = (res.text + res.err_text).strip()
-            if res.ok and "status: running" in out:
+            state = rt.parse_status(res.text) if res.ok else None
+            if state == "running":
                 ok = done(Stage("host answers", Status.OK, Layer.HOST, f"container {rt.container} is running", evidence=res.evidence(), duration_s=res.duration_s))
             else:
                 from .remote.session import classify_start_failure
 
                 if res.timed_out:
                     detail = f"`{cmd}` did not answer within 20s"
-                elif "status: stopped" in out:
-                    detail = f"container {rt.container} is stopped"
+                elif state == "stopped":
+                    detail = f"container {rt.container} is stopped ({res.text.strip()})" if rt.is_engine else f"container {rt.container} is stopped"
                 elif res.exit_code == 127:
-                    detail = f"pct not found on the host: {out}"
+                    detail = f"{rt.tool} not found on the host: {out}"
                 else:
-                    detail = classify_start_failure(res.exit_code, out, runtime="pct")[1]
+                    detail = classify_start_failure(res.exit_code, out, runtime=rt.kind)[1]
                 ok = done(Stage("host answers", Status.FAIL, Layer.HOST, detail, evidence=res.evidence(), duration_s=res.duration_s,
-                                advice="start the container (pct start) or reboot it from cockpit" if "stopped" in detail else ""))
+                                advice=(f"start the container ({rt.start_hint()}) or {rt.restart_word} it from cockpit" if "stopped" in detail
+                                        else classify_start_failure(res.exit_code, out, runtime=rt.kind)[2] if not res.timed_out else "")))
         else:
             res = await transport.run_host("uname -srm", timeout=10)
             st = Status.OK if res.ok else Status.FAIL

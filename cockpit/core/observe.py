@@ -184,7 +184,8 @@ class Observer:
         members = procs_probe.job_members(tree, self.job_pids, self.job_pgid)
         own = procs_probe.own_processes(tree, self._session_shell_pid(), exclude=members)
         findings = procs_probe.analyse(procs, job_pids=self.job_pids, job_pgid=self.job_pgid,
-                                       job_command=self.cfg.job.command or None, own_pids=own)
+                                       job_command=self.cfg.job.command or None, own_pids=own,
+                                       engine=self.cfg.target.runtime if self.cfg.target.runtime in ("docker", "podman") else None)
         self.procs = ProcsView(collected_at=time.time(), duration_s=time.monotonic() - t0, procs=procs,
                                findings=findings, bad_lines=bad, job_pids=set(self.job_pids), own_pids=own,
                                gpu_mib=gpu_probe.memory_by_container_pid(self.gpu.snapshot))
@@ -208,7 +209,7 @@ class Observer:
             # the fields this driver answers, and whether the host can be asked, are learnt once per session
             self._gpu_probe, self._gpu_probe_key = gpu_probe.GpuProbe(g.nvidia_smi), key
             t = self.cfg.target
-            self._gpu_procs = gpu_probe.ProcessProbe(t.runtime, t.container if t.runtime == "pct" else None, g.where)
+            self._gpu_procs = gpu_probe.ProcessProbe(t.runtime, t.container if t.runtime == "pct" and isinstance(t.container, int) else None, g.where)
 
         def runner(run: Any) -> gpu_probe.Runner:
             async def go(cmd: str) -> tuple[bytes, bytes, int | None]:

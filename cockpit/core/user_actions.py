@@ -116,7 +116,7 @@ class UserActionResult:
 
 
 def _stage_layer(action: ActionConfig, cfg: Config) -> Layer:
-    return Layer.CONTAINER if action.where == "target" and cfg.target.runtime == "pct" else Layer.HOST
+    return Layer.CONTAINER if action.where == "target" and cfg.target.runtime in ("pct", "docker", "podman") else Layer.HOST
 
 
 def _decode(out: bytes) -> str:

@@ -29,6 +29,10 @@ def target_where(cfg: Any, *, host: bool = False) -> str:
         where += f", inside container {t.container} (pct exec {t.container} -- /bin/sh -c …)"
     elif t.runtime == "pct":
         where += f", on the Proxmox host (container {t.container})"
+    elif t.runtime in ("docker", "podman") and not host:
+        where += f", inside {t.runtime} container {t.container} ({t.runtime} exec -i {t.container} /bin/sh -c …)"
+    elif t.runtime in ("docker", "podman"):
+        where += f", on the host ({t.runtime} container {t.container})"
     return where
 
 
@@ -55,4 +59,4 @@ def reboot_command(engine: Any) -> str | None:
     rt: Runtime | None = getattr(engine.transport, "runtime", None)
     if rt is None or not getattr(rt, "in_container", False):
         return None
-    return rt.pct_command("reboot")
+    return rt.restart_command()

@@ -154,12 +154,14 @@ class TargetKeys(_AppBase):
             return
         cmd = reboot_command(self.engine)
         if cmd is None:
-            self.notify('reboot needs [target] runtime = "pct": cockpit does not reboot hosts', severity="warning", timeout=6, markup=False)
+            self.notify('reboot needs a container target ([target] runtime = "pct", "docker" or "podman"): cockpit does not reboot hosts',
+                        severity="warning", timeout=6, markup=False)
             return
-        self.push_screen(ConfirmScreen(CORE["reboot"].confirm,
+        word = self.engine.transport.runtime.restart_word
+        self.push_screen(ConfirmScreen(CORE["reboot"].confirm if word == "reboot" else "Restart the container?",
                                        "Every process in the container dies, the job included. Zombies that PID 1 never "
                                        "reaps are cleared. cockpit waits until the container runs again and checks its "
-                                       "process table.", cmd, where=target_where(self.cfg, host=True), yes="Reboot"),
+                                       "process table.", cmd, where=target_where(self.cfg, host=True), yes=word.capitalize()),
                          lambda ok: self._run_engine("reboot") if ok else None)
 
     async def action_shell(self) -> None:

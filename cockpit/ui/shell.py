@@ -40,9 +40,13 @@ def _local(cfg: Any, p: str) -> str:
 def shell_command(cfg: Any, *, environ: dict[str, str] | None = None) -> ShellCommand:
     env = os.environ if environ is None else environ
     t = cfg.target
+    engine_shell = "command -v bash >/dev/null 2>&1 && exec bash -l || exec sh -l"
     if t.transport == "local":
         if t.runtime == "pct":
             return ShellCommand([t.pct, "enter", str(int(t.container))])
+        if t.runtime in ("docker", "podman"):
+            tool = t.docker if t.runtime == "docker" else t.podman
+            return ShellCommand([tool, "exec", "-it", str(t.container), "/bin/sh", "-c", engine_shell])
         wd = cfg.job.workdir
         return ShellCommand([env.get("SHELL") or "/bin/sh"], cwd=wd if wd and os.path.isdir(wd) else None)
     s = cfg.ssh
@@ -59,6 +63,9 @@ def shell_command(cfg: Any, *, environ: dict[str, str] | None = None) -> ShellCo
     argv.append(f"{t.user}@{t.host}" if t.user else t.host)
     if t.runtime == "pct":
         argv.append(f"{shlex.quote(t.pct)} enter {int(t.container)}")
+    elif t.runtime in ("docker", "podman"):
+        tool = t.docker if t.runtime == "docker" else t.podman
+        argv.append(shlex.join([tool, "exec", "-it", str(t.container), "/bin/sh", "-c", engine_shell]))
     else:
         argv.append(f"cd {shlex.quote(cfg.job.workdir)} 2>/dev/null; exec \"${{SHELL:-/bin/sh}}\" -l")
     return ShellCommand(argv)

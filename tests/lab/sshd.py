@@ -5,7 +5,7 @@
 
     sshd_config  ssh_host_ed25519_key(.pub)  id_ed25519(.pub)  authorized_keys  known_hosts
     ssh_config   sshd.pid  sshd.log  owner.lock
-    bin/         pct, nvidia-smi          (on the PATH of every command run through this sshd)
+    bin/         pct, docker/podman, nvidia-smi, dmesg, lxc-info (on the PATH of every command run through this sshd)
     libexec/     init, sleepy-init, jobsim.py
     state/       gpu.json, node
     containers/<ID>/conf.json, init.json, console.log, workspace/
@@ -350,6 +350,8 @@ class Lab:
                          (SRC / "libexec" / "pct-files", self.libexec_dir / "pct-files"),
                          (SRC / "libexec" / "autodev", self.libexec_dir / "autodev"),
                          (SRC / "bin" / "lxc-info", self.bin_dir / "lxc-info"),
+                         (SRC / "bin" / "docker", self.bin_dir / "docker"),
+                         (SRC / "bin" / "docker", self.bin_dir / "podman"),
                          (SRC / "jobsim.py", self.jobsim)):
             text = src.read_text()
             if text.startswith("#!"):
@@ -551,6 +553,21 @@ class Lab:
                 raise LabError(f"pct start {ctid} failed ({r.returncode}): {r.stderr.strip()}")
         return ctid
 
+    def add_engine_container(self, engine: str, name: str, ctid: int, *, start: bool = True, **options: Any) -> int:
+        """A ``docker`` / ``podman`` container called ``name``: the lab container ``ctid`` (a real
+        namespace, as for pct) that the engine emulator (``bin/docker``, ``bin/podman``) answers for."""
+        if engine not in ("docker", "podman"):
+            raise LabError(f"unknown engine {engine!r}")
+        return self.add_container(ctid, start=start, engine=engine, engine_name=name, hostname=name, **options)
+
+    def set_docker_daemon(self, mode: str | None) -> None:
+        """``"denied"``: the SSH user may not use the socket; ``"down"``: no daemon; None: fine."""
+        p = self.state_dir / "docker_daemon"
+        if mode is None:
+            p.unlink(missing_ok=True)
+        else:
+            p.write_text(mode + "\n")
+
     def set_container_option(self, ctid: int, **options: Any) -> None:
         """Change conf.json keys of a container (None removes a key); applies from the next pct call."""
         p = self.container_dir(ctid) / "conf.json"
@@ -674,8 +691,13 @@ class Lab:
     def config_dict(self, **overrides: Any) -> dict[str, dict[str, Any]]:
         """The cockpit config for this lab as a dict; see ``config_toml``."""
         ctid = DEFAULT_CT
-        target = overrides.get("target") or {}
-        if "container" in target and target["container"] is not None:
+        target = dict(overrides.get("target") or {})
+        behind = target.pop("ctid", None)  # a docker/podman container: the lab container behind its name
+        if "target" in overrides and overrides["target"] is not None:
+            overrides = {**overrides, "target": target}
+        if behind is not None:
+            ctid = int(behind)
+        elif "container" in target and isinstance(target["container"], int):
             ctid = int(target["container"])
         ws = str(self.workspace(ctid))
         doc: dict[str, dict[str, Any]] = {

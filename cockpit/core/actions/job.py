@@ -316,13 +316,17 @@ async def stop(ctx: ActionContext, job: JobRecord | None, verdict: Verdict | Non
                 parent = next((q for q in table if q[0] == p[1]), None)
                 pname = parent[4] if parent else "?"
                 parts.append(f"pid {p[0]} ({p[4]}) is a zombie ({p[3]}), parent {p[1]} ({pname}) has not reaped it")
+            rt = ctx.cfg.target.runtime
+            engine = rt in ("docker", "podman")
             reap_note = (f"PID 1 is {pid1}, which reaps orphans" if reaps else
-                         f"PID 1 is {pid1 or '?'}, not a known reaping init: only a reboot of the container (or the parent's death) clears it")
+                         f"PID 1 is {pid1 or '?'}, not a known reaping init: only a {'restart' if engine else 'reboot'} of the container "
+                         "(or the parent's death) clears it" + (f"; start it with `{rt} run --init` so PID 1 reaps" if engine else ""))
             if stuck:
                 parts.append("stuck in the kernel: " + ", ".join(f"{p[0]} ({p[3]})" for p in stuck))
             raise StageFailed(
                 Layer.CONTAINER, "; ".join(parts) + f". {reap_note}",
-                advice="reboot the container (cockpit reboot) before the next launch" if not reaps or stuck else "wait for the parent to reap it",
+                advice=(f"{'restart' if engine else 'reboot'} the container (cockpit reboot) before the next launch" if not reaps or stuck
+                        else "wait for the parent to reap it"),
                 data={"zombies": [p[0] for p in zombies], "pid1": pid1, "pid1_reaps": reaps},
             )
     return vb.finish()

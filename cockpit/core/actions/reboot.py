@@ -1,6 +1,7 @@
 """Reboot the container: the honest cure for a zombie that PID 1 will never reap.
 
-``pct reboot CTID`` on the host, wait until ``pct status`` says running again, rebuild the
+``pct reboot CTID`` (``docker restart NAME``, ``podman restart NAME``) on the host, wait until
+the runtime says it runs again, rebuild the
 persistent session (the old one died with the container), and prove the process table is clean.
 Destructive: the UI asks for confirmation and shows the exact command first.
 """
@@ -21,8 +22,7 @@ REBOOT_TIMEOUT = 180.0
 
 
 def reboot_command(ctx: ActionContext) -> str:
-    rt = ctx.transport.runtime
-    return rt.pct_command("reboot")
+    return ctx.transport.runtime.restart_command()
 
 
 async def reboot(ctx: ActionContext, verdict: Verdict | None = None) -> Verdict:
@@ -30,13 +30,14 @@ async def reboot(ctx: ActionContext, verdict: Verdict | None = None) -> Verdict:
     rt = ctx.transport.runtime
     async with vb.stage("reboot") as st:
         if not rt.in_container:
-            raise StageFailed(Layer.CONFIG, "reboot needs [target] runtime = \"pct\": cockpit does not reboot hosts", advice="reboot the host by hand if you must")
+            raise StageFailed(Layer.CONFIG, "reboot needs a container target ([target] runtime = \"pct\", \"docker\" or \"podman\"): cockpit does not reboot hosts",
+                              advice="reboot the host by hand if you must")
         cmd = reboot_command(ctx)
         res = await ctx.run_host(cmd, timeout=REBOOT_TIMEOUT)
         out = (res.text + res.err_text).strip()
         if res.timed_out:
             raise StageFailed(Layer.HOST, f"container did not stop: `{cmd}` still running after {REBOOT_TIMEOUT:g}s", evidence=res.evidence(),
-                              advice="a process stuck in D state can block shutdown; try `pct stop` on the host")
+                              advice=f"a process stuck in D state can block shutdown; try `{rt.tool} stop` on the host")
         if not res.ok:
             raise StageFailed(Layer.HOST, f"`{cmd}` failed (exit {res.exit_code}): {out[:300]}", evidence=res.evidence())
         st.ok(f"`{cmd}` returned", res.evidence())
@@ -46,13 +47,13 @@ async def reboot(ctx: ActionContext, verdict: Verdict | None = None) -> Verdict:
     async with vb.stage("running again") as st:
         deadline = time.monotonic() + REBOOT_TIMEOUT
         while True:
-            res = await ctx.run_host(rt.pct_command("status"), timeout=20)
-            if "status: running" in res.text:
+            res = await ctx.run_host(rt.status_command(), timeout=20)
+            if rt.parse_status(res.text) == "running":
                 break
             if time.monotonic() > deadline:
-                raise StageFailed(Layer.HOST, f"container not running {REBOOT_TIMEOUT:g}s after reboot: {res.text.strip()}", evidence=res.evidence())
+                raise StageFailed(Layer.HOST, f"container not running {REBOOT_TIMEOUT:g}s after {rt.restart_word}: {res.text.strip()}", evidence=res.evidence())
             await asyncio.sleep(0.5)
-        st.ok("status: running")
+        st.ok("status: running" if rt.kind == "pct" else "running")
     if vb.failed:
         return vb.finish()
     async with vb.stage("session rebuilt") as st:

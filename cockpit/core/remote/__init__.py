@@ -18,7 +18,7 @@ def make_transport(cfg: Config) -> Transport:
     import os
 
     t = cfg.target
-    runtime = Runtime(t.runtime, t.container, t.pct)
+    runtime = Runtime(t.runtime, t.container, t.pct, t.docker, t.podman)
     if t.transport == "local":
         from .local import LocalTransport
 

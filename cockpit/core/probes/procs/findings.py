@@ -22,7 +22,7 @@ from ...layers import Finding, Layer, Severity
 from ..text import fmt_age, to_text
 from .command import HEADER
 from .tree import Proc, ProcTree
-from .zombies import pid1_reaps, zombie_findings
+from .zombies import engine_advice, pid1_reaps, zombie_findings
 
 __all__ = ["analyse", "job_members", "ps_probe_findings"]
 
@@ -66,18 +66,23 @@ def analyse(
     job_pgid: int | None = None,
     job_command: str | None = None,
     own_pids: Iterable[int] = (),
+    engine: str | None = None,
 ) -> list[Finding]:
     """Findings about a process table: zombies, ``D`` states, the job's own processes.
 
     ``job_pids``/``job_pgid`` are pids as seen inside the container (what the launch recorded);
     ``job_command`` is the job's command line, used to spot other copies of the job.
     ``own_pids`` are cockpit's own processes (:func:`~.own.own_processes`): never counted.
+    ``engine`` (``"docker"``/``"podman"``) fits the zombie advice to such a container.
     """
     own = set(own_pids)
     tree = ProcTree([p for p in procs if p.pid not in own])
     pids = [int(p) for p in job_pids]
     members = job_members(tree, pids, job_pgid)
     findings = zombie_findings(tree, members, pid1_reaps(tree.pid1))
+    if engine:
+        for f in findings:
+            f.advice = engine_advice(f.advice, engine)
     findings += _uninterruptible_findings(tree, members)
     if pids and not any(pid in tree for pid in pids) and not (job_pgid is not None and members):
         findings.append(_job_missing(pids, job_pgid))

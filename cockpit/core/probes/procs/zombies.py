@@ -199,3 +199,14 @@ def zombie_findings(tree: ProcTree, members: set[int], reaps: bool | None) -> li
     for _, group in sorted(plain.items()):
         findings.append(_zombie_finding(group, tree, reaps, False))
     return findings
+
+
+def engine_advice(advice: str, engine: str) -> str:
+    """The zombie advice for a docker/podman container: it is restarted, not rebooted, and its PID 1
+    is often the job itself or a shell that never reaps, which ``--init`` (tini) cures for good."""
+    if "reboot" not in advice.lower() and "PID 1" not in advice:
+        return advice
+    text = advice.replace("reboot of the container", f"restart of the container ({engine} restart)")
+    text = text.replace("Reboot the container", "Restart the container").replace("reboot the container", "restart the container")
+    text = text.replace("until the container reboots", "until the container restarts").replace("Reboot it", "Restart it")
+    return text + f" For good: start it with `{engine} run --init …` (tini as PID 1 reaps orphans)."
