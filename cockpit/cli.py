@@ -16,6 +16,7 @@ from typing import Any
 
 from . import __version__
 from .config import Config, ConfigError, find_config, load_config
+from .targets_cli import add_target_args, fan_out, members
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_BUSY, EXIT_INTERRUPTED = 0, 1, 2, 75, 130
 
@@ -26,6 +27,7 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--config", "-c", metavar="PATH", help="config file (default: $COCKPIT_CONFIG, ./cockpit.toml, ~/.config/cockpit/config.toml)")
     p.add_argument("--demo", action="store_true", help="use the built-in demo target on this machine (no remote, no root)")
     p.add_argument("--json", action="store_true", help="print machine-readable JSON instead of text")
+    add_target_args(p)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -38,6 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"cockpit {__version__}")
     p.add_argument("--config", "-c", metavar="PATH", help="config file (default: $COCKPIT_CONFIG, ./cockpit.toml, ~/.config/cockpit/config.toml)")
     p.add_argument("--demo", action="store_true", help="run the built-in demo target on this machine (no remote, no root)")
+    p.add_argument("--target", metavar="NAME", default=None, help="which target of the config ([[targets]] name; default: the first)")
     p.add_argument("--read-only", action="store_true", help="TUI: disable every action (a second viewer)")
     p.add_argument("--share", action="store_true", help="TUI for screen sharing: read-only, and secrets ([job.env] values, tokens, "
                    "passwords, [redact] patterns) hidden on every pane and screen")
@@ -46,6 +49,8 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("status", help="check the target layer by layer (ssh, host, container, ...)")
     _common(s)
     s.add_argument("--quick", action="store_true", help="only the connectivity stages")
+    s.add_argument("--group", metavar="NAME", default=None, help="every target of this [[groups]] entry, at once")
+    s.add_argument("--all", action="store_true", help="every target of the config, at once")
     s.set_defaults(func=cmd_status)
 
     from .core.action_table import BY_ID, SINGLE_ACTIONS
@@ -56,6 +61,8 @@ def build_parser() -> argparse.ArgumentParser:
         if name == "reboot":
             s.add_argument("--yes", action="store_true", help="confirm the reboot (required when stdin is not a terminal)")
         s.add_argument("--wait", action="store_true", help="wait for a running action to finish instead of refusing")
+        if name == "verify":
+            s.add_argument("--group", metavar="NAME", default=None, help="every target of this [[groups]] entry, at once")
         if name in ("stop", "relaunch"):
             s.add_argument("--stop-strays", action="store_true", help="also stop copies of the job that cockpit did not start (same command, same workdir)")
         s.set_defaults(func=cmd_action, action=name)
@@ -65,6 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--note", "-m", default="", help="the hypothesis this attempt tests")
     s.add_argument("--wait", action="store_true", help="wait for a running action to finish instead of refusing")
     s.add_argument("--stop-strays", action="store_true", help="stop copies of the job that cockpit did not start (same command, same workdir) before the launch")
+    s.add_argument("--group", metavar="NAME", default=None, help="every target of this [[groups]] entry, at once: one verdict each and a combined one")
     s.set_defaults(func=cmd_attempt)
 
     s = sub.add_parser("stacks", help="every thread's stack of the job (py-spy inside the target, else the kernel's view); saved with its attempt")
@@ -114,7 +122,9 @@ def resolve_config(args: argparse.Namespace) -> Config:
     if path is None:
         raise ConfigError(None, "", "no config file found (looked at --config, $COCKPIT_CONFIG, ./cockpit.toml, ~/.config/cockpit/config.toml)",
                           "copy sample_config.toml to ./cockpit.toml and edit it, or add --demo to try the built-in demo")
-    return load_config(path)
+    cfg = load_config(path)
+    name = getattr(args, "target", None)
+    return cfg.for_target(name) if name else cfg
 
 
 def render_verdict(v: dict[str, Any]) -> str:
@@ -147,9 +157,22 @@ def safe_text(text: str) -> str:
 def cmd_status(args: argparse.Namespace, cfg: Config) -> int:
     from .core.status import collect_status
 
+    fan = members(args, cfg)
+    if fan is not None:
+        async def one(c: Config) -> dict[str, Any]:
+            r = await collect_status(c, quick=getattr(args, "quick", False))
+            return {**r, "layer": r["verdict"]["layer"], "summary": _status_summary(r)}
+
+        return fan_out(args, cfg, fan[0], fan[1], one, render_status)
     report = asyncio.run(collect_status(cfg, quick=getattr(args, "quick", False)))
     emit(args, report, render_status)
     return EXIT_OK if report["ok"] else EXIT_FAILED
+
+
+def _status_summary(r: dict[str, Any]) -> str:
+    v = r["verdict"]
+    bad = next((st for st in v["stages"] if st["status"] == "fail"), None)
+    return f"{bad['name']}: {bad['detail']}" if bad else "reachable"
 
 
 def render_status(r: dict[str, Any]) -> str:
@@ -179,35 +202,47 @@ class _Busy(Exception):
 
 def with_engine(args: argparse.Namespace, cfg: Config, work: Callable[[Any], Any]) -> Any:
     """Run ``work(engine)`` in a fresh event loop (live stages on a terminal's stderr); Busy → exit 75."""
-    from .cli_live import LiveStages, live_wanted
-    from .core.engine import Busy, Engine
-    from .core.notify import Notifier
-
-    async def go() -> Any:
-        _end_on_hangup(asyncio.current_task())
-        eng = Engine(cfg)
-        if getattr(args, "stop_strays", False):
-            eng.strays_policy = "stop"
-        args.engine_journal = eng.journal  # journal_trouble() reads what could not be written
-        # [notify] command and webhook on a verdict or a fate found here; the terminal shows the rest
-        notifier = Notifier(cfg, terminal=False)
-        notifier.attach(eng)
-        try:
-            if live_wanted(args):
-                with LiveStages() as live:
-                    eng.subscribe(live.on_event)
-                    return await work(eng)
-            return await work(eng)
-        finally:
-            args.engine_job = eng.job if eng.job is not None and eng.job.pid is not None else None
-            await notifier.drain()
-            await eng.close()
+    from .core.engine import Busy
 
     try:
-        return asyncio.run(go())
+        return asyncio.run(engine_session(args, cfg, work, hangup=True))
     except Busy as e:
         print(f"cockpit: {e}", file=sys.stderr)
         raise _Busy() from None
+
+
+def _quiet(args: argparse.Namespace) -> argparse.Namespace:
+    """A copy of ``args`` for one target of a group: no live stages (they would interleave), its
+    own journal-trouble slots."""
+    return argparse.Namespace(**{**vars(args), "json": True})
+
+
+async def engine_session(args: argparse.Namespace, cfg: Config, work: Callable[[Any], Any], *, hangup: bool = False) -> Any:
+    """``work(engine)`` with the engine made, notified, shown live and closed around it (one
+    target; a group runs one of these per target in the same event loop)."""
+    from .cli_live import LiveStages, live_wanted
+    from .core.engine import Engine
+    from .core.notify import Notifier
+
+    if hangup:
+        _end_on_hangup(asyncio.current_task())
+    eng = Engine(cfg)
+    if getattr(args, "stop_strays", False):
+        eng.strays_policy = "stop"
+    args.engine_journal = eng.journal  # journal_trouble() reads what could not be written
+    # [notify] command and webhook on a verdict or a fate found here; the terminal shows the rest
+    notifier = Notifier(cfg, terminal=False)
+    notifier.attach(eng)
+    try:
+        if live_wanted(args):
+            with LiveStages() as live:
+                eng.subscribe(live.on_event)
+                return await work(eng)
+        return await work(eng)
+    finally:
+        args.engine_job = eng.job if eng.job is not None and eng.job.pid is not None else None
+        await notifier.drain()
+        await eng.close()
 
 
 def _end_on_hangup(task: asyncio.Task[Any] | None) -> None:
@@ -235,6 +270,13 @@ def _end_on_hangup(task: asyncio.Task[Any] | None) -> None:
 
 
 def cmd_action(args: argparse.Namespace, cfg: Config) -> int:
+    fan = members(args, cfg) if args.action == "verify" else None
+    if fan is not None:
+        async def one(c: Config) -> dict[str, Any]:
+            v = await engine_session(_quiet(args), c, lambda eng: eng.run_action("verify", wait=args.wait))
+            return {**v.to_dict(), "summary": v.summary()}
+
+        return fan_out(args, cfg, fan[0], fan[1], one, render_verdict)
     async def work(eng: Any) -> Any:
         if args.action == "reboot" and not args.yes:
             rt = eng.transport.runtime
@@ -258,6 +300,13 @@ def cmd_action(args: argparse.Namespace, cfg: Config) -> int:
 
 
 def cmd_attempt(args: argparse.Namespace, cfg: Config) -> int:
+    fan = members(args, cfg)
+    if fan is not None:
+        async def one(c: Config) -> dict[str, Any]:
+            res = await engine_session(_quiet(args), c, lambda eng: eng.attempt(args.note, wait=args.wait, trigger="cli", follow=False))
+            return {**res.to_dict(), "ok": res.outcome.value == "passed"}
+
+        return fan_out(args, cfg, fan[0], fan[1], one, render_attempt)
     try:
         res = with_engine(args, cfg, lambda eng: eng.attempt(args.note, wait=args.wait, trigger="cli", follow=False))
     except _Busy:
@@ -401,7 +450,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        cfg = resolve_config(args) if args.command or args.demo or args.config else None
+        cfg = resolve_config(args) if args.command or args.demo or args.config or args.target else None
         if args.command is None:
             from .app_entry import run_tui
 

@@ -45,6 +45,7 @@ from .config_sections import (
     VerifyConfig,
 )
 from .config_slurm import SlurmConfig, check_slurm
+from .config_targets import TargetEntry, for_target, group_members, parse_groups, parse_targets
 from .core.layers import Layer
 from .core.paths import check_cache_path, norm_remote_path
 
@@ -100,8 +101,13 @@ class Config:
     #: ``[[actions]]``: the user's own actions (cockpit/config_actions.py)
     actions: list[ActionConfig] = field(default_factory=list)
     signatures: list[SignatureConfig] = field(default_factory=list)
+    #: ``[[targets]]`` and ``[[groups]]`` (cockpit/config_targets.py); empty for a single [target]
+    targets: list[TargetEntry] = field(default_factory=list)
+    groups: dict[str, list[str]] = field(default_factory=dict)
     #: the file this came from (None for built-in configs such as the demo)
     path: Path | None = None
+    #: which of ``targets`` this config is for (None: a single [target])
+    selected: str | None = None
 
     @property
     def base_dir(self) -> Path:
@@ -113,7 +119,24 @@ class Config:
 
     @property
     def journal_path(self) -> Path:
-        return self._local(self.journal.path) if self.journal.path else self.base_dir / ".cockpit" / "journal.jsonl"
+        if self.journal.path:
+            return self._local(self.journal.path)
+        if self.selected:  # each named target its own journal (see cockpit/config_targets.py)
+            return self.base_dir / ".cockpit" / "targets" / self.selected / "journal.jsonl"
+        return self.base_dir / ".cockpit" / "journal.jsonl"
+
+    @property
+    def target_names(self) -> list[str]:
+        """Every target's name: the ``[[targets]]`` entries, else the one ``[target]``."""
+        return [e.name for e in self.targets] if self.targets else [self.display_name]
+
+    def for_target(self, name: str) -> Config:
+        """This config for target ``name`` (a ConfigError naming the known ones if there is none)."""
+        return for_target(self, name)
+
+    def group_members(self, name: str) -> list[str]:
+        """The targets of ``[[groups]]`` entry ``name`` (a ConfigError naming the known groups)."""
+        return group_members(self, name)
 
     @property
     def deploy_source(self) -> Path | None:
@@ -132,7 +155,7 @@ class Config:
         return self.job.log.replace("{attempt}", str(attempt))
 
 
-_SECTIONS = {f.name: f for f in dataclasses.fields(Config) if f.name != "path"}
+_SECTIONS = {f.name: f for f in dataclasses.fields(Config) if f.name not in ("path", "selected")}
 
 
 def user_config_path() -> Path:
@@ -185,6 +208,10 @@ def parse_config(text: str, *, path: Path | None = None) -> Config:
             cfg.keymap = _str_table(path, "keymap", value)
         elif key == "actions":
             cfg.actions = parse_actions(path, value)
+        elif key == "targets":
+            cfg.targets = parse_targets(path, value, data)
+        elif key == "groups":
+            continue  # after the targets, whatever the order in the file
         elif key == "signatures":
             if not isinstance(value, list):
                 raise ConfigError(path, "signatures", "must be an array of tables", "write each one as [[signatures]] with pattern, layer, label, advice")
@@ -194,8 +221,14 @@ def parse_config(text: str, *, path: Path | None = None) -> Config:
                     raise ConfigError(path, f"signatures[{i}].pattern", "is missing", "give a regular expression to match log lines")
         else:
             setattr(cfg, key, _section(path, key, type(getattr(cfg, key)), value))
-    _check_whole(cfg, path)
-    return cfg
+    if "groups" in data:
+        cfg.groups = parse_groups(path, data["groups"], [e.name for e in cfg.targets])
+    if not cfg.targets:
+        _check_whole(cfg, path)
+        return cfg
+    for entry in cfg.targets:
+        _check_whole(entry.apply(cfg), path)
+    return cfg.targets[0].apply(cfg)
 
 
 def _unknown(path: Path | None, dotted: str, key: str, known: Any) -> ConfigError:

@@ -29,6 +29,9 @@ from ..layers import Layer
 from .base import CommandResult, RemoteError, Transport
 from .channels import MAX_CHANNELS, ChannelSlots
 from .lines import OUTPUT_MAX, LineCapper, drain
+from .link import HostLink
+from .link import acquire as link_acquire
+from .link import release as link_release
 from .procs import SSHShell
 from .runtime import Runtime
 from .session import FramedSession
@@ -44,11 +47,11 @@ log = logging.getLogger(__name__)
 
 
 class _Client(asyncssh.SSHClient):
-    def __init__(self, owner: SSHTransport) -> None:
-        self._owner = owner
+    def __init__(self, link: HostLink) -> None:
+        self._link = link
 
     def connection_lost(self, exc: Exception | None) -> None:
-        self._owner._on_lost(exc)
+        self._link.on_lost(exc)
 
 
 class SSHTransport(Transport):
@@ -56,23 +59,51 @@ class SSHTransport(Transport):
         self.params = params
         self.runtime = runtime or Runtime()
         self.description = f"{params.where} {self.runtime.describe()}"
-        self._conn: asyncssh.SSHClientConnection | None = None
-        self._connect_lock = asyncio.Lock()
-        self.slots = ChannelSlots(MAX_CHANNELS - 1)  # one is the session's
-        self.backoff = Backoff()
-        self.last_error: RemoteError | None = None
-        self.lost_error: RemoteError | None = None
-        self.connected_at: float | None = None
-        self.connects = 0
+        self._link: HostLink | None = None  # the host's connection, shared with other targets on it (see .link)
         self.session = FramedSession(self._spawn_session, runtime=self.runtime.kind, description=self.description, lost_layer=self._lost_layer)
 
-    # -- connection -----------------------------------------------------------------------
+    # -- connection (its state lives in the host's link, shared by every target on the host) --
+    @property
+    def link(self) -> HostLink:
+        if self._link is None:
+            self._link = link_acquire(self.params)
+        return self._link
+
+    @property
+    def _conn(self) -> asyncssh.SSHClientConnection | None:
+        return self.link.conn  # type: ignore[no-any-return]
+
+    @_conn.setter
+    def _conn(self, conn: asyncssh.SSHClientConnection | None) -> None:
+        self.link.conn = conn
+
+    @property
+    def slots(self) -> ChannelSlots:
+        return self.link.slots
+
+    @property
+    def backoff(self) -> Backoff:
+        return self.link.backoff
+
+    @property
+    def last_error(self) -> RemoteError | None:
+        return self.link.last_error
+
+    @property
+    def lost_error(self) -> RemoteError | None:
+        return self.link.lost_error
+
+    @property
+    def connected_at(self) -> float | None:
+        return self.link.connected_at
+
+    @property
+    def connects(self) -> int:
+        """Handshakes made on this target's host connection (by any target sharing it)."""
+        return self.link.connects
+
     def _on_lost(self, exc: Exception | None) -> None:
-        if self._conn is None:
-            return
-        self._conn = None
-        if exc is not None:
-            self.lost_error = explain_connect_error(exc, self.params)
+        self.link.on_lost(exc)
 
     def _lost_layer(self) -> Layer | None:
         return Layer.SSH if self._conn is None else None
@@ -82,31 +113,26 @@ class SSHTransport(Transport):
         return self._conn is not None
 
     async def connect(self, *, force: bool = False) -> asyncssh.SSHClientConnection:
-        async with self._connect_lock:
-            if self._conn is not None:
-                return self._conn
+        link = self.link
+        async with link.lock:
+            if link.conn is not None:
+                return link.conn  # type: ignore[no-any-return]
             if not force and self.last_error is not None and self.backoff.wait_s > 0:
                 err = self.last_error
                 raise RemoteError(err.layer, err.message, hint=f"retrying in {self.backoff.wait_s:.1f}s", output=err.output)
             try:
                 options = await asyncio.to_thread(connection_options, self.params)
-                conn, _ = await asyncssh.create_connection(lambda: _Client(self), self.params.host, **options)
+                conn, _ = await asyncssh.create_connection(lambda: _Client(link), self.params.host, **options)
             except RemoteError as e:  # host keys would not be checked: refused before any connection
-                self.last_error = e
+                link.last_error = e
                 self.backoff.failed()
                 raise
             except Exception as e:  # noqa: BLE001 - every failure to connect (asyncssh, OS, DNS, bad options) is re-raised as a layered, explained RemoteError
                 err = explain_connect_error(e, self.params)
-                self.last_error = err
+                link.last_error = err
                 self.backoff.failed()
                 raise err from None
-            self._conn = conn
-            self.slots.reset()
-            self.lost_error = None
-            self.last_error = None
-            self.backoff.succeeded()
-            self.connected_at = time.time()
-            self.connects += 1
+            link.connected_now(conn)
             return conn
 
     async def _spawn_session(self) -> SSHShell:
@@ -232,7 +258,10 @@ class SSHTransport(Transport):
 
     async def close(self) -> None:
         await self.session.close()
-        conn, self._conn = self._conn, None
+        link, self._link = self._link, None
+        if link is None or not link_release(link):
+            return  # never connected, or another target on this host still uses the connection
+        conn, link.conn = link.conn, None
         if conn is not None:
             conn.close()
             try:
