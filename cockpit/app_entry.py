@@ -19,6 +19,9 @@ def run_tui(cfg: Config | None, *, read_only: bool = False, share: bool = False)
         notice = DEMO_NOTICE
     from .ui.app import create_app
 
-    app = create_app(cfg, read_only=read_only, notice=notice, share=share)
-    rc = app.run()
-    return int(rc or 0)
+    while True:
+        app = create_app(cfg, read_only=read_only, notice=notice, share=share)
+        rc = app.run()
+        if app.switch_to is None:
+            return int(rc or 0)
+        cfg, notice = cfg.for_target(app.switch_to), ""  # `>`: the same cockpit on another target

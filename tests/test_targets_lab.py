@@ -118,3 +118,37 @@ async def test_targets_on_one_host_share_one_ssh_connection(lab, two):
     finally:
         await a.close()
         await b.close()
+
+
+async def test_the_tui_strip_watches_every_target_and_gt_switches(lab, two):
+    from cockpit.ui.app import create_app
+    from cockpit.ui.panes.targets import TargetStrip
+    from tests.test_ui_app import SIZE
+    from tests.test_ui_support import wait_for
+
+    cfg = load_config(two())
+    lab.pct("stop", EVAL_CT, check=True)  # the other target is down: the strip must say so
+    app = create_app(cfg, refresh=True)
+    async with app.run_test(size=SIZE) as pilot:
+        strip = app.query_one(TargetStrip)
+        await wait_for(pilot, lambda: strip.summaries["eval"].checked_at is not None, timeout=30, what="the other target checked")
+        text = strip.render().plain
+        assert "▸ train ✔" in text and "eval ✘ host" in text and "⚠" in text, text
+        assert strip.attention() == ["eval"]
+        await pilot.press("greater_than_sign")
+        await wait_for(pilot, lambda: app.switch_to == "eval", what="the switch")
+    assert app.switch_to == "eval" and app.return_code == 0
+    assert cfg.for_target(app.switch_to).target.container == EVAL_CT  # what run_tui starts next
+
+
+async def test_one_target_has_no_strip_and_gt_says_why(lab, lab_config):
+    from cockpit.ui.app import create_app
+    from cockpit.ui.panes.targets import TargetStrip
+    from tests.test_ui_app import SIZE
+
+    app = create_app(lab_config(), refresh=False)
+    async with app.run_test(size=SIZE) as pilot:
+        assert not app.query(TargetStrip)
+        await pilot.press("greater_than_sign")
+        await pilot.pause()
+        assert app.switch_to is None and app.is_running

@@ -114,6 +114,10 @@ ACTIONS: list[UIAction] = [
              key_display="]"),
     UIAction("overlay", "plus", "overlay", "Overlay", "Metrics: overlay the attempt selected in the attempts pane on the current one, or take it off",
              key_display="+"),
+    UIAction("next-target", "greater_than_sign", "next_target", "Next target", "Several targets ([[targets]]): switch the panes to the next target "
+             "(the others stay watched in the target strip; a running job keeps running)", key_display=">"),
+    UIAction("prev-target", "less_than_sign", "prev_target", "Previous target", "Several targets: switch the panes to the previous target",
+             key_display="<"),
     UIAction("theme", "ctrl+t", "cycle_theme", "Theme", "Switch to the next theme (dark, light, high-contrast, colorblind, yours)"),
     UIAction("help", "question_mark,f1", "help", "Help", "Show every key, the layers and the outcomes", footer=True, key_display="?"),
     UIAction("quit", "q", "quit", "Quit", "Quit cockpit (a running job keeps running)", footer=True),

@@ -56,6 +56,7 @@ from .panes.status import StatusLine, StatusState
 from .panes.verdict import VerdictStrip
 from .settings import SettingsMixin
 from .shown import set_share, shown, shown_block
+from .target_keys import TargetSwitch
 from .themes import ThemeSet, default_variables, load_themes
 from .user_keys import UserActionKeys
 
@@ -64,7 +65,7 @@ log = logging.getLogger(__name__)
 
 __all__ = ["CockpitApp", "create_app"]
 
-class CockpitApp(SettingsMixin, TargetKeys, MetricsKeys, UserActionKeys, App[int]):
+class CockpitApp(SettingsMixin, TargetKeys, TargetSwitch, MetricsKeys, UserActionKeys, App[int]):
     CSS_PATH = "styles.tcss"
     TITLE = "cockpit"
     BINDINGS: ClassVar[list[Any]] = bindings(ACTIONS)
@@ -122,6 +123,8 @@ class CockpitApp(SettingsMixin, TargetKeys, MetricsKeys, UserActionKeys, App[int
     def compose(self) -> ComposeResult:
         ui = self.cfg.ui
         yield StatusLine(self.status_state, self.clock, id="status-line")
+        if self.several_targets():
+            yield self.target_strip()
         yield VerdictStrip(self.clock, id="verdict-strip")
         with Grid(id="panes"):
             yield ProcsPane(self.clock, ui.refresh_interval)
@@ -158,6 +161,7 @@ class CockpitApp(SettingsMixin, TargetKeys, MetricsKeys, UserActionKeys, App[int
         self.show_current()
         if self.poll_enabled:
             self.start_polling()
+            self.start_target_watch()
         else:
             self.load_history()
         if self.loop_runner is not None:

@@ -30,9 +30,16 @@ class CockpitCommands(Provider):
         keymap = getattr(self.app, "keymap", {}) or {}
         return escape(f"{a.help}  (key: {key_label(keymap.get(a.id, a.key))})")
 
+    def _targets(self) -> list[tuple[str, object]]:
+        choices: list[str] = getattr(self.app, "target_choices", lambda: [])()
+        switch = getattr(self.app, "switch_target", None)
+        return [(f"Switch to target {n}", partial(switch, n)) for n in choices] if switch else []
+
     async def discover(self) -> Hits:
         for a in self._available():
             yield DiscoveryHit(self._title(a), partial(self.app.run_action, a.action), help=self._help(a))
+        for title, go in self._targets():
+            yield DiscoveryHit(escape(title), go, help="the panes show that target; this one stays watched in the strip")  # type: ignore[arg-type]
 
     async def search(self, query: str) -> Hits:
         matcher = self.matcher(query)
@@ -42,3 +49,7 @@ class CockpitCommands(Provider):
             if score > 0:
                 yield Hit(score, matcher.highlight(self._title(a)), partial(self.app.run_action, a.action), text=text,
                           help=self._help(a))
+        for title, go in self._targets():
+            score = matcher.match(title)
+            if score > 0:
+                yield Hit(score, matcher.highlight(title), go, text=title)  # type: ignore[arg-type]

@@ -82,7 +82,7 @@ class StatusLine(Styled, Static):
         """``"✎ 2 changed: train.py, drafter.py ⟳ on save"`` ('' when there is nothing to say)."""
         st, bits = self.state, []
         if st.changed:
-            names = [one_line(c.rsplit("/", 1)[-1]) for c in st.changed]  # a file name is data: no escapes
+            names = [one_line(c).rsplit("/", 1)[-1] for c in st.changed]  # a file name is data: escapes out first (an OSC holds "/")
             shown = ", ".join(names[:3]) + (f", … {len(names) - 3} more" if len(names) > 3 else "")
             bits.append(f"✎ {len(names)} changed: {shown}")
         if st.on_save:

@@ -33,7 +33,8 @@ SEARCH_HELP = (
     "m: mouse capture off/on: off, the terminal selects text itself (tmux with mouse on: hold shift)",
 )
 
-_KEY_NAMES = {"question_mark": "?", "exclamation_mark": "!", "slash": "/", "semicolon": ";"}
+_KEY_NAMES = {"question_mark": "?", "exclamation_mark": "!", "slash": "/", "semicolon": ";", "greater_than_sign": ">",
+              "less_than_sign": "<", "right_square_bracket": "]", "plus": "+"}
 
 
 def key_label(keys: str) -> str:
