@@ -91,6 +91,9 @@ def build_parser() -> argparse.ArgumentParser:
                    "is redacted like the journal itself: [job.env] secrets, token shapes, [redact] patterns)")
     s.set_defaults(func=cmd_history)
 
+    from .serve_cli import add_parser as add_serve
+
+    add_serve(sub, _common)
     from .compare_cli import add_parser as add_compare
 
     add_compare(sub)

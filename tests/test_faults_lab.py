@@ -263,7 +263,10 @@ async def test_the_session_shell_killed_100_times_is_rebuilt_by_the_next_probe_e
         r = await t.run("ps -e -o comm=")
         assert sorted(r.text.split()) == ["init", "ps", "sh", "sh", "timeout"], r.text  # the session and this probe: nothing left over
         assert (await t.run_host("echo spare")).stdout == b"spare\n"  # the second channel is still free
-        assert dt < 100 * (1.5 * base + 0.05) + 5  # the rebuilds cost what fresh sessions cost, no more
+        # no backoff or reconnect hides in the rebuilds: a second each (the reconnect backoff) would
+        # be 100 s; the speed itself is measured in bench/, not asserted here (a loaded CI machine
+        # made 1.5x flaky)
+        assert dt < 100 * (3 * base + 0.2) + 10
     finally:
         await t.close()
 

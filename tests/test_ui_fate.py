@@ -30,3 +30,12 @@ async def test_a_fate_change_reaches_the_attempts_pane_a_toast_and_the_bell(tmp_
         await wait_for(pilot, lambda: "died app 4m12s" in table.get_row(str(a))[3].plain, what="the fate in the THEN column")
         await wait_for(pilot, lambda: bells == [1], what="the bell")
         assert any("passed → died (app) after 4m12s: exited with code 1: RuntimeError" in n.message for n in app._notifications)
+
+
+def test_every_fate_state_has_its_own_glyph():
+    """A queued Slurm job's fate is ``pending``: it must not show as the unknown-state dot."""
+    from cockpit.core.fate import FATE_STATES
+    from cockpit.ui.panes.history import FATE_GLYPH
+
+    assert set(FATE_STATES) <= set(FATE_GLYPH), set(FATE_STATES) - set(FATE_GLYPH)
+    assert len(set(FATE_GLYPH.values())) == len(FATE_GLYPH)  # each tells its state apart
