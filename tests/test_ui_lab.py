@@ -42,3 +42,36 @@ async def test_one_attempt_over_ssh_into_the_emulated_container(lab, lab_config)
         link = status.link()
         assert link["ssh"][0] == "ok" and link["container"][0] == "ok", link
         await app.engine.run_action("stop")
+
+
+async def test_a_slow_start_shows_its_wait_against_startup_timeout_as_a_bar(lab, lab_config):
+    """A model still loading: verify is pending, and the strip shows how much of startup_timeout
+    has gone (a bar and "Ns of 40s"), moving on while it waits; then the verdict."""
+    cfg = lab_config(job={"command": lab.jobsim_command("--steps", "0", "--interval", "0.1", "--start-delay", "4"),
+                          "startup_timeout": 40})
+    app = create_app(cfg, refresh=False)
+    async with app.run_test(size=SIZE) as pilot:
+        strip = app.query_one(VerdictStrip)
+        app._run_engine("relaunch")
+        seen: list[str] = []
+
+        def bar() -> bool:
+            text = strip.detail_text().plain
+            if "▕" in text and "s of 40s" in text:
+                seen.append(text)
+            return len({t.split("▏ ")[1].split("s of")[0] for t in seen}) >= 2  # the elapsed time moved on
+
+        await wait_for(pilot, bar, timeout=30, what=lambda: f"a moving startup bar: {strip.state} {strip.plain()!r} {[(r.name, r.status, r.data) for r in strip.rows][-3:]}")
+        assert "› progress" in seen[-1] and "waiting for /^step" in seen[-1], seen[-1]  # what it waits for, and how long it may
+        await wait_for(pilot, lambda: strip.state != "running", timeout=60, what="the verdict")
+        assert "▕" not in strip.detail_text().plain  # decided: no bar
+        await app.engine.run_action("stop")
+
+
+def test_the_progress_bar_reads_waits_and_counts():
+    from cockpit.ui.panes.verdict import progress_bar
+
+    assert progress_bar({"wait": {"since": 100.0, "deadline_s": 60}}, 115.0, width=8) == "▕██░░░░░░▏ 15s of 60s"
+    assert progress_bar({"progress": {"done": 3, "total": 4, "unit": "files"}}, 0, width=4) == "▕███░▏ 3 of 4 files"
+    assert progress_bar({"wait": {"since": 0.0, "deadline_s": 10}}, 99.0, width=4) == "▕████▏ 99s of 10s"  # past: full, honest figure
+    assert progress_bar({}, 0) is None

@@ -406,6 +406,9 @@ class CockpitApp(SettingsMixin, TargetKeys, TargetSwitch, MetricsKeys, UserActio
         for cls in (ProcsPane, GpuPane, LogPane, HistoryPane):
             pane = self.query_one(cls)
             pane.tick()
+        strip = self.query_one(VerdictStrip)
+        if strip.state == "running":
+            strip.redraw()  # the elapsed time and a waiting stage's bar move on
 
 
 

@@ -64,8 +64,12 @@ class _StageHandle:
     def skip(self, detail: str) -> None:
         self.status, self.detail = Status.SKIPPED, detail
 
-    def pending(self, detail: str) -> None:
+    def pending(self, detail: str, *, since: float | None = None, deadline_s: float | None = None) -> None:
+        """Not decided yet; ``since`` (epoch) and ``deadline_s``: how long it may still wait (a
+        display draws the elapsed share as a bar: a model still loading within startup_timeout)."""
         self.status, self.detail = Status.PENDING, detail
+        if since is not None and deadline_s:
+            self.data["wait"] = {"since": since, "deadline_s": deadline_s}
 
 
 class VerdictBuilder:
@@ -102,11 +106,19 @@ class VerdictBuilder:
             self.ctx.on_stage(self.action, stage)
         return stage
 
-    def running(self, name: str, detail: str = "", layer: Layer | None = None) -> None:
+    def running(self, name: str, detail: str = "", layer: Layer | None = None, *, since: float | None = None,
+                deadline_s: float | None = None, done: float | None = None, total: float | None = None, unit: str = "") -> None:
         """Announce a stage that has started, or what it waits for now (for live displays; not
-        recorded in the verdict); ``layer``: where the wait is (a lost connection: ``ssh``)."""
+        recorded in the verdict); ``layer``: where the wait is (a lost connection: ``ssh``).
+        ``since`` + ``deadline_s`` (a wait against a deadline) or ``done`` of ``total`` ``unit``
+        (work that can be counted: files deployed) let a display draw a progress bar."""
         if self.ctx.on_stage is not None:
-            self.ctx.on_stage(self.action, Stage(name, Status.RUNNING, layer or self._layer_of(name), detail))
+            data: dict[str, Any] = {}
+            if since is not None and deadline_s:
+                data["wait"] = {"since": since, "deadline_s": deadline_s}
+            if done is not None and total:
+                data["progress"] = {"done": done, "total": total, "unit": unit}
+            self.ctx.on_stage(self.action, Stage(name, Status.RUNNING, layer or self._layer_of(name), detail, data=data))
 
     @asynccontextmanager
     async def stage(self, name: str, layer: Layer | None = None) -> AsyncIterator[_StageHandle]:

@@ -199,6 +199,8 @@ async def deploy(ctx: ActionContext, verdict: Verdict | None = None) -> Verdict:
     async with vb.stage("upload") as st:
         blob = _pack(files)
         t0 = time.monotonic()
+        # one tar stream: its bytes are not counted as they go, so the bar is the time against the deadline
+        vb.running("upload", f"{len(files)} files, {len(blob) / 1024:.1f} KiB packed, to {dest}", since=time.time(), deadline_s=300)
         q = shlex.quote(dest)
         res = await ctx.transport.run_channel(f"mkdir -p -- {q} && tar -xzf - -C {q} --no-same-owner", input=blob, timeout=300)
         check(res, Layer.CONTAINER, f"unpacking into {dest}", advice="is there space left, and is tar installed in the target?")

@@ -46,7 +46,9 @@ async def reboot(ctx: ActionContext, verdict: Verdict | None = None) -> Verdict:
     await ctx.transport.reset_session()
     async with vb.stage("running again") as st:
         deadline = time.monotonic() + REBOOT_TIMEOUT
+        since = time.time()
         while True:
+            vb.running("running again", f"waiting for the container ({rt.status_command()})", since=since, deadline_s=REBOOT_TIMEOUT)
             res = await ctx.run_host(rt.status_command(), timeout=20)
             if rt.parse_status(res.text) == "running":
                 break

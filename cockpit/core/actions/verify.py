@@ -133,6 +133,7 @@ async def verify(ctx: ActionContext, job: JobRecord, verdict: Verdict | None = N
                 break
         elif w.progress_at is None and now >= startup_deadline:
             break
+        _announce_wait(vb, cfg, st, scan, w, started)
         await asyncio.sleep(tick)
         tick = min(TICK_MAX_S, tick * 1.5)
     if not cfg.job.capture_output and st.exited:
@@ -142,6 +143,20 @@ async def verify(ctx: ActionContext, job: JobRecord, verdict: Verdict | None = N
         scan.flush()
     await _judge(ctx, vb, job, st, scan, w, wait=wait, started=started, startup_deadline=startup_deadline)
     return vb.finish()
+
+
+def _announce_wait(vb: VerdictBuilder, cfg: Any, st: JobState, scan: LogScan, w: _Watch, started: float) -> None:
+    """What verify waits for now, with the time against its deadline (a display draws a bar): a
+    model still loading within startup_timeout is seen waiting, not frozen."""
+    if st.queued:
+        vb.running("spawned", "queued by the scheduler", since=started, deadline_s=cfg.slurm.queue_wait)
+    elif not st.spawned:
+        vb.running("spawned", "waiting for the job's pid file", since=started, deadline_s=cfg.job.startup_timeout)
+    elif w.progress_at is None:
+        what = f"/{cfg.job.progress_pattern}/" if scan.progress_re is not None else f"{cfg.job.healthy_after:g}s without a crash"
+        vb.running("progress", f"waiting for {what} ({scan.lines} log lines so far)", since=started, deadline_s=cfg.job.startup_timeout)
+    else:
+        vb.running("settled", "no error since the first progress", since=w.progress_at, deadline_s=cfg.verify.settle)
 
 
 async def _judge(ctx: ActionContext, vb: VerdictBuilder, job: JobRecord, st: JobState, scan: LogScan, w: _Watch, *,
@@ -190,7 +205,8 @@ async def _judge(ctx: ActionContext, vb: VerdictBuilder, job: JobRecord, st: Job
         if st.log_size >= 0:
             lc.ok(f"{job.log_path} exists")
         elif now < startup_deadline:
-            lc.pending(f"{job.log_path} not created yet ({now - started:.0f}s of {cfg.job.startup_timeout:g}s)")
+            lc.pending(f"{job.log_path} not created yet ({now - started:.0f}s of {cfg.job.startup_timeout:g}s)",
+                       since=started, deadline_s=cfg.job.startup_timeout)
         else:
             raise StageFailed(Layer.PROCESS, f"{job.log_path} was never created within startup_timeout ({cfg.job.startup_timeout:g}s)",
                               evidence=evidence, advice="does the job write where [job] log says? is it stuck before logging?")
@@ -202,7 +218,7 @@ async def _judge(ctx: ActionContext, vb: VerdictBuilder, job: JobRecord, st: Job
         if st.log_size > 0:
             lg.ok(f"{st.log_size} bytes, {scan.lines} lines")
         elif now < startup_deadline and err is None:
-            lg.pending(f"log is empty ({now - started:.0f}s of {cfg.job.startup_timeout:g}s)")
+            lg.pending(f"log is empty ({now - started:.0f}s of {cfg.job.startup_timeout:g}s)", since=started, deadline_s=cfg.job.startup_timeout)
         elif err is None:
             raise StageFailed(Layer.PROCESS, f"the log stayed empty for startup_timeout ({cfg.job.startup_timeout:g}s)", evidence=evidence)
     if _stop_here(vb, "log growing"):
@@ -217,7 +233,8 @@ async def _judge(ctx: ActionContext, vb: VerdictBuilder, job: JobRecord, st: Job
         elif not has_marker and w.progress_at is not None:
             pr.ok(f"no crash for {cfg.job.healthy_after:g}s (healthy_after)")
         elif now < startup_deadline:
-            pr.pending("waiting for " + (f"/{cfg.job.progress_pattern}/" if has_marker else f"{cfg.job.healthy_after:g}s without a crash"))
+            pr.pending("waiting for " + (f"/{cfg.job.progress_pattern}/" if has_marker else f"{cfg.job.healthy_after:g}s without a crash"),
+                       since=started, deadline_s=cfg.job.startup_timeout)
         else:
             raise StageFailed(Layer.APP, f"alive but no progress marker within startup_timeout ({cfg.job.startup_timeout:g}s)",
                               evidence=evidence, advice="is the job hung (stuck compiling, deadlocked threads)? check the process pane and py-spy")

@@ -9,7 +9,7 @@ one, or the running one) with its layer as a label and a colour.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from rich.text import Text
@@ -45,6 +45,8 @@ class StageRow:
     layer: str
     detail: str
     advice: str = ""
+    #: what a display needs for a progress bar: ``wait`` (since, deadline_s) or ``progress`` (done, total, unit)
+    data: dict[str, Any] = field(default_factory=dict)
 
 
 class VerdictStrip(Styled, Vertical):
@@ -80,7 +82,8 @@ class VerdictStrip(Styled, Vertical):
 
     def stage(self, action: str, stage: Stage) -> None:
         group, name = stage_group(action, stage.name)
-        row = StageRow(group, name, stage.status.value, stage.layer.value, stage.detail, stage.advice)
+        bar: dict[str, Any] = {k: stage.data[k] for k in ("wait", "progress") if k in stage.data} if stage.status in (Status.RUNNING, Status.PENDING) else {}
+        row = StageRow(group, name, stage.status.value, stage.layer.value, stage.detail, stage.advice, bar)
         for i, r in enumerate(self.rows):
             if r.group == group and r.name == name:
                 self.rows[i] = row
@@ -200,6 +203,9 @@ class VerdictStrip(Styled, Vertical):
         t.append(status_glyph(r.status) + " ", style=self.status_style(r.status))
         t.append_text(layer_tag(self, r.layer))
         t.append(f" {r.group} › {r.name}", style=self.cs("txt--title"))
+        bar = progress_bar(r.data, self.clock()) if r.status in (Status.RUNNING.value, Status.PENDING.value) else None
+        if bar is not None:
+            t.append(f" {bar}", style=self.cs("txt--action"))
         if r.detail:
             t.append(f": {one_line(r.detail)}")
         if r.status == Status.FAIL.value and r.advice:
@@ -212,3 +218,21 @@ class VerdictStrip(Styled, Vertical):
 
     def stage_rows(self) -> Iterable[StageRow]:
         return list(self.rows)
+
+
+def progress_bar(data: dict[str, Any], now: float, width: int = 12) -> str | None:
+    """``▕████░░░░░░░░▏ 14s of 60s`` for a wait against a deadline (a model loading within
+    startup_timeout, a container coming back), ``▕██████░░░░░░▏ 120 of 240 files`` for counted work;
+    None when the stage carries neither."""
+    wait, prog = data.get("wait"), data.get("progress")
+    if isinstance(prog, dict) and prog.get("total"):
+        done, total = float(prog.get("done") or 0), float(prog["total"])
+        share, label = done / total, f"{done:g} of {total:g}" + (f" {prog['unit']}" if prog.get("unit") else "")
+    elif isinstance(wait, dict) and wait.get("deadline_s"):
+        since = wait.get("since")
+        elapsed, deadline = max(0.0, now - float(now if since is None else since)), float(wait["deadline_s"])
+        share, label = elapsed / deadline, f"{elapsed:.0f}s of {deadline:g}s"
+    else:
+        return None
+    filled = round(min(1.0, max(0.0, share)) * width)
+    return "▕" + "█" * filled + "░" * (width - filled) + "▏ " + label
