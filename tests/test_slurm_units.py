@@ -82,3 +82,64 @@ def test_the_sample_configs_slurm_block_loads(tmp_path: Path) -> None:
     cfg = _cfg(tmp_path, body + "\n")
     s = cfg.slurm  # type: ignore[attr-defined]
     assert (s.partition, s.gpus, s.time, s.extra_args) == ("gpu", 4, "02:00:00", ["--mem=64G", "--qos=debug"])
+
+
+# -- sacct, once scontrol has forgotten the job (MinJobAge) -----------------------------------------
+
+@pytest.mark.parametrize(("line", "state", "status", "nodes"), [
+    ("4242|FAILED|1:0|00:00:07|gpu-node-01", "FAILED", 1, "gpu-node-01"),
+    ("4242|CANCELLED by 1000|0:15|00:01:02|gpu-node-[01-02]", "CANCELLED", 128 + 15, "gpu-node-[01-02]"),
+    ("4242|OUT_OF_MEMORY|0:125|00:03:10|gpu-node-07", "OUT_OF_MEMORY", 128 + 125, "gpu-node-07"),  # Slurm's "signal" 125
+    ("4242|NODE_FAIL|0:0|00:10:00|gpu-node-03", "NODE_FAIL", 0, "gpu-node-03"),
+    ("4242|COMPLETED|0:0|01:00:00|gpu-node-01", "COMPLETED", 0, "gpu-node-01"),
+])
+def test_sacct_lines_read_as_scontrol_fields(line: str, state: str, status: int, nodes: str) -> None:
+    from cockpit.core.slurm.scontrol import SlurmJob, parse_sacct
+
+    f = parse_sacct(line, "4242")
+    assert f is not None and f["source"] == "sacct"
+    sj = SlurmJob("4242", f)
+    assert (sj.state, sj.exit_status, sj.nodes) == (state, status, nodes)
+    assert sj.evidence()["source"] == "sacct"
+
+
+@pytest.mark.parametrize("text", [
+    "sacct: error: Slurm accounting storage is disabled",
+    "You are not running a supported accounting_storage plugin",
+])
+def test_a_cluster_without_accounting_is_recognised(text: str) -> None:
+    from cockpit.core.slurm.scontrol import accounting_off, parse_sacct
+
+    assert accounting_off(text) and parse_sacct(text, "4242") is None
+    assert parse_sacct("4243|FAILED|1:0|00:00:07|n1", "4242") is None  # another job's line is not this one's
+
+
+def _reader(job_id: str):
+    from cockpit.core.actions.job import JobRecord
+    from cockpit.core.slurm.state import SlurmReader
+
+    r = object.__new__(SlurmReader)  # parse() only: no session behind it
+    r.job = JobRecord(attempt=1, scheduler="slurm", sched_id=job_id, log_path="/shared/train-1.log")
+    return r
+
+
+def _out(job: str, acct: str | None) -> bytes:
+    head = f"job={job}\n" + (f"acct={acct}\n" if acct is not None else "") + "queue=\nsize=120\nlog_mtime=1\nnow=1000\nnow_local=2026-12-02T10:00:00\n"
+    return (head + "@@stat\n@@log\n").encode()
+
+
+def test_an_aged_out_job_is_judged_from_sacct_where_there_is_accounting() -> None:
+    from cockpit.core.layers import Layer
+
+    st = _reader("4242").parse(_out("slurm_load_jobs error: Invalid job id specified", "4242|OUT_OF_MEMORY|0:125|00:03:10|gpu-node-07"))
+    assert st.slurm is not None and st.slurm.known and st.slurm.state == "OUT_OF_MEMORY" and st.exited
+    assert st.exit_code == 128 + 125 and st.scheduler_evidence()["slurm"]["source"] == "sacct"
+    from cockpit.core.slurm.scontrol import ENDED_BY
+
+    assert ENDED_BY["OUT_OF_MEMORY"][0] is Layer.CONTAINER
+
+
+def test_without_accounting_an_aged_out_job_is_unknown_and_says_why() -> None:
+    st = _reader("4242").parse(_out("slurm_load_jobs error: Invalid job id specified", "sacct: error: Slurm accounting storage is disabled"))
+    assert st.slurm is not None and not st.slurm.known
+    assert "no accounting" in st.slurm.describe()

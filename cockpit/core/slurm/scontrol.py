@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 
 from ..layers import Layer
 
-__all__ = ["SlurmJob", "parse_job_line", "QUEUED", "RUNNING", "TERMINAL", "ENDED_BY", "blocked_reason", "parse_exit"]
+__all__ = ["SlurmJob", "parse_job_line", "QUEUED", "RUNNING", "TERMINAL", "ENDED_BY", "blocked_reason", "parse_exit",
+           "parse_sacct", "SACCT_FIELDS", "accounting_off"]
 
 #: waiting for resources or a start: the job was never tried (queued is never failed)
 QUEUED = frozenset({"PENDING", "REQUEUED", "REQUEUE_HOLD", "REQUEUE_FED", "RESV_DEL_HOLD", "SUSPENDED", "STOPPED", "CONFIGURING"})
@@ -63,6 +64,32 @@ def parse_job_line(line: str) -> dict[str, str]:
     return out
 
 
+#: what ``sacct -X -n -P -o …`` is asked for (the allocation's line, ``|``-separated, no header)
+SACCT_FIELDS = "JobID,State,ExitCode,Elapsed,NodeList"
+_ACCOUNTING_OFF = ("accounting storage is disabled", "not running a supported accounting_storage plugin",
+                   "slurmdbd: connection refused", "unable to contact slurmdbd")
+
+
+def accounting_off(text: str) -> bool:
+    """sacct's answer on a cluster without accounting (``AccountingStorageType=accounting_storage/none``)."""
+    low = text.lower()
+    return any(m in low for m in _ACCOUNTING_OFF)
+
+
+def parse_sacct(line: str, job_id: str) -> dict[str, str] | None:
+    """One ``sacct -X -n -P -o JobID,State,ExitCode,Elapsed,NodeList`` line as scontrol's field
+    names (``JobState``, ``ExitCode``, ``RunTime``, ``NodeList``), ``source = sacct``; None when it
+    is not this job's line (an error, accounting off, nothing)."""
+    parts = line.strip().split("|")
+    if len(parts) < 5 or parts[0].split(".")[0] != job_id:
+        return None
+    state = parts[1].split()[0] if parts[1].split() else ""  # "CANCELLED by 1000" → CANCELLED
+    if not state.isupper():
+        return None
+    return {"JobId": job_id, "JobState": state, "ExitCode": parts[2], "RunTime": parts[3], "NodeList": parts[4],
+            "Reason": "None", "source": "sacct"}
+
+
 def parse_exit(text: str) -> tuple[int | None, int]:
     """``ExitCode=1:0`` → (1, 0); ``0:15`` → (0, 15) (code, signal); bad text → (None, 0)."""
     code, _, sig = text.partition(":")
@@ -113,7 +140,7 @@ class SlurmJob:
         f = self.fields
         return {"job_id": self.job_id, "state": self.state, "reason": self.reason, "exit_code": f.get("ExitCode"),
                 "nodes": self.nodes, "run_time": f.get("RunTime"), "time_limit": f.get("TimeLimit"),
-                "partition": f.get("Partition"), "position": self.position}
+                "partition": f.get("Partition"), "position": self.position, "source": f.get("source", "scontrol")}
 
     def describe(self) -> str:
         if not self.known:

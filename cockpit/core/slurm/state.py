@@ -3,8 +3,11 @@ life is the scheduler's), read by :class:`SlurmReader` with *one* command throug
 ``scontrol show job -o ID`` (state, reason, exit code, nodes, run time), ``squeue`` of the pending
 jobs (the queue position), and the log's size and new bytes from the shared output file.
 
-``sacct`` is not asked: it needs the cluster's accounting (slurmdbd); ``scontrol`` answers for a
-job until ``MinJobAge`` after its end, which covers verify and the fate follower."""
+``scontrol`` answers for a job until ``MinJobAge`` after its end, which covers verify and the fate
+follower.  Once it no longer knows the job, ``sacct`` is asked in the same command (its state, exit
+code, elapsed time and nodes, ``source: sacct`` in the evidence) where the cluster keeps accounting;
+where it does not (``Slurm accounting storage is disabled``), the job is ``vanished`` and the
+evidence says accounting is off."""
 
 from __future__ import annotations
 
@@ -17,7 +20,18 @@ from typing import Any
 from ..actions.job import JobRecord
 from ..actions.jobstate import JobReader, JobState, LogScan, parse_state
 from ..procstat import ProcStat
-from .scontrol import ENDED_BY, QUEUED, RUNNING, TERMINAL, SlurmJob, blocked_reason, parse_job_line
+from .scontrol import (
+    ENDED_BY,
+    QUEUED,
+    RUNNING,
+    SACCT_FIELDS,
+    TERMINAL,
+    SlurmJob,
+    accounting_off,
+    blocked_reason,
+    parse_job_line,
+    parse_sacct,
+)
 
 __all__ = ["SlurmState", "SlurmReader", "slurm_cmd"]
 
@@ -110,7 +124,10 @@ class SlurmReader(JobReader):
         log = q(job.log_path)
         tail = (f"tail -c +{offset + 1} {log} 2>/dev/null | head -c {1 << 20}" if offset >= 0 else f"tail -c {-offset} {log} 2>/dev/null")
         return (
-            f"echo \"job=$({slurm_cmd(cfg, 'scontrol')} show job -o {q(job.sched_id)} 2>&1 | head -n 1)\"; "
+            f"_ck_j=$({slurm_cmd(cfg, 'scontrol')} show job -o {q(job.sched_id)} 2>&1 | head -n 1); echo \"job=$_ck_j\"; "
+            # aged out of scontrol (MinJobAge): the accounting's record, where the cluster keeps one
+            f"case $_ck_j in *JobId=*) ;; *) echo \"acct=$({slurm_cmd(cfg, 'sacct')} -j {q(job.sched_id)} -X -n -P "
+            f"-o {SACCT_FIELDS} 2>&1 | head -n 1)\";; esac; "
             f"echo \"queue=$({slurm_cmd(cfg, 'squeue')} -h -t PENDING -o '%i,%P' --sort=-p,i 2>/dev/null | tr '\\n' ' ')\"; "
             f"if [ -e {log} ]; then echo \"size=$(wc -c < {log})\"; echo \"log_mtime=$(stat -c %Y {log})\"; else echo size=-1; fi; "
             "echo \"now=$(date +%s)\"; echo \"now_local=$(date +%Y-%m-%dT%H:%M:%S)\"; echo @@stat; "
@@ -125,10 +142,15 @@ class SlurmReader(JobReader):
         head = out.partition(b"\n@@stat\n")[0].decode("utf-8", "replace")
         kv = dict(line.partition("=")[::2] for line in head.splitlines())
         line, jid = kv.get("job", "").strip(), self.job.sched_id
+        acct = kv.get("acct", "").strip()
+        from_acct = parse_sacct(acct, jid) if acct else None
         if "JobId=" in line:
             sj = SlurmJob(jid, parse_job_line(line))
+        elif from_acct is not None:
+            sj = SlurmJob(jid, from_acct)
         else:
-            sj = SlurmJob(jid, known=False, error=line)
+            why = line + ("; sacct: the cluster keeps no accounting" if accounting_off(acct) else (f"; sacct: {acct}" if acct else ""))
+            sj = SlurmJob(jid, known=False, error=why)
         if sj.known and sj.state in QUEUED:
             part = sj.fields.get("Partition", "")
             ids = [w.split(",")[0] for w in kv.get("queue", "").split() if w.split(",")[-1] == part or not part]
