@@ -4,6 +4,7 @@ each target's journal naming it."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
@@ -152,3 +153,45 @@ async def test_one_target_has_no_strip_and_gt_says_why(lab, lab_config):
         await pilot.press("greater_than_sign")
         await pilot.pause()
         assert app.switch_to is None and app.is_running
+
+
+POD_CT = 233
+
+
+async def test_two_lab_containers_and_a_podman_one_in_status_all_and_the_strip(lab, two):
+    """The issue's case: two Proxmox containers and a Podman container of one host, in one config."""
+    from cockpit.ui.app import create_app
+    from cockpit.ui.panes.targets import TargetStrip
+    from tests.test_ui_app import SIZE
+    from tests.test_ui_support import wait_for
+
+    lab.add_engine_container("podman", "pod-eval", POD_CT)
+    try:
+        ws = lab.workspace(POD_CT)
+        path = two()
+        with open(path, "a") as f:
+            f.write(f'''
+[[targets]]
+name = "pod"
+runtime = "podman"
+container = "pod-eval"
+podman = "{lab.bin_dir / 'podman'}"
+[targets.job]
+workdir = "{ws}"
+log = "{ws}/pod-{{attempt}}.log"
+[targets.deploy]
+dest = "{ws}/src"
+''')
+        r = await asyncio.to_thread(cli, "status", "--all", "--quick", "--json", "--config", path)
+        d = json.loads(r.stdout)
+        assert r.returncode == 0 and list(d["targets"]) == ["train", "eval", "pod"], r.stdout[-2000:] + r.stderr
+        host = next(s for s in d["targets"]["pod"]["verdict"]["stages"] if s["name"] == "host answers")
+        assert "container pod-eval is running" in host["detail"]
+        app = create_app(load_config(path), refresh=True)
+        async with app.run_test(size=SIZE) as pilot:
+            strip = app.query_one(TargetStrip)
+            await wait_for(pilot, lambda: all(s.checked_at for s in strip.summaries.values()), timeout=30, what="every target checked")
+            text = strip.render().plain
+            assert "train ✔" in text and "eval ✔" in text and "pod ✔" in text, text
+    finally:
+        lab.remove_container(POD_CT)

@@ -43,8 +43,11 @@ def latest_attempt(eng: Engine) -> dict[str, Any] | None:
             "first_error": rec.first_error, "fate": fate.to_dict() if fate else None}
 
 
-async def collect_status(cfg: Config, *, quick: bool = False) -> dict[str, Any]:
-    eng = Engine(cfg, recover=False)  # status only reads: it never closes attempts in the journal
+async def collect_status(cfg: Config, *, quick: bool = False, engine: Engine | None = None, reconcile: bool = True) -> dict[str, Any]:
+    """The report (see the module doc).  ``engine``: one kept between calls (the target strip's
+    watch: its connection and session stay), else one made and closed here; ``reconcile=False``:
+    only read the journal (another engine in this process follows that target's job)."""
+    eng = engine if engine is not None else Engine(cfg, recover=False)  # status only reads: it never closes attempts in the journal
     try:
         verdict = Verdict("status")
         await check_connectivity(eng.transport, cfg, verdict)
@@ -58,7 +61,7 @@ async def collect_status(cfg: Config, *, quick: bool = False) -> dict[str, Any]:
             "job": eng.job.to_dict() if eng.job else None,
         }
         shell_ok = any(s.name == "target shell answers" and s.status is Status.OK for s in verdict.stages)
-        if shell_ok:
+        if shell_ok and reconcile:
             try:
                 await eng.reconcile()  # a passed attempt whose job died since is recorded as such now
             except RemoteError as e:
@@ -72,4 +75,5 @@ async def collect_status(cfg: Config, *, quick: bool = False) -> dict[str, Any]:
             report["findings"] = []
         return report
     finally:
-        await eng.close()
+        if engine is None:
+            await eng.close()

@@ -70,12 +70,29 @@ class TargetsWatch:
         self.interval = interval
         self.summaries = {n: TargetSummary(n) for n in cfg.target_names}
         self.rounds = 0
+        self._engines: dict[str, Any] = {}
+
+    def _engine(self, name: str) -> Any:
+        """One engine per target, kept between rounds: its shell and the host's connection stay."""
+        eng = self._engines.get(name)
+        if eng is None:
+            from .engine import Engine
+
+            eng = self._engines[name] = Engine(self.cfg.for_target(name), recover=False)
+        return eng
+
+    async def close(self) -> None:
+        engines, self._engines = list(self._engines.values()), {}
+        for eng in engines:
+            await eng.close()
 
     async def check(self, name: str) -> TargetSummary:
         from .status import collect_status
 
         try:
-            report = await collect_status(self.cfg.for_target(name), quick=True)
+            # the selected target's job is followed by the app's own engine: only read its journal
+            report = await collect_status(self.cfg.for_target(name), quick=True, engine=self._engine(name),
+                                          reconcile=name != self.selected)
         except Exception as e:  # noqa: BLE001 - one target's trouble (a bad config, a bug) must not stop the others' watch: shown in its strip entry
             log.info("watching target %s failed", name, exc_info=True)
             return TargetSummary(name, reachable=False, layer="config", detail=str(e), attention=str(e), checked_at=time.time())
@@ -90,6 +107,9 @@ class TargetsWatch:
         return out
 
     async def run(self) -> None:
-        while True:
-            await self.round()
-            await asyncio.sleep(self.interval)
+        try:
+            while True:
+                await self.round()
+                await asyncio.sleep(self.interval)
+        finally:
+            await self.close()
