@@ -153,6 +153,12 @@ def modals(quick: bool) -> list[Row]:
     return bench_modals.rows(quick)
 
 
+def targets(quick: bool) -> list[Row]:
+    from bench import bench_targets
+
+    return list(bench_targets.rows(quick))
+
+
 #: name → runner, in the order of the table
 BENCHES: dict[str, Callable[[bool], list[Row]]] = {
     "probe": probe,
@@ -167,5 +173,6 @@ BENCHES: dict[str, Callable[[bool], list[Row]]] = {
     "log_pane": log_pane,
     "log_search": log_search,
     "slurm": slurm,
+    "targets": targets,
     "modals": modals,
 }

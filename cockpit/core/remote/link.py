@@ -10,6 +10,12 @@ persistent session (its own shell inside its own container) on a channel of that
 Links are found by event loop and parameters (a loop that is gone takes its links with it, so
 a test's or a command's loop never hands a dead connection to the next), counted by their users
 and closed when the last transport closes.
+
+Every user keeps its persistent session open on the connection, and sshd counts sessions per
+connection (``MaxSessions``, 10 by default): so a link takes at most :data:`USERS_PER_LINK` users
+(their sessions, and two channels left for host commands and streams); the next target on that
+host gets a second connection.  Sixteen containers on one host cost two handshakes, not sixteen
+(measured by ``bench/bench_targets.py``; with one connection for all, sshd refused the 11th).
 """
 
 from __future__ import annotations
@@ -24,7 +30,10 @@ from .base import RemoteError
 from .channels import MAX_CHANNELS, ChannelSlots
 from .sshopts import Backoff, SSHParams, explain_connect_error
 
-__all__ = ["HostLink", "acquire", "release", "shared_links"]
+__all__ = ["HostLink", "acquire", "release", "shared_links", "USERS_PER_LINK"]
+
+#: sessions on one connection: OpenSSH's default MaxSessions (10) less two channels for the rest
+USERS_PER_LINK = 8
 
 
 class HostLink:
@@ -77,12 +86,18 @@ def acquire(params: SSHParams) -> HostLink:
         link.users = 1
         return link
     links = _LINKS.setdefault(loop, {})
-    key = _key(params)
+    base = _key(params)
+    shard = 0
+    while (base, shard) in links and links[(base, shard)].users >= USERS_PER_LINK:
+        shard += 1  # that connection has its sessions: another one to the same host
+    key = (base, shard)
     found = links.get(key)
     if found is None:
         found = links[key] = HostLink(params)
         found.key = key
     found.users += 1
+    # the other users' sessions take channels the slots do not see: leave sshd room for them
+    found.slots.full = found.slots.limit = max(1, min(found.slots.full, 10 - found.users))
     return found
 
 
