@@ -165,3 +165,22 @@ async def test_out_of_time_is_died_process(engines: Any, slurm_config: Any, slur
     slurm.wait_state(res.job.sched_id, "TIMEOUT", timeout=150)
     fate = await eng.reconcile()
     assert fate is not None and fate.state == "died" and fate.layer == "process" and "TIMEOUT" in fate.cause, fate
+
+
+async def test_the_process_pane_shows_the_jobs_processes_on_its_node(engines: Any, slurm_config: Any, slurm: SlurmLab) -> None:
+    """The login node runs none of the job: its processes are asked on the node, through a step
+    that overlaps the job's (srun --overlap), with the job's own pids from scontrol listpids."""
+    eng = engines(slurm_config())
+    res = await eng.attempt("slurm: where are its processes", wait=True, follow=False)
+    assert res.outcome is Outcome.PASSED, res.verdict.summary()
+    v = await eng.observer.refresh_procs()
+    assert v.error is None and v.nodes == [NODE], (v.error, v.nodes, v.findings)
+    mine = [p for p in v.procs if p.pid in v.job_pids]
+    assert mine and all(p.node == NODE for p in mine)
+    assert any("jobsim" in p.args for p in mine), [(p.pid, p.args[:80]) for p in mine]
+    assert not [f for f in v.findings if f.kind == "node-unreachable"]
+    await eng.run_action("stop")
+    assert res.job is not None
+    slurm.wait_state(res.job.sched_id, "CANCELLED")
+    after = await eng.observer.refresh_procs()
+    assert after.nodes == [] and "runs on no node" in after.note

@@ -143,3 +143,20 @@ def test_without_accounting_an_aged_out_job_is_unknown_and_says_why() -> None:
     st = _reader("4242").parse(_out("slurm_load_jobs error: Invalid job id specified", "sacct: error: Slurm accounting storage is disabled"))
     assert st.slurm is not None and not st.slurm.known
     assert "no accounting" in st.slurm.describe()
+
+
+def test_a_node_srun_cannot_reach_is_named_in_a_host_finding() -> None:
+    from cockpit.core.layers import Layer
+    from cockpit.core.slurm.nodes import MARK, node_findings, parse_node_procs
+
+    out = (f"{MARK} node gpu-01\n{MARK} pids\nPID JOBID STEPID LOCALID GLOBALID\n4242 77 batch 0 0\n{MARK} ps\n@@cockpit-ps procps\n"
+           " 4242     1  4242  4242 S        10  99.0 1000    4 -  alice  python3  python3 train.py\n"
+           f"{MARK} node gpu-02\n{MARK} pids\nsrun: error: Unable to create step for job 77: Required node not available (down, drained or reserved)\n"
+           f"{MARK} failed gpu-02 1\n")
+    nodes = parse_node_procs(out, "77")
+    assert nodes is not None and [n.node for n in nodes] == ["gpu-01", "gpu-02"]
+    assert nodes[0].job_pids == {4242} and nodes[0].procs and nodes[0].procs[0].node == "gpu-01"
+    assert not nodes[1].procs and "Required node not available" in nodes[1].error
+    f = node_findings(nodes)
+    assert len(f) == 1 and f[0].layer is Layer.HOST and "gpu-02" in f[0].summary
+    assert parse_node_procs(f"{MARK} none\n", "77") is None  # queued or ended: no node to ask

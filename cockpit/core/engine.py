@@ -147,7 +147,7 @@ class Engine:
         self.job = job
         self.job_attempt = attempt if job is not None else None
         if job is not None:
-            self.observer.set_job(job.pid, job.pgid, job.log_path)
+            self.observer.set_job(job.pid, job.pgid, job.log_path, job.sched_id if job.scheduler == "slurm" else "")
 
     # -- events ----------------------------------------------------------------------------
     def subscribe(self, fn: Subscriber) -> Callable[[], None]:

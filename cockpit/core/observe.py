@@ -63,6 +63,9 @@ class ProcsView(Part):
     own_pids: set[int] = field(default_factory=set)
     #: pid → GPU memory it holds (MiB; an NA when only the fd scan saw it), from the last GPU refresh
     gpu_mib: dict[int, Any] = field(default_factory=dict)
+    #: a Slurm job's nodes, asked one by one (empty elsewhere); ``note``: why there is nothing to show
+    nodes: list[str] = field(default_factory=list)
+    note: str = ""
 
     @property
     def tree(self) -> procs_probe.ProcTree:
@@ -78,6 +81,8 @@ class ProcsView(Part):
             "gpu_memory_mib": {str(k): gpu_probe.jsonable(v) for k, v in sorted(self.gpu_mib.items())},
             "findings": [f.to_dict() for f in self.findings],
             "bad_lines": self.bad_lines[:20],
+            **({"nodes": self.nodes} if self.nodes else {}),
+            **({"note": self.note} if self.note else {}),
         }
 
 
@@ -148,6 +153,7 @@ class Observer:
         self.signatures = load_signatures(cfg.user_signatures())
         self.job_pids: set[int] = set()
         self.job_pgid: int | None = None
+        self.sched_id = ""  # a Slurm job's id: its processes are asked on its nodes
         self._gpu_probe: gpu_probe.GpuProbe | None = None
         self._gpu_procs = gpu_probe.ProcessProbe()
         #: the host's persistent shell (pct over SSH), for the probes that ask the host every refresh
@@ -158,9 +164,10 @@ class Observer:
         self._kmsg_parsed: tuple[int, kmsg_probe.KmsgReport] | None = None
 
     # -- job identity (set by the engine from the launch record) ---------------------------
-    def set_job(self, pid: int | None, pgid: int | None, log_path: str | None) -> None:
+    def set_job(self, pid: int | None, pgid: int | None, log_path: str | None, sched_id: str = "") -> None:
         self.job_pids = {pid} if pid else set()
         self.job_pgid = pgid
+        self.sched_id = sched_id  # a scheduler's job (Slurm): its processes are on its nodes
         if log_path and log_path != self.log.path:
             self.follow(log_path)
 
@@ -173,6 +180,8 @@ class Observer:
     async def refresh_procs(self) -> ProcsView:
         v = self.procs
         t0 = time.monotonic()
+        if self.cfg.target.runtime == "slurm" and self.sched_id:
+            return await self._refresh_node_procs(t0)
         try:
             # the probe bounds its own blocking part (`timeout -s KILL ps`): no watchdog fork needed
             res = await self.transport.run(procs_probe.PS_COMMAND, timeout=10, cheap=True)
@@ -189,6 +198,30 @@ class Observer:
         self.procs = ProcsView(collected_at=time.time(), duration_s=time.monotonic() - t0, procs=procs,
                                findings=findings, bad_lines=bad, job_pids=set(self.job_pids), own_pids=own,
                                gpu_mib=gpu_probe.memory_by_container_pid(self.gpu.snapshot))
+        return self.procs
+
+    async def _refresh_node_procs(self, t0: float) -> ProcsView:
+        """A Slurm job's processes, on each of its nodes (:mod:`.slurm.nodes`)."""
+        from .slurm.nodes import node_findings, node_procs_command, parse_node_procs
+
+        v = self.procs
+        try:
+            res = await self.transport.run(node_procs_command(self.cfg, self.sched_id), timeout=30)
+        except RemoteError as e:
+            v.error, v.error_layer = e.message, e.layer
+            return v
+        nodes = parse_node_procs(res.stdout, self.sched_id)
+        if nodes is None:
+            self.procs = ProcsView(collected_at=time.time(), duration_s=time.monotonic() - t0, nodes=[],
+                                   note=f"Slurm job {self.sched_id} runs on no node now (queued or ended)")
+            return self.procs
+        procs = [p for n in nodes for p in n.procs]
+        findings = node_findings(nodes)
+        for n in nodes:
+            findings += procs_probe.analyse(n.procs, job_pids=n.job_pids, job_command=None)
+        self.procs = ProcsView(collected_at=time.time(), duration_s=time.monotonic() - t0, procs=procs, findings=findings,
+                               bad_lines=[b for n in nodes for b in n.bad_lines], job_pids={p for n in nodes for p in n.job_pids},
+                               nodes=[n.node for n in nodes])
         return self.procs
 
     def _session_shell_pid(self) -> int | None:

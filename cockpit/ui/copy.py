@@ -187,7 +187,8 @@ def procs_copy(pane: Any) -> Copied | None:
             key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
         except CellDoesNotExist:  # no row under the cursor: no selection
             key = None
-    pid = int(key) if key is not None and key.isdigit() else None
+    last = key.rpartition(":")[2] if key is not None else ""  # "node:pid" on a Slurm job's nodes
+    pid = int(last) if last.isdigit() else None
     if pid is not None:
         found = [f for f in v.findings if _mentions(f, pid)]
         if found:

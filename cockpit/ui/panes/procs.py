@@ -91,6 +91,12 @@ class ProcsPane(Pane):
         n = len(v.procs) if v is not None else 0
         own = len(getattr(v, "own_pids", ()) or ()) if v is not None else 0
         parts = [f"{n - own} procs" + (f" + {own} cockpit's own" + (" shown" if self.show_own else " hidden (o)") if own else "")]
+        nodes = list(getattr(v, "nodes", []) or []) if v is not None else []
+        if nodes:
+            parts.append(f"on {len(nodes)} node{'s' if len(nodes) > 1 else ''}: " + one_line(", ".join(nodes), 60))
+        note = str(getattr(v, "note", "") or "") if v is not None else ""
+        if note:
+            parts.append(one_line(note, 80))
         if self.job_only:
             parts.append("job only (j)")
         if v is not None and v.error:
@@ -109,18 +115,22 @@ class ProcsPane(Pane):
         v = self.view
         if v is None:
             return []
-        tree = ProcTree(v.procs)
         job_pids = set(getattr(v, "job_pids", set()) or set())
-        job_groups = {p.pgid for p in v.procs if p.pid in job_pids}
         own = set() if self.show_own else set(getattr(v, "own_pids", set()) or set())
         out: list[tuple[str, list[Any]]] = []
-        for depth, p in tree.walk():
-            if p.pid in own:
-                continue
-            is_job = p.pid in job_pids or (p.pgid in job_groups and p.pgid != 0)
-            if self.job_only and not (is_job or p.is_zombie or p.is_uninterruptible or p.pid == 1):
-                continue
-            out.append((str(p.pid), self._cells(tree, depth, p, is_job)))
+        by_node: dict[str, list[Any]] = {}
+        for p in v.procs:  # a Slurm job's nodes each have their own pids: one tree per node
+            by_node.setdefault(getattr(p, "node", "") or "", []).append(p)
+        for node, procs in by_node.items():
+            tree = ProcTree(procs)
+            job_groups = {p.pgid for p in procs if p.pid in job_pids}
+            for depth, p in tree.walk():
+                if p.pid in own:
+                    continue
+                is_job = p.pid in job_pids or (p.pgid in job_groups and p.pgid != 0)
+                if self.job_only and not (is_job or p.is_zombie or p.is_uninterruptible or p.pid == 1):
+                    continue
+                out.append((f"{node}:{p.pid}" if node else str(p.pid), self._cells(tree, depth, p, is_job)))
         return out
 
     def _cells(self, tree: ProcTree, depth: int, p: Any, is_job: bool) -> list[Any]:

@@ -31,6 +31,7 @@ class Proc:
     args: str
     threads: int = 1
     wchan: str = ""  # kernel wait channel ("" unknown, "-" running)
+    node: str = ""  # the compute node it runs on (a Slurm job's processes; "" elsewhere)
 
     @property
     def code(self) -> str:
