@@ -179,8 +179,13 @@ async def test_the_process_pane_shows_the_jobs_processes_on_its_node(engines: An
     assert mine and all(p.node == NODE for p in mine)
     assert any("jobsim" in p.args for p in mine), [(p.pid, p.args[:80]) for p in mine]
     assert not [f for f in v.findings if f.kind == "node-unreachable"]
+    g = await eng.observer.refresh_gpu()  # the GPUs of the job's node, asked there (nvidia-smi through srun)
+    assert g.error is None and g.snapshot is not None and g.snapshot.gpus, (g.error, g.snapshot and g.snapshot.findings)
+    assert "H100" in g.snapshot.gpus[0].name
     await eng.run_action("stop")
     assert res.job is not None
     slurm.wait_state(res.job.sched_id, "CANCELLED")
     after = await eng.observer.refresh_procs()
     assert after.nodes == [] and "runs on no node" in after.note
+    g2 = await eng.observer.refresh_gpu()
+    assert g2.error and "runs on no node" in g2.error, g2.error  # said, not a login node's GPUs

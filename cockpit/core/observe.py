@@ -250,8 +250,19 @@ class Observer:
                 return res.stdout, res.stderr, res.exit_code
             return go
 
+        target_run: Any = self.transport.run
+        if self.cfg.target.runtime == "slurm" and self.sched_id:  # the job's GPUs are on its node, not the login node's
+            from .slurm.nodes import on_first_node
+
+            sched, login_run = self.sched_id, self.transport.run
+
+            async def on_node(cmd: str, timeout: float = 10.0) -> Any:
+                return await login_run(on_first_node(self.cfg, sched, cmd, timeout=timeout), timeout=timeout + 10)
+
+            target_run = on_node
+
         try:  # GPU pids are host pids: the process probe maps them into the target (or falls back)
-            snap = await self._gpu_procs.run(self._gpu_probe, runner(self.transport.run), runner(self.host.run),
+            snap = await self._gpu_procs.run(self._gpu_probe, runner(target_run), runner(self.host.run),
                                              g.timeout, self.procs.procs)
         except RemoteError as e:
             v.error, v.error_layer = e.message, e.layer

@@ -20,7 +20,7 @@ from typing import Any
 from ..layers import Finding, Layer, Severity
 from ..probes.procs import PS_COMMAND, Proc, ProcTree, parse_ps
 
-__all__ = ["NodeProcs", "node_procs_command", "parse_node_procs", "node_findings", "MARK"]
+__all__ = ["NodeProcs", "node_procs_command", "parse_node_procs", "node_findings", "MARK", "on_first_node"]
 
 MARK = "@@cockpit-node"
 _LINE = re.compile(rf"^{MARK} (node|pids|ps|failed|none)(?: (\S+))?(?: (-?\d+))?\s*$")
@@ -111,3 +111,19 @@ def node_findings(nodes: list[NodeProcs]) -> list[Finding]:
     return [Finding(Layer.HOST, "node-unreachable", f"node {n.node} of the job did not answer: {n.error}",
                     "check the node: scontrol show node NAME (DOWN, DRAINED?) and its slurmd", Severity.ERROR, {"node": n.node})
             for n in nodes if n.error]
+
+
+def on_first_node(cfg: Any, job_id: str, command: str, *, timeout: float = 20) -> str:
+    """``command`` (a shell string) on the job's first node, in a step overlapping the job's: the
+    GPU pane's queries run where the job's GPUs are, not on the login node.  Exit 3 with a line on
+    stderr when the job runs on no node now."""
+    from .state import slurm_cmd
+
+    q = shlex.quote(job_id)
+    return (
+        f"_ck_n=$({slurm_cmd(cfg, 'squeue')} -h -j {q} -t RUNNING -o %N 2>/dev/null); "
+        f"_ck_h=$({slurm_cmd(cfg, 'scontrol')} show hostnames \"$_ck_n\" 2>/dev/null | head -n 1); "
+        f"if [ -z \"$_ck_h\" ]; then echo \"Slurm job {job_id} runs on no node now (queued or ended)\" >&2; exit 3; fi; "
+        f"timeout -s KILL {int(timeout)} {slurm_cmd(cfg, 'srun')} --jobid={q} --overlap -N1 -n1 -w \"$_ck_h\" --quiet "
+        f"sh -c {shlex.quote(command)}"
+    )
