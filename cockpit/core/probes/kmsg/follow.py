@@ -112,9 +112,12 @@ class KmsgFollower:
             self.deaths += 1
             self.last_death, self.last_death_layer = reason, layer
             # Only dmesg failing by itself (an exit status 1..127 before any kernel line: busybox,
-            # no permission) means it cannot follow.  A dmesg killed by a signal (status > 128) or a
-            # channel that dropped before dmesg printed its first line, on a loaded host, is a death.
-            if not self.ever_followed and got == 0 and exit_code is not None and 0 < exit_code < 128:
+            # no permission), or a channel that never opened (sshd refusing it: MaxSessions), means
+            # it cannot follow here.  A dmesg killed by a signal (status > 128), or a stream that
+            # was up and dropped before dmesg printed its first line (a loaded host), is a death.
+            never_opened = not self.header and exit_code is None
+            failed_itself = exit_code is not None and 0 < exit_code < 128
+            if not self.ever_followed and got == 0 and (failed_itself or never_opened):
                 self.state = "unsupported"  # busybox dmesg, no permission: polling it is
                 log.info("dmesg --follow gave nothing (%s): kernel messages are polled", reason)
                 return
