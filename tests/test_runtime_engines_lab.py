@@ -81,7 +81,7 @@ async def test_a_missing_container_is_untested_host_never_app(lab, engine, engin
     assert (res.outcome, res.verdict.layer) == (Outcome.UNTESTED, Layer.HOST), stages(res.verdict)
     failed = res.verdict.failed_stage
     assert "container missing" in failed.detail
-    want = "Error: No such object: no-such-box" if kind == "docker" else 'Error: no such object: "no-such-box"'
+    want = "Error: No such object: no-such-box" if kind == "docker" else 'Error: inspecting object: no such object: "no-such-box"'
     assert want in failed.detail and f"{kind} ps -a" in failed.advice
 
 
