@@ -250,20 +250,18 @@ class Observer:
                 return res.stdout, res.stderr, res.exit_code
             return go
 
-        target_run: Any = self.transport.run
-        if self.cfg.target.runtime == "slurm" and self.sched_id:  # the job's GPUs are on its node, not the login node's
-            from .slurm.nodes import on_first_node
+        probe, procs = self._gpu_probe, self._gpu_procs
 
-            sched, login_run = self.sched_id, self.transport.run
+        async def one(target_run: Any) -> gpu_probe.GPUSnapshot:  # GPU pids are host pids: mapped into the target
+            return await procs.run(probe, runner(target_run), runner(self.host.run), g.timeout, self.procs.procs)
 
-            async def on_node(cmd: str, timeout: float = 10.0) -> Any:
-                return await login_run(on_first_node(self.cfg, sched, cmd, timeout=timeout), timeout=timeout + 10)
+        try:
+            if self.cfg.target.runtime == "slurm" and self.sched_id:  # the job's GPUs: on each of its nodes
+                from .slurm.gpus import node_gpu_snapshot
 
-            target_run = on_node
-
-        try:  # GPU pids are host pids: the process probe maps them into the target (or falls back)
-            snap = await self._gpu_procs.run(self._gpu_probe, runner(target_run), runner(self.host.run),
-                                             g.timeout, self.procs.procs)
+                snap = await node_gpu_snapshot(self.cfg, self.sched_id, self.transport.run, one)
+            else:
+                snap = await one(self.transport.run)
         except RemoteError as e:
             v.error, v.error_layer = e.message, e.layer
             return v

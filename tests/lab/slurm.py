@@ -14,7 +14,11 @@
                 cockpit SSH session runs on the "login node" reaches this cluster
     work/       a shared working directory for the jobs
 
-and starts ``munged``, ``slurmctld -D`` and ``slurmd -D -N lab1`` as root (logs to files), then
+``SlurmLab(nodes=2)`` adds ``lab2`` (…): one ``slurmd -N labK`` per node on 127.0.0.1, each on its own
+port with its own spool (``%n``), so a job can span nodes and one node's slurmd can be killed alone
+(:meth:`SlurmLab.kill_slurmd`; ``reset()`` restarts it).
+
+It starts ``munged``, ``slurmctld -D`` and ``slurmd -D -N lab1`` as root (logs to files), then
 waits with a deadline until ``sinfo`` shows the node idle.  ``close()`` stops all three and
 removes the directory.  :func:`slurm_unavailable_reason` says why it cannot run here (packages
 missing and not installable, not root).
@@ -75,9 +79,11 @@ def slurm_unavailable_reason(install: bool = True) -> str | None:
 class SlurmLab:
     """One slurmctld, one slurmd (node ``lab1``, 127.0.0.1) and their munged; see the module doc."""
 
-    def __init__(self, dir: str | os.PathLike[str] | None = None, *, cpus: int = 1, memory_mb: int = 1000) -> None:
+    def __init__(self, dir: str | os.PathLike[str] | None = None, *, cpus: int = 1, memory_mb: int = 1000, nodes: int = 1) -> None:
         self.dir = Path(dir) if dir is not None else Path(tempfile.mkdtemp(prefix="cockpit-slurm-", dir="/var/tmp"))
         self.cpus, self.memory_mb = cpus, memory_mb
+        #: ``lab1``, ``lab2``…: more than one is one slurmd per node on 127.0.0.1, each on its own port
+        self.nodes = [NODE] + [f"lab{i}" for i in range(2, nodes + 1)]
         self.procs: dict[str, subprocess.Popen[bytes]] = {}
         self.ctld_port = self.slurmd_port = 0
 
@@ -111,6 +117,7 @@ class SlurmLab:
         key.write_bytes(os.urandom(1024))
         key.chmod(0o400)
         self.ctld_port, self.slurmd_port = free_port(), free_port()
+        self.node_ports = {n: self.slurmd_port if n == NODE else free_port() for n in self.nodes}
         self._write_conf()
         self._write_wrappers()
         m = self.dir / "munge"
@@ -119,13 +126,27 @@ class SlurmLab:
                                f"--seed-file={m / 'munged.seed'}"])
         wait_for(self.munge_socket.exists, 10, lambda: self._why("munged"))
         self._spawn("slurmctld", ["/usr/sbin/slurmctld", "-D", "-i", "-f", str(self.conf)])
-        self._spawn("slurmd", ["/usr/sbin/slurmd", "-D", "-N", NODE, "-f", str(self.conf)])
+        for n in self.nodes:
+            self.start_slurmd(n)
         try:
-            wait_for(lambda: self.node_state().startswith("idle"), timeout, lambda: self._why("slurmd"), max_interval=0.5)
+            wait_for(lambda: all(self.node_state(n).startswith("idle") for n in self.nodes), timeout, lambda: self._why("slurmd"),
+                     max_interval=0.5)
         except WaitTimeout:
             self.close()
             raise
         return self
+
+    def slurmd_name(self, node: str) -> str:
+        return "slurmd" if node == NODE else f"slurmd-{node}"
+
+    def start_slurmd(self, node: str) -> None:
+        self._spawn(self.slurmd_name(node), ["/usr/sbin/slurmd", "-D", "-N", node, "-f", str(self.conf)])
+
+    def kill_slurmd(self, node: str) -> None:
+        """SIGKILL one node's slurmd (its node stops answering: srun to it fails, then slurmctld marks it DOWN)."""
+        p = self.procs.pop(self.slurmd_name(node))
+        os.kill(p.pid, signal.SIGKILL)
+        p.wait(10)
 
     def _spawn(self, name: str, argv: list[str]) -> None:
         log = open(self.dir / "log" / f"{name}.out", "ab")  # noqa: SIM115  (kept by the child)
@@ -147,7 +168,7 @@ class SlurmLab:
         return "\n".join(parts) + f"\nsinfo: {self.node_state()!r}"
 
     def close(self) -> None:
-        for name in ("slurmd", "slurmctld", "munged"):
+        for name in [self.slurmd_name(n) for n in self.nodes] + ["slurmctld", "munged"]:
             p = self.procs.pop(name, None)
             if p is None or p.poll() is not None:
                 continue
@@ -166,10 +187,10 @@ class SlurmLab:
             raise RuntimeError(f"{shlex.join(argv)} failed ({r.returncode}): {r.stderr.strip()}")
         return r
 
-    def node_state(self) -> str:
+    def node_state(self, node: str = NODE) -> str:
         """``sinfo``'s state of the node (``idle``, ``alloc``, ``drain``, ``down*``…), or "" when it cannot be read."""
         try:
-            r = self.run("/usr/bin/sinfo", "-h", "-N", "-n", NODE, "-o", "%T", check=False, timeout=10)
+            r = self.run("/usr/bin/sinfo", "-h", "-N", "-n", node, "-o", "%T", check=False, timeout=10)
         except (OSError, subprocess.TimeoutExpired):
             return ""
         return r.stdout.strip() if r.returncode == 0 else ""
@@ -193,14 +214,18 @@ class SlurmLab:
         wait_for(lambda: "drain" in self.node_state(), 10, lambda: self.node_state())
 
     def resume(self) -> None:
-        if "drain" in self.node_state() or "down" in self.node_state():
-            self.run("/usr/bin/scontrol", "update", f"NodeName={NODE}", "State=RESUME")
+        for n in self.nodes:
+            if self.slurmd_name(n) not in self.procs:  # killed by a test: back, then resumed below
+                self.start_slurmd(n)
+            st = self.node_state(n)
+            if "drain" in st or "down" in st:
+                self.run("/usr/bin/scontrol", "update", f"NodeName={n}", "State=RESUME", check=False)
 
     def reset(self, timeout: float = 20) -> None:
         """Every job cancelled, the node resumed and idle: the state each test starts from."""
         self.run("/usr/bin/scancel", "--full", "--partition", PARTITION, check=False)
         self.resume()
-        wait_for(lambda: self.node_state() == "idle" and not self.run("/usr/bin/squeue", "-h", check=False).stdout.strip(),
+        wait_for(lambda: all(self.node_state(n) == "idle" for n in self.nodes) and not self.run("/usr/bin/squeue", "-h", check=False).stdout.strip(),
                  timeout, lambda: f"node {self.node_state()!r}; queue {self.run('/usr/bin/squeue', '-h', check=False).stdout!r}",
                  max_interval=0.3)
 
@@ -219,11 +244,11 @@ class SlurmLab:
             "CredType=cred/munge",
             f"AuthInfo=socket={self.munge_socket}",
             f"StateSaveLocation={d / 'state'}",
-            f"SlurmdSpoolDir={d / 'spool'}",
+            f"SlurmdSpoolDir={d / 'spool'}" + ("/%n" if len(self.nodes) > 1 else ""),
             f"SlurmctldPidFile={d / 'slurmctld.pid'}",
-            f"SlurmdPidFile={d / 'slurmd.pid'}",
+            f"SlurmdPidFile={d / 'slurmd-%n.pid'}" if len(self.nodes) > 1 else f"SlurmdPidFile={d / 'slurmd.pid'}",
             f"SlurmctldLogFile={d / 'log' / 'slurmctld.log'}",
-            f"SlurmdLogFile={d / 'log' / 'slurmd.log'}",
+            f"SlurmdLogFile={d / 'log' / 'slurmd-%n.log'}" if len(self.nodes) > 1 else f"SlurmdLogFile={d / 'log' / 'slurmd.log'}",
             "SlurmctldDebug=info",
             "SlurmdDebug=info",
             "ProctrackType=proctrack/linuxproc",
@@ -243,8 +268,9 @@ class SlurmLab:
             "KillWait=2",
             "MinJobAge=600",
             "MessageTimeout=5",
-            f"NodeName={NODE} NodeAddr=127.0.0.1 NodeHostname={NODE} CPUs={self.cpus} RealMemory={self.memory_mb} State=UNKNOWN",
-            f"PartitionName={PARTITION} Nodes={NODE} Default=YES MaxTime=INFINITE State=UP",
+            *(f"NodeName={n} NodeAddr=127.0.0.1 NodeHostname={n}" + (f" Port={self.node_ports[n]}" if len(self.nodes) > 1 else "")
+              + f" CPUs={self.cpus} RealMemory={self.memory_mb} State=UNKNOWN" for n in self.nodes),
+            f"PartitionName={PARTITION} Nodes={','.join(self.nodes)} Default=YES MaxTime=INFINITE State=UP",
             "",
         ]))
 

@@ -6,7 +6,8 @@ that overlaps the job's own (``srun --jobid=ID --overlap -N1 -n1 -w NODE``, so i
 resources): ``scontrol listpids ID`` there (the job's pids on that node; where slurmstepd does not
 answer it, the descendants of the job's ``slurmstepd: [ID.…]`` processes) and the usual probe.  One command, through the login node's session; a node that
 cannot be reached (srun fails: the node is down or drained) is named in a finding with its layer
-(``host``), never hidden.  A job that is not running (queued, ended) has no node to ask.
+(``host``) and what ``scontrol show node`` says of it (``State=DOWN+NOT_RESPONDING``, its
+``Reason``), never hidden.  The GPUs are asked the same way on each node (:mod:`.gpus`).  A job that is not running (queued, ended) has no node to ask.
 """
 
 from __future__ import annotations
@@ -19,8 +20,9 @@ from typing import Any
 
 from ..layers import Finding, Layer, Severity
 from ..probes.procs import PS_COMMAND, Proc, ProcTree, parse_ps
+from .scontrol import parse_job_line
 
-__all__ = ["NodeProcs", "node_procs_command", "parse_node_procs", "node_findings", "MARK", "on_first_node"]
+__all__ = ["NodeProcs", "node_procs_command", "parse_node_procs", "node_findings", "MARK"]
 
 MARK = "@@cockpit-node"
 _LINE = re.compile(rf"^{MARK} (node|pids|ps|failed|none)(?: (\S+))?(?: (-?\d+))?\s*$")
@@ -33,6 +35,13 @@ class NodeProcs:
     job_pids: set[int] = field(default_factory=set)
     bad_lines: list[str] = field(default_factory=list)
     error: str = ""  # why this node could not be asked ("" when it answered)
+    #: ``scontrol show node`` of a node that could not be asked: ``State``, ``Reason``…
+    state: dict[str, str] = field(default_factory=dict)
+
+    def state_text(self) -> str:
+        """``State=DOWN+NOT_RESPONDING Reason=Not responding`` (what is known), or ""."""
+        st, why = self.state.get("State", ""), self.state.get("Reason", "")
+        return (f"State={st}" if st else "") + (f" Reason={why}" if why and why != "(null)" else "")
 
 
 def node_procs_command(cfg: Any, job_id: str, *, timeout: float = 8) -> str:
@@ -45,7 +54,9 @@ def node_procs_command(cfg: Any, job_id: str, *, timeout: float = 8) -> str:
         f"if [ -z \"$_ck_n\" ]; then echo '{MARK} none'; else "
         f"for _ck_h in $({slurm_cmd(cfg, 'scontrol')} show hostnames \"$_ck_n\"); do echo \"{MARK} node $_ck_h\"; echo '{MARK} pids'; "
         f"timeout -s KILL {int(timeout)} {slurm_cmd(cfg, 'srun')} --jobid={q} --overlap -N1 -n1 -w \"$_ck_h\" --quiet "
-        f"sh -c {shlex.quote(on_node)} 2>&1 || echo \"{MARK} failed $_ck_h $?\"; done; fi"
+        f"sh -c {shlex.quote(on_node)} 2>&1 || {{ echo \"{MARK} failed $_ck_h $?\"; "
+        # what the scheduler says of the node (DOWN, DRAINED, NOT_RESPONDING, and why): named in the finding
+        f"echo \"{MARK}-state $({slurm_cmd(cfg, 'scontrol')} show node -o \"$_ck_h\" 2>&1 | head -n 1)\"; }}; done; fi"
     )
 
 
@@ -86,6 +97,10 @@ def parse_node_procs(out: bytes | str, job_id: str = "") -> list[NodeProcs] | No
             cur.error = "\n".join(pids_lines[-3:]).strip() or "no answer from the node"
 
     for line in text.splitlines():
+        if line.startswith(f"{MARK}-state "):
+            if cur is not None:
+                cur.state = parse_job_line(line[len(MARK) + 7:])
+            continue
         m = _LINE.match(line)
         if m is None:
             (ps_lines if part == "ps" else pids_lines).append(line)
@@ -108,22 +123,10 @@ def parse_node_procs(out: bytes | str, job_id: str = "") -> list[NodeProcs] | No
 
 
 def node_findings(nodes: list[NodeProcs]) -> list[Finding]:
-    return [Finding(Layer.HOST, "node-unreachable", f"node {n.node} of the job did not answer: {n.error}",
-                    "check the node: scontrol show node NAME (DOWN, DRAINED?) and its slurmd", Severity.ERROR, {"node": n.node})
+    return [Finding(Layer.HOST, "node-unreachable",
+                    f"node {n.node} of the job did not answer: {n.error}" + (f"; scontrol: {n.state_text()}" if n.state_text() else ""),
+                    f"check the node: scontrol show node {n.node} (DOWN, DRAINED?) and its slurmd; sinfo -R says why",
+                    Severity.ERROR, {"node": n.node, **({"node_state": n.state.get("State", ""), "node_reason": n.state.get("Reason", "")}
+                                                       if n.state else {})})
             for n in nodes if n.error]
 
-
-def on_first_node(cfg: Any, job_id: str, command: str, *, timeout: float = 20) -> str:
-    """``command`` (a shell string) on the job's first node, in a step overlapping the job's: the
-    GPU pane's queries run where the job's GPUs are, not on the login node.  Exit 3 with a line on
-    stderr when the job runs on no node now."""
-    from .state import slurm_cmd
-
-    q = shlex.quote(job_id)
-    return (
-        f"_ck_n=$({slurm_cmd(cfg, 'squeue')} -h -j {q} -t RUNNING -o %N 2>/dev/null); "
-        f"_ck_h=$({slurm_cmd(cfg, 'scontrol')} show hostnames \"$_ck_n\" 2>/dev/null | head -n 1); "
-        f"if [ -z \"$_ck_h\" ]; then echo \"Slurm job {job_id} runs on no node now (queued or ended)\" >&2; exit 3; fi; "
-        f"timeout -s KILL {int(timeout)} {slurm_cmd(cfg, 'srun')} --jobid={q} --overlap -N1 -n1 -w \"$_ck_h\" --quiet "
-        f"sh -c {shlex.quote(command)}"
-    )

@@ -61,8 +61,9 @@ def _row_note(p: Any, outside: str | None) -> str:
 
 
 def gpu_key(g: Any) -> str:
-    """A GPU's identity across snapshots: its uuid, else its index."""
-    return str(g.uuid) if not isinstance(g.uuid, NaType) else f"index-{g.index}"
+    """A GPU's identity across snapshots: its uuid, else its index (a Slurm job's: on its node)."""
+    node = getattr(g, "node", "") or ""
+    return (f"{node}/" if node else "") + (str(g.uuid) if not isinstance(g.uuid, NaType) else f"index-{g.index}")
 
 
 class Spark(Styled, Widget):
@@ -118,7 +119,8 @@ class GpuCard(Styled, Vertical):
         if g is None:
             return t
         name = fmt_na(g.name)
-        t.append(f"GPU{fmt_na(g.index)} ", style=self.cs("txt--title"))
+        node = getattr(g, "node", "") or ""  # a Slurm job's GPUs: the node each is on
+        t.append(f"{node + ':' if node else ''}GPU{fmt_na(g.index)} ", style=self.cs("txt--title"))
         t.append(f"{name[7:] if name.startswith('NVIDIA ') else name} ")
         temp = fmt_na(g.temperature_c, ".0f", "°C")
         t.append(f"{'temp N/A' if temp == 'N/A' else temp} ")
@@ -251,7 +253,8 @@ class GpuPane(Pane):
             outside = isinstance(owner, str) and owner not in ("container", "target")  # also "unknown": not placed
             pid = "-" if outside else (cpid if isinstance(cpid, int) else fmt_na(p.pid))
             mem = "?" if getattr(snap, "method", "") == "fd scan" else fmt_mib(p.used_memory_mib)
-            t.append(f"\n{fmt_na(p.gpu_index):<4} {pid:<8} {mem:>7}  {name.rsplit('/', 1)[-1] or name}")
+            node = getattr(p, "node", "") or ""  # a Slurm job's: the node it runs on, before its GPU
+            t.append(f"\n{(node + ':' if node else '') + fmt_na(p.gpu_index):<4} {pid:<8} {mem:>7}  {name.rsplit('/', 1)[-1] or name}")
             why = _row_note(p, owner if outside else None)
             if why:
                 t.append(f"  {shown(why)}", style=self.cs("sev--error" if why.startswith(("zombie", "gone")) else "txt--dim"))

@@ -37,12 +37,12 @@ _R = TypeVar("_R", bound="_Record")
 class _Record:
     """``to_dict``/``from_dict`` shared by :class:`GPU` and :class:`GPUProcess`."""
 
-    def to_dict(self) -> dict[str, Any]:
-        return {f.name: jsonable(getattr(self, f.name)) for f in fields(self)}
+    def to_dict(self) -> dict[str, Any]:  # ``node`` only where there is one (a Slurm job's nodes)
+        return {f.name: jsonable(getattr(self, f.name)) for f in fields(self) if f.name != "node" or getattr(self, f.name)}
 
     @classmethod
     def from_dict(cls: type[_R], d: dict[str, Any]) -> _R:
-        return cls(**{f.name: _from_json(d.get(f.name)) for f in fields(cls)})
+        return cls(**{f.name: str(d.get("node") or "") if f.name == "node" else _from_json(d.get(f.name)) for f in fields(cls)})
 
 
 @dataclass
@@ -81,6 +81,8 @@ class GPU(_Record):
     """``mig.mode.current``"""
     ecc_uncorrected: Any = NA
     """``ecc.errors.uncorrected.volatile.total``"""
+    node: str = ""
+    """the compute node it is on (a Slurm job's GPUs, asked on each node; "" elsewhere)"""
 
     @property
     def memory_free_mib(self) -> Any:
@@ -121,6 +123,8 @@ class GPUProcess(_Record):
     ``another PID namespace``, ``unknown``"""
     devices: Any = NA
     """fd scan only: the ``/dev/nvidia*`` it holds, comma separated"""
+    node: str = ""
+    """the compute node it runs on (a Slurm job's; "" elsewhere)"""
 
 
 @dataclass
