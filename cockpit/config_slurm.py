@@ -72,6 +72,7 @@ class SlurmConfig:
     extra_args: list[str] = _f(doc="More sbatch options, each one argument (e.g. [\"--qos=debug\", \"--mem=64G\"]).", factory=list, check=_extra)
     script: str = _f("", "A batch script in [deploy] source (relative path), submitted from [deploy] dest; empty: [job] command is wrapped in a generated script.", check=_script)
     queue_wait: float = _f(60.0, "Seconds verify waits for a queued job to start; after that the attempt reads pending (queued, never failed), or untested/host when the nodes it needs are drained or down.", check=_positive)
+    node_local_cache: bool = _f(False, "[cache] paths are on each compute node's own disk (e.g. /tmp/torchinductor_root): clear-cache removes them through a step on each node of the running job (srun --overlap), and the generated batch script clears them on every node before the command.")
     bin: str = _f("", "Directory of the Slurm commands on the login node (sbatch, squeue, scontrol, scancel); empty: the SSH PATH.")
 
 

@@ -62,10 +62,9 @@ def config(lab: Any, two: SlurmLab, tmp_path: Path) -> Callable[..., Any]:
             job={"workdir": str(two.work), "log": f"{two.work}/train-{{attempt}}.log", "command": lab.jobsim_command(*STEP),
                  "stop_timeout": 5, "startup_timeout": 20},
             deploy={"source": str(src), "dest": str(two.work / "deployed")},
-            cache={"paths": [str(two.work / "cache")]},
             gpu=None,
             slurm={"partition": PARTITION, "queue_wait": 5, "nodes": 2, "bin": str(two.bin_dir), **(slurm_over or {})},
-            **over,
+            **{"cache": {"paths": [str(two.work / "cache")]}, **over},
         )
         return load_config(path)
 
@@ -111,3 +110,29 @@ async def test_a_node_that_stops_answering_is_named(engines: Any, config: Any, t
     assert g.snapshot is not None and {x.node for x in g.snapshot.gpus} == {"lab1"}, g.snapshot and g.snapshot.gpus
     assert g.error and g.error.startswith("lab2: "), g.error
     assert any("lab2" in f.summary for f in g.snapshot.findings), [f.summary for f in g.snapshot.findings]
+
+
+async def test_node_local_caches_are_cleared_through_a_step_on_each_node(engines: Any, config: Any, two: SlurmLab) -> None:
+    cache = two.work / "node cache"  # a space: quoted all the way to the node
+    eng = engines(config(slurm_over={"node_local_cache": True}, cache={"paths": [str(cache)]}))
+
+    def fill() -> None:
+        (cache / "inductor").mkdir(parents=True, exist_ok=True)
+        (cache / "inductor" / "kernel.so").write_bytes(b"x" * 8192)
+
+    fill()
+    res = await eng.attempt("slurm: node-local caches", wait=True, follow=False)
+    assert res.outcome is Outcome.PASSED, res.verdict.summary()
+    st = next(s for s in res.verdict.stages if s.name == "clear-cache: on the nodes")
+    assert st.status.value == "skipped" and "no Slurm job holds nodes" in st.detail, st.detail  # nothing to reach yet
+    assert res.job is not None
+    log = Path(res.job.log_path).read_text()  # the batch script cleared them on each node of the allocation
+    for node in NODES:
+        assert f"cockpit-cache {node} " in log, log[:2000]
+    assert "removed" in log and not cache.exists()
+    fill()  # the running job's nodes, reached by a step overlapping it
+    v = await eng.run_action("clear-cache")
+    on = next(s for s in v.stages if s.name.endswith("on the nodes"))
+    assert on.status.value == "ok" and "lab1, lab2" in on.detail and res.job.sched_id in on.detail, (on.status, on.detail)
+    assert [n["node"] for n in on.data["nodes"]] == NODES and sum(n["removed_kib"] for n in on.data["nodes"]) >= 8
+    assert not cache.exists()

@@ -176,7 +176,7 @@ class Engine:
                 extra(action, stage)
             self.publish(StageProgress(action, stage))
 
-        return ActionContext(self.cfg, self.transport, on_stage=on_stage, ask=self.ask, state={"metrics": self.metrics})
+        return ActionContext(self.cfg, self.transport, on_stage=on_stage, ask=self.ask, state={"metrics": self.metrics, "current_job": self.job})
 
     @contextlib.asynccontextmanager
     async def exclusive(self, what: str, *, wait: bool = False) -> AsyncIterator[None]:

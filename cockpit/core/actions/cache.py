@@ -20,6 +20,10 @@ CACHE_PLAN = [("measure", Layer.CONTAINER), ("remove", Layer.CONTAINER), ("gone"
 
 
 async def clear_cache(ctx: ActionContext, verdict: Verdict | None = None) -> Verdict:
+    if ctx.cfg.target.runtime == "slurm" and ctx.cfg.slurm.node_local_cache:  # on each node of the job (a step there)
+        from ..slurm.cache import clear_node_local
+
+        return await clear_node_local(ctx, verdict)
     paths = list(ctx.cfg.cache.paths)
     vb = VerdictBuilder(ctx, "clear-cache", CACHE_PLAN, verdict)
     sizes: dict[str, int | None] = {}

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..layers import Layer
 
 __all__ = ["SlurmJob", "parse_job_line", "QUEUED", "RUNNING", "TERMINAL", "ENDED_BY", "blocked_reason", "parse_exit",
-           "parse_sacct", "SACCT_FIELDS", "accounting_off"]
+           "parse_sacct", "parse_sacct_all", "rss_kib", "SACCT_FIELDS", "accounting_off", "NO_ACCOUNTING"]
 
 #: waiting for resources or a start: the job was never tried (queued is never failed)
 QUEUED = frozenset({"PENDING", "REQUEUED", "REQUEUE_HOLD", "REQUEUE_FED", "RESV_DEL_HOLD", "SUSPENDED", "STOPPED", "CONFIGURING"})
@@ -64,10 +65,14 @@ def parse_job_line(line: str) -> dict[str, str]:
     return out
 
 
-#: what ``sacct -X -n -P -o …`` is asked for (the allocation's line, ``|``-separated, no header)
-SACCT_FIELDS = "JobID,State,ExitCode,Elapsed,NodeList"
+#: what ``sacct -n -P -o …`` is asked for (``|``-separated, no header; the allocation's line, then its steps')
+SACCT_FIELDS = "JobID,State,ExitCode,Elapsed,NodeList,MaxRSS"
 _ACCOUNTING_OFF = ("accounting storage is disabled", "not running a supported accounting_storage plugin",
                    "slurmdbd: connection refused", "unable to contact slurmdbd")
+
+
+#: said once in the evidence of a cluster whose sacct has nothing (the lab's)
+NO_ACCOUNTING = "none: sacct says the cluster keeps no accounting (Slurm accounting storage is disabled); read from scontrol and squeue"
 
 
 def accounting_off(text: str) -> bool:
@@ -77,7 +82,7 @@ def accounting_off(text: str) -> bool:
 
 
 def parse_sacct(line: str, job_id: str) -> dict[str, str] | None:
-    """One ``sacct -X -n -P -o JobID,State,ExitCode,Elapsed,NodeList`` line as scontrol's field
+    """One ``sacct -n -P -o JobID,State,ExitCode,Elapsed,NodeList[,…]`` line as scontrol's field
     names (``JobState``, ``ExitCode``, ``RunTime``, ``NodeList``), ``source = sacct``; None when it
     is not this job's line (an error, accounting off, nothing)."""
     parts = line.strip().split("|")
@@ -88,6 +93,37 @@ def parse_sacct(line: str, job_id: str) -> dict[str, str] | None:
         return None
     return {"JobId": job_id, "JobState": state, "ExitCode": parts[2], "RunTime": parts[3], "NodeList": parts[4],
             "Reason": "None", "source": "sacct"}
+
+
+_RSS_UNITS = {"K": 1, "M": 1024, "G": 1024 ** 2, "T": 1024 ** 3}
+
+
+def rss_kib(text: str) -> int | None:
+    """sacct's ``MaxRSS`` (``1532K``, ``14.50G``, ``0``) in KiB; None when it says nothing."""
+    t = text.strip()
+    if not t:
+        return None
+    unit = _RSS_UNITS.get(t[-1].upper())
+    num = t[:-1] if unit else t
+    try:
+        return int(float(num) * (unit or 1 / 1024))  # no unit: bytes
+    except ValueError:
+        return None
+
+
+def parse_sacct_all(text: str, job_id: str) -> dict[str, str] | None:
+    """``sacct -j ID -n -P -o JobID,State,ExitCode,Elapsed,NodeList,MaxRSS`` (its lines joined by
+    ``;`` or newlines): the allocation's line as :func:`parse_sacct` reads it, with ``MaxRSS`` the
+    largest of its steps' (``ID.batch``, ``ID.0``…: the allocation's own line leaves it empty)."""
+    lines = [x for x in re.split(r"[;\n]", text) if x.strip()]
+    base = next((parse_sacct(x, job_id) for x in lines if x.split("|")[0].strip() == job_id), None)
+    if base is None:
+        return None
+    rss = [k for x in lines if x.split("|")[0].split(".")[0] == job_id and len(x.split("|")) > 5
+           for k in [rss_kib(x.split("|")[5])] if k is not None]
+    if rss:
+        base["MaxRSS"], base["max_rss_kib"] = f"{max(rss)}K", str(max(rss))
+    return base
 
 
 def parse_exit(text: str) -> tuple[int | None, int]:
@@ -109,6 +145,10 @@ class SlurmJob:
     position: int | None = None
     queued_total: int = 0
     error: str = ""
+    #: sacct's word on a job that has ended, where the cluster keeps accounting (:func:`parse_sacct_all`)
+    sacct: dict[str, str] = field(default_factory=dict)
+    #: "" or :data:`NO_ACCOUNTING`
+    accounting: str = ""
 
     @property
     def state(self) -> str:
@@ -136,11 +176,15 @@ class SlurmJob:
             return None
         return 128 + sig if sig and code == 0 else code
 
-    def evidence(self) -> dict[str, str | int | None]:
+    def evidence(self) -> dict[str, Any]:
         f = self.fields
         return {"job_id": self.job_id, "state": self.state, "reason": self.reason, "exit_code": f.get("ExitCode"),
                 "nodes": self.nodes, "run_time": f.get("RunTime"), "time_limit": f.get("TimeLimit"),
-                "partition": f.get("Partition"), "position": self.position, "source": f.get("source", "scontrol")}
+                "partition": f.get("Partition"), "position": self.position, "source": f.get("source", "scontrol"),
+                **({"max_rss": f["MaxRSS"]} if f.get("MaxRSS") else {}),
+                **({"sacct": {"state": a.get("JobState"), "exit_code": a.get("ExitCode"), "elapsed": a.get("RunTime"),
+                              **({"max_rss": a["MaxRSS"]} if a.get("MaxRSS") else {})}} if (a := self.sacct) else {}),
+                **({"accounting": self.accounting} if self.accounting else {})}
 
     def describe(self) -> str:
         if not self.known:

@@ -22,6 +22,7 @@ from ..actions.jobstate import JobReader, JobState, LogScan, parse_state
 from ..procstat import ProcStat
 from .scontrol import (
     ENDED_BY,
+    NO_ACCOUNTING,
     QUEUED,
     RUNNING,
     SACCT_FIELDS,
@@ -30,7 +31,7 @@ from .scontrol import (
     accounting_off,
     blocked_reason,
     parse_job_line,
-    parse_sacct,
+    parse_sacct_all,
 )
 
 __all__ = ["SlurmState", "SlurmReader", "slurm_cmd"]
@@ -125,14 +126,23 @@ class SlurmReader(JobReader):
         tail = (f"tail -c +{offset + 1} {log} 2>/dev/null | head -c {1 << 20}" if offset >= 0 else f"tail -c {-offset} {log} 2>/dev/null")
         return (
             f"_ck_j=$({slurm_cmd(cfg, 'scontrol')} show job -o {q(job.sched_id)} 2>&1 | head -n 1); echo \"job=$_ck_j\"; "
-            # aged out of scontrol (MinJobAge): the accounting's record, where the cluster keeps one
-            f"case $_ck_j in *JobId=*) ;; *) echo \"acct=$({slurm_cmd(cfg, 'sacct')} -j {q(job.sched_id)} -X -n -P "
-            f"-o {SACCT_FIELDS} 2>&1 | head -n 1)\";; esac; "
+            f"{self._sacct_part()}"
             f"echo \"queue=$({slurm_cmd(cfg, 'squeue')} -h -t PENDING -o '%i,%P' --sort=-p,i 2>/dev/null | tr '\\n' ' ')\"; "
             f"if [ -e {log} ]; then echo \"size=$(wc -c < {log})\"; echo \"log_mtime=$(stat -c %Y {log})\"; else echo size=-1; fi; "
             "echo \"now=$(date +%s)\"; echo \"now_local=$(date +%Y-%m-%dT%H:%M:%S)\"; echo @@stat; "
             f"echo @@log; {tail}"
         )
+
+    def _sacct_part(self) -> str:
+        """Ended, or aged out of scontrol (MinJobAge): the accounting's record (state, exit code,
+        elapsed, MaxRSS of its steps), where the cluster keeps one.  Once sacct has said there is no
+        accounting, it is not asked again by this reader."""
+        if getattr(self, "no_accounting", False):
+            return ""
+        q, cfg = shlex.quote, self.ctx.cfg
+        return (f"case $_ck_j in *' JobState=PENDING '*|*' JobState=RUNNING '*|*' JobState=CONFIGURING '*) ;; "
+                f"*) echo \"acct=$({slurm_cmd(cfg, 'sacct')} -j {q(self.job.sched_id)} -n -P -o {SACCT_FIELDS} 2>&1 "
+                "| head -n 20 | tr '\\n' ';')\";; esac; ")
 
     def parse(self, out: bytes) -> JobState:
         base = parse_state(out, self.job)
@@ -143,14 +153,19 @@ class SlurmReader(JobReader):
         kv = dict(line.partition("=")[::2] for line in head.splitlines())
         line, jid = kv.get("job", "").strip(), self.job.sched_id
         acct = kv.get("acct", "").strip()
-        from_acct = parse_sacct(acct, jid) if acct else None
+        from_acct = parse_sacct_all(acct, jid) if acct else None
+        if acct and accounting_off(acct):
+            self.no_accounting = True  # silently scontrol and squeue from now on; the evidence says it
         if "JobId=" in line:
-            sj = SlurmJob(jid, parse_job_line(line))
+            sj = SlurmJob(jid, parse_job_line(line), sacct=from_acct or {})
         elif from_acct is not None:
             sj = SlurmJob(jid, from_acct)
         else:
-            why = line + ("; sacct: the cluster keeps no accounting" if accounting_off(acct) else (f"; sacct: {acct}" if acct else ""))
+            why = line + ("; sacct: the cluster keeps no accounting" if getattr(self, "no_accounting", False)
+                          else (f"; sacct: {acct.rstrip(';')}" if acct else ""))
             sj = SlurmJob(jid, known=False, error=why)
+        if getattr(self, "no_accounting", False):
+            sj.accounting = NO_ACCOUNTING
         if sj.known and sj.state in QUEUED:
             part = sj.fields.get("Partition", "")
             ids = [w.split(",")[0] for w in kv.get("queue", "").split() if w.split(",")[-1] == part or not part]
