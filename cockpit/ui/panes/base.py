@@ -115,16 +115,26 @@ class Pane(Styled, Vertical):
         super().__init__(id=kw.pop("id", self.pane_id), **kw)
         self.border_title = self.pane_title
         self._dirty = False
+        self._subtitle_text: str | None = None
 
     def tick(self) -> None:
         """Re-say the data's age (called every second, and after each update)."""
 
     def set_freshness(self, age: float | None, stale: bool, *, note: str = "") -> None:
-        """Mark the pane stale (dashed warning border, dimmed) or fresh, and say the age."""
+        """Mark the pane stale (dashed warning border, dimmed) or fresh, and say so.
+
+        Fresh data says ``live``, not its age in seconds: an age that ticks every second repaints
+        every pane every second (most of an idle cockpit's CPU); stale data says its age, which
+        then ticks.  The text is only set when it changes (each set repaints the whole pane)."""
         self.set_class(stale, "-stale")
-        glyph = "⚠ " if stale else ""
-        when = "no data yet" if age is None else f"{fmt_age(age)} ago"
-        self.border_subtitle = Text(f"{glyph}{when}" + (f" · {note}" if note else ""))  # data, never markup
+        when = "no data yet" if age is None else f"⚠ {fmt_age(age)} ago" if stale else "live"
+        self.set_subtitle(when + (f" · {note}" if note else ""))
+
+    def set_subtitle(self, text: str) -> None:
+        """The border's subtitle, as plain text (data, never markup); nothing repaints when unchanged."""
+        if text != self._subtitle_text:
+            self._subtitle_text = text
+            self.border_subtitle = Text(text)
 
     @property
     def hidden_by_zoom(self) -> bool:

@@ -341,7 +341,7 @@ class MetricsPane(Pane):
                 eta = m.eta(self.source.total_steps)
                 if eta is not None:
                     parts.append(f"ETA {fmt_age(eta)}")
-        self.border_subtitle = Text(" · ".join(parts))  # data, never markup
+        self.set_subtitle(" · ".join(parts))
 
     def retheme(self) -> None:
         self._dirty = True

@@ -1,7 +1,8 @@
 """The status line: target, connection state per layer, age of each pane's data, current action.
 
 Stale data is never shown as fresh: an age above three refresh intervals gets a warning glyph and
-the warning style; data never collected shows ``—``.
+the warning style, and its age; fresh data shows ``●``; data never collected shows ``—``.  The
+line is repainted only when its text changes.
 """
 
 from __future__ import annotations
@@ -53,30 +54,38 @@ class StatusLine(Styled, Static):
         super().__init__("", markup=False, **kw)
         self.state = state
         self.clock = clock
+        self._shown: Text | None = None
 
     def on_mount(self) -> None:
-        self.set_interval(1.0, self.refresh)
+        self.set_interval(1.0, self.redraw)
+
+    def redraw(self) -> None:
+        """Repaint only when the line would read differently (fresh ages do not tick: see render)."""
+        t = self.render()
+        if t != self._shown:
+            self._shown = t
+            self.refresh()
 
     def update_part(self, part: str, collected_at: float | None, error: str | None = None, error_layer: Any = None) -> None:
         layer = getattr(error_layer, "value", error_layer)
         self.state.parts[part] = (collected_at, error, layer)
         if part == "procs":
             self.state.container_ok = error is None and collected_at is not None
-        self.refresh()
+        self.redraw()
 
     def set_action(self, action: str | None) -> None:
         self.state.action = action
         self.state.action_since = self.clock() if action else None
-        self.refresh()
+        self.redraw()
 
     def set_source(self, changed: list[str] | None, on_save: bool, loop_state: str = "idle", queued: bool = False) -> None:
         st = self.state
         st.changed, st.on_save, st.loop_state, st.queued = changed, on_save, loop_state, queued
-        self.refresh()
+        self.redraw()
 
     def set_config_error(self, error: str | None) -> None:
         self.state.config_error = error
-        self.refresh()
+        self.redraw()
 
     def source_text(self) -> str:
         """``"✎ 2 changed: train.py, drafter.py ⟳ on save"`` ('' when there is nothing to say)."""
@@ -127,8 +136,9 @@ class StatusLine(Styled, Static):
                 continue
             age = now - collected
             stale = is_stale(age, st.interval) or bool(err)
-            glyph = "⚠" if stale else ""
-            t.append(f"{part} {glyph}{fmt_age(age)}", style=self.cs("txt--stale") if stale else self.cs("txt--fresh"))
+            # fresh data says ● (live), not an age that ticks: a line that changes every second
+            # repaints every second, the most an idle cockpit spends; stale data shows its age
+            t.append(f"{part} ⚠{fmt_age(age)}" if stale else f"{part} ●", style=self.cs("txt--stale") if stale else self.cs("txt--fresh"))
         if st.action:
             t.append_text(sep)
             since = "" if st.action_since is None else f" {fmt_age(now - st.action_since)}"

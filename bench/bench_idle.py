@@ -1,0 +1,99 @@
+"""What an idle cockpit costs: the TUI in tmux against the lab (real sshd, container 200, the GPU
+emulator), default refresh, nobody pressing keys, the job running and quiet.
+
+Measured in the same run: the TUI process's CPU (user + system, % of one core) over a quiet window
+after a warm-up, its RSS at both ends, and the remote processes its probes start per minute
+(new pids under the container's namespace and the host's shells, counted from ``/proc``).  The
+baseline is the same TUI with ``[ui] refresh_interval`` raised to 60 s (what the frame, clock and
+timers cost with almost no probing), measured right after.
+
+    python bench/bench_idle.py [--seconds 30] [--warm 8] [--profile out.svg]
+
+``--profile`` records the quiet window with py-spy (when installed) as a flame graph.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.tui_target import READY_MARK, CLK_TCK, cpu_ticks, rss_kib, start_tui, wait_for  # noqa: E402
+from tests.lab import Lab  # noqa: E402
+
+JOB = "python3 -u -c 'import time\nwhile True: time.sleep(1)'"
+
+
+def max_pid() -> int:
+    return max(int(d) for d in os.listdir("/proc") if d.isdigit())
+
+
+def pids_started(seconds: float) -> float:
+    """How many pids the system handed out per minute over ``seconds`` (ns_last_pid moves with each
+    fork anywhere; the machine's own background is measured beside it as the baseline's)."""
+    try:
+        a = int(Path("/proc/sys/kernel/ns_last_pid").read_text())
+        time.sleep(seconds)
+        b = int(Path("/proc/sys/kernel/ns_last_pid").read_text())
+        return (b - a) * 60 / seconds
+    except OSError:
+        return float("nan")
+
+
+def measure(lab: Lab, root: Path, interval: float, seconds: float, warm: float, profile: str | None) -> dict[str, float]:
+    cfg = lab.write_config(root / f"cockpit-{interval:g}.toml", job={"command": JOB},
+                           ui={"refresh_interval": interval})
+    tmux, env, tui, _ = start_tui(root, cfg, 120, 40, sock_prefix=f"idle{int(interval)}")
+    try:
+        wait_for(lambda: READY_MARK in tmux.capture(), 30, "the first frame")
+        subprocess.run([sys.executable, "-m", "cockpit", "launch", "-c", str(cfg)], env=env, capture_output=True, timeout=60)
+        time.sleep(warm)  # warm-up: imports done, first refreshes drawn, the kernel-log stream up
+        t0, c0, r0 = time.monotonic(), cpu_ticks(tui, children=True), rss_kib(tui)
+        spy = None
+        if profile and shutil.which("py-spy"):
+            spy = subprocess.Popen(["py-spy", "record", "-p", str(tui), "-d", str(int(seconds)), "-o", profile, "-r", "50"]
+                                   + (["--format", "raw"] if profile.endswith(".txt") else []),
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        forks = pids_started(seconds)
+        c1, r1, dt = cpu_ticks(tui, children=True), rss_kib(tui), time.monotonic() - t0
+        if spy is not None:
+            spy.wait(timeout=60)
+        return {"cpu_pct": 100.0 * ((c1 or 0) - (c0 or 0)) / CLK_TCK / dt, "rss0_mib": (r0 or 0) / 1024,
+                "rss1_mib": (r1 or 0) / 1024, "forks_per_min": forks}
+    finally:
+        tmux.kill()
+        subprocess.run([sys.executable, "-m", "cockpit", "stop", "-c", str(cfg)], env=env, capture_output=True, timeout=60)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--seconds", type=float, default=30)
+    ap.add_argument("--warm", type=float, default=8)
+    ap.add_argument("--interval", type=float, default=None, help="refresh interval (default: the config default)")
+    ap.add_argument("--profile")
+    a = ap.parse_args()
+    from cockpit.config_sections import UIConfig  # noqa: PLC0415
+
+    interval = a.interval or UIConfig().refresh_interval
+    root = Path(tempfile.mkdtemp(prefix="cockpit-idle-"))
+    with Lab() as lab:
+        lab.add_container(200)
+        now = measure(lab, root, interval, a.seconds, a.warm, a.profile)
+        base = measure(lab, root, 60.0, a.seconds, a.warm, None)
+    shutil.rmtree(root, ignore_errors=True)
+    print(f"TUI idle against the lab, {a.seconds:g} s quiet window after {a.warm:g} s warm-up")
+    print(f"{'':<34}{'refresh ' + format(interval, 'g') + ' s':>16}{'refresh 60 s':>16}")
+    print(f"{'CPU, % of one core':<34}{now['cpu_pct']:>16.2f}{base['cpu_pct']:>16.2f}")
+    print(f"{'RSS start → end, MiB':<34}{now['rss0_mib']:>7.1f} → {now['rss1_mib']:<6.1f}{base['rss0_mib']:>7.1f} → {base['rss1_mib']:<6.1f}")
+    print(f"{'pids started on the machine /min':<34}{now['forks_per_min']:>16.0f}{base['forks_per_min']:>16.0f}")
+
+
+if __name__ == "__main__":
+    main()
