@@ -25,7 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.tui_target import READY_MARK, CLK_TCK, cpu_ticks, rss_kib, start_tui, wait_for  # noqa: E402
+from bench.tui_target import CLK_TCK, READY_MARK, cpu_ticks, rss_kib, start_tui, wait_for  # noqa: E402
 from tests.lab import Lab  # noqa: E402
 
 JOB = "python3 -u -c 'import time\nwhile True: time.sleep(1)'"
@@ -49,7 +49,7 @@ def pids_started(seconds: float) -> float:
 
 def measure(lab: Lab, root: Path, interval: float, seconds: float, warm: float, profile: str | None) -> dict[str, float]:
     cfg = lab.write_config(root / f"cockpit-{interval:g}.toml", job={"command": JOB},
-                           ui={"refresh_interval": interval})
+                           ui={"refresh_interval": interval}, verify={"settle": None, "fate_interval": None})
     tmux, env, tui, _ = start_tui(root, cfg, 120, 40, sock_prefix=f"idle{int(interval)}")
     try:
         wait_for(lambda: READY_MARK in tmux.capture(), 30, "the first frame")

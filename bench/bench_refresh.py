@@ -51,7 +51,7 @@ async def main(n: int, fresh_n: int | None = None) -> dict[str, float]:
         await obs.refresh_all()  # warm: connection, session, first log read, the kernel-log stream started
         from cockpit.core.probes import kmsg as kmsg_probe
         from tests.lab.util import await_for
-        await await_for(lambda: obs._kmsg_follow is not None and obs._kmsg_follow.ready, 15, "the kernel-log stream")
+        await await_for(lambda: obs.streams.kmsg is not None and obs.streams.kmsg.ready, 15, "the kernel-log stream")
 
         async def ps_watched() -> None:
             procs_probe.parse_ps((await eng.transport.run(PS_COMMAND, timeout=10)).stdout)

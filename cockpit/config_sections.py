@@ -159,6 +159,8 @@ class GPUConfig:
     where: str = _f("container", "Run nvidia-smi inside the \"container\" or on the \"host\".", choices=("container", "host"))
     timeout: float = _f(5.0, "Seconds before a hung nvidia-smi is killed and reported as a gpu failure.", check=_positive)
     enabled: bool = _f(True, "Set false on targets without a GPU.")
+    stream: bool = _f(True, "Keep one `nvidia-smi --query-gpu=… -lms N` running for the GPU values instead of running nvidia-smi every refresh; polled where it cannot stream (the status line says which).")
+    apps_interval: float = _f(10.0, "Seconds between full GPU probes (the per-process list, the host's /proc) while the GPU values stream.", check=_positive)
 
 
 @dataclass

@@ -41,7 +41,7 @@ async def test_the_kernel_log_follows_one_stream_and_a_refresh_runs_nothing(lab,
     try:
         first = await obs.refresh_kmsg()
         assert first.error is None and first.mode == "poll"  # the stream is starting: this one polls
-        await await_for(lambda: obs._kmsg_follow is not None and obs._kmsg_follow.ready, 15, "the stream up")
+        await await_for(lambda: obs.streams.kmsg is not None and obs.streams.kmsg.ready, 15, "the stream up")
         calls = []
         real = eng.transport.run_host
 
@@ -77,8 +77,8 @@ async def test_a_killed_stream_is_shown_and_restarted(lab, lab_config):
     obs = eng.observer
     try:
         await obs.refresh_kmsg()
-        await await_for(lambda: obs._kmsg_follow is not None and obs._kmsg_follow.ready and _followers(lab), 15, "the stream up")
-        fol = obs._kmsg_follow
+        await await_for(lambda: obs.streams.kmsg is not None and obs.streams.kmsg.ready and _followers(lab), 15, "the stream up")
+        fol = obs.streams.kmsg
         for pid in _followers(lab):
             os.kill(pid, signal.SIGKILL)
         await await_for(lambda: fol.state == "restarting", 10, "the death noticed")
@@ -101,10 +101,10 @@ async def test_a_dmesg_that_cannot_follow_is_polled(lab, lab_config, tmp_path):
     fake.chmod(0o755)
     lab.add_kernel_message("Linux version 6.8.12-pve (build@proxmox)")
     try:
-        obs._kmsg_follow = KmsgFollower(lambda c: _lines(eng, c),
+        obs.streams.kmsg = KmsgFollower(lambda c: _lines(eng, c),
                                         command=follow_command(str(fake)))
-        obs._kmsg_follow.start()
-        await await_for(lambda: obs._kmsg_follow.state == "unsupported", 15, "following given up")
+        obs.streams.kmsg.start()
+        await await_for(lambda: obs.streams.kmsg.state == "unsupported", 15, "following given up")
         v = await obs.refresh_kmsg()
         assert v.mode == "poll" and v.error is None and v.follow_error
     finally:

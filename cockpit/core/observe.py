@@ -12,22 +12,20 @@ at a time per part: polls never overlap) and renders the resulting plain data.
 
 from __future__ import annotations
 
-import asyncio
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..config import Config
 from .layers import Finding, Layer, Severity
+from .observe_streams import Streams
 from .probes import gpu as gpu_probe
 from .probes import kmsg as kmsg_probe
 from .probes import procs as procs_probe
-from .probes.kmsg.follow import KmsgFollower
 from .probes.logs import LogFollowerState, LogRing, LogUpdate
 from .probes.signatures import Classifier, load_signatures
 from .remote.base import RemoteError, Transport
 from .remote.hostsession import HostSession
-from .remote.lines import capped_lines
 
 __all__ = ["Observer", "ProcsView", "LogView", "Part"]
 
@@ -89,9 +87,13 @@ class ProcsView(Part):
 @dataclass
 class GPUView(Part):
     snapshot: gpu_probe.GPUSnapshot | None = None
+    #: "stream" (the values from one long-lived `nvidia-smi -lms`, the processes from the last full
+    #: probe) or "poll" (the full probe ran for this refresh)
+    mode: str = "poll"
 
     def to_dict(self) -> dict[str, Any]:
-        return {**self.meta(), **(self.snapshot.to_dict() if self.snapshot else {"gpus": [], "processes": [], "findings": []})}
+        snap = self.snapshot.to_dict() if self.snapshot else {"gpus": [], "processes": [], "findings": []}
+        return {**self.meta(), **snap, "mode": self.mode}
 
 
 @dataclass
@@ -159,8 +161,11 @@ class Observer:
         #: the host's persistent shell (pct over SSH), for the probes that ask the host every refresh
         self.host = HostSession(transport)
         self._gpu_probe_key: tuple[str, str] | None = None
-        self._kmsg_follow: KmsgFollower | None = None
-        self._kmsg_yield: asyncio.Future[None] | None = None
+        #: the long-lived streams (kernel log, GPUs) that replace polls where they can
+        self.streams = Streams(transport)
+        #: the last full GPU probe's snapshot and its monotonic time (the streamed samples lie over it)
+        self._gpu_full: gpu_probe.GPUSnapshot | None = None
+        self._gpu_full_at: float | None = None
         self._kmsg_parsed: tuple[int, kmsg_probe.KmsgReport] | None = None
 
     # -- job identity (set by the engine from the launch record) ---------------------------
@@ -192,6 +197,9 @@ class Observer:
         tree = procs_probe.ProcTree(procs)
         members = procs_probe.job_members(tree, self.job_pids, self.job_pgid)
         own = procs_probe.own_processes(tree, self._session_shell_pid(), exclude=members)
+        gpu_stream = self.streams.gpu
+        if gpu_stream is not None and gpu_stream.ready and self.cfg.gpu.where != "host":  # it runs in the target too
+            own |= procs_probe.own_processes(tree, gpu_stream.shell_pid, exclude=members)
         findings = procs_probe.analyse(procs, job_pids=self.job_pids, job_pgid=self.job_pgid,
                                        job_command=self.cfg.job.command or None, own_pids=own,
                                        engine=self.cfg.target.runtime if self.cfg.target.runtime in ("docker", "podman") else None)
@@ -250,6 +258,9 @@ class Observer:
                 return res.stdout, res.stderr, res.exit_code
             return go
 
+        streamed = self._gpu_streamed(t0)
+        if streamed is not None:
+            return streamed
         probe, procs = self._gpu_probe, self._gpu_procs
 
         async def one(target_run: Any) -> gpu_probe.GPUSnapshot:  # GPU pids are host pids: mapped into the target
@@ -268,6 +279,29 @@ class Observer:
         self.gpu = GPUView(collected_at=snap.collected_at, duration_s=time.monotonic() - t0, snapshot=snap,
                            error=snap.error, error_layer=Layer.GPU if snap.error else None)
         self.procs.gpu_mib = gpu_probe.memory_by_container_pid(snap)
+        self._gpu_full, self._gpu_full_at = snap, time.monotonic()
+        if g.stream and self.cfg.target.runtime != "slurm" and snap.gpus:
+            self.streams.gpu_follower(g.nvidia_smi, probe.fields["query-gpu"], self.cfg.ui.refresh_interval,
+                                      on_host=g.where == "host", gpus=len(snap.gpus))
+        return self.gpu
+
+    def _gpu_streamed(self, t0: float) -> GPUView | None:
+        """This refresh from the GPU stream (:mod:`.probes.gpu.follow`): its newest sample over the
+        last full probe, while that is under ``[gpu] apps_interval`` old; None: run the full probe."""
+        g, full, fol = self.cfg.gpu, self._gpu_full, self.streams.gpu
+        if not g.stream or fol is None or full is None or self._gpu_full_at is None \
+                or time.monotonic() - self._gpu_full_at >= g.apps_interval:
+            return None
+        sample = fol.fresh()
+        if sample is None:
+            return None
+        if self.gpu.mode == "stream" and self.gpu.collected_at == sample[0]:
+            return self.gpu  # no new sample since the last refresh
+        snap = gpu_probe.merge_sample(full, fol.frame(sample[1]), sample[0])
+        if snap is None:
+            return None
+        self.gpu = GPUView(collected_at=sample[0], duration_s=time.monotonic() - t0, snapshot=snap, error=snap.error,
+                           error_layer=Layer.GPU if snap.error else None, mode="stream")
         return self.gpu
 
     async def refresh_log(self, max_bytes: int = 1 << 20) -> LogUpdate | None:
@@ -292,7 +326,7 @@ class Observer:
             v.error = "host kernel messages are read only for runtime = \"pct\""
             return v
         t0 = time.monotonic()
-        fol = self._kmsg_follower()
+        fol = self.streams.kmsg_follower()
         if fol is not None and fol.ready:  # one long-lived `dmesg --follow`: nothing runs remotely
             if self._kmsg_parsed is None or self._kmsg_parsed[0] != fol.version:
                 self._kmsg_parsed = (fol.version, kmsg_probe.parse_kmsg(fol.text()))
@@ -311,32 +345,9 @@ class Observer:
                              follow_error_layer=fol.last_death_layer if fol is not None and not fol.ready else None)
         return self.kmsg
 
-    def _kmsg_follower(self) -> KmsgFollower | None:
-        """The host's `dmesg --follow`, started on the first refresh; None where it would take a
-        channel sshd can hardly spare (under 3 channels beside the session: commands would wait for it)."""
-        slots = getattr(self.transport, "slots", None)
-        if self._kmsg_follow is None and (slots is None or slots.limit >= 3):
-            self._kmsg_follow = fol = KmsgFollower(lambda cmd: capped_lines(self.transport.stream_host(cmd)))
-            fol.start()
-            if slots is not None:  # like the host's shell: when sshd turns out to allow few channels, give it back
-                self._kmsg_yield = asyncio.ensure_future(self._kmsg_give_way(fol, slots))
-        return self._kmsg_follow
-
-    async def _kmsg_give_way(self, fol: KmsgFollower, slots: Any) -> None:
-        await slots.wait_below(3)
-        if self._kmsg_follow is fol:
-            self._kmsg_follow = None  # polled from now on (not started again while the limit stays low)
-        await fol.close()
-
     async def close(self) -> None:
-        """Stop the streams the observer keeps open (the kernel log)."""
-        fol, self._kmsg_follow = self._kmsg_follow, None
-        task, self._kmsg_yield = self._kmsg_yield, None
-        if task is not None:
-            task.cancel()
-            await asyncio.gather(task, return_exceptions=True)
-        if fol is not None:
-            await fol.close()
+        """Stop the streams the observer keeps open (the kernel log, the GPUs)."""
+        await self.streams.close()
 
     async def refresh_all(self) -> None:
         await self.refresh_procs()

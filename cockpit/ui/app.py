@@ -47,6 +47,7 @@ from .messages import (
     StageEvent,
 )
 from .metrics_keys import MetricsKeys
+from .pacing import Pacer, signature
 from .panes.gpu import GpuPane
 from .panes.history import HistoryPane
 from .panes.log import LogPane
@@ -201,15 +202,20 @@ class CockpitApp(SettingsMixin, TargetKeys, TargetSwitch, MetricsKeys, UserActio
         ui = self.cfg.ui
         self._poll("procs", self.driver.procs, lambda: ui.refresh_interval)
         self._poll("gpu", self.driver.gpu, lambda: ui.refresh_interval)
-        self._poll("log", self.driver.log, lambda: 0.1)
+        self._poll("log", self.driver.log, lambda: ui.refresh_interval)
         if self.cfg.target.runtime == "pct":
             self._poll("kmsg", self.driver.kmsg, lambda: max(10.0, ui.refresh_interval * 5))
         self._poll_history()
 
     def _poll(self, part: str, fetch: Callable[[], Any], interval: Callable[[], float]) -> Worker[None]:
+        # adaptive refresh (ui/pacing.py): calm parts back off, a slow link is not probed back to
+        # back, an action speeds everything up
+        pacer = Pacer(interval, busy=lambda: self.status_state.action is not None)
+
         async def loop() -> None:
             failures = 0
             while True:
+                t0 = time.monotonic()
                 try:
                     msg = await fetch()
                     failures = 0
@@ -221,8 +227,12 @@ class CockpitApp(SettingsMixin, TargetKeys, TargetSwitch, MetricsKeys, UserActio
                     msg = None
                 if msg is not None:
                     self.post_message(msg)
-                idle = part == "log" and (msg is None or not msg.lines)
-                await asyncio.sleep(min(30.0, interval() * (1 + failures)) if not idle else min(0.5, self.cfg.ui.refresh_interval))
+                if part == "log":
+                    await asyncio.sleep(pacer.log_wait(msg is not None and bool(msg.lines)) if not failures else min(30.0, interval() * (1 + failures)))
+                    continue
+                if msg is not None:
+                    pacer.observe(signature(msg))
+                await asyncio.sleep(pacer.wait(time.monotonic() - t0, failures))
 
         return self.run_worker(loop(), name=f"poll-{part}", group="poll", exit_on_error=False)
 
@@ -271,13 +281,18 @@ class CockpitApp(SettingsMixin, TargetKeys, TargetSwitch, MetricsKeys, UserActio
         snap_err = getattr(v.snapshot, "error", None) if v.snapshot is not None else None
         err = v.error if v.error and v.error != snap_err and "disabled in config" not in v.error else None
         # a GPU failure seen by a successful probe is GPU data, not a stale part: the pane shows it
-        self.query_one(StatusLine).update_part("gpu", v.collected_at, err, v.error_layer if err else None)
+        line = self.query_one(StatusLine)
+        line.update_part("gpu", v.collected_at, err, v.error_layer if err else None)
+        if v.snapshot is not None:
+            line.set_mode("gpu", getattr(v, "mode", "poll"))
 
     @while_mounted
     def on_kmsg_refreshed(self, msg: KmsgRefreshed) -> None:
         v = msg.view
         if v.error and "only for runtime" not in v.error:
             self.query_one(StatusLine).update_part("kernel", v.collected_at, v.error, v.error_layer)
+        elif v.collected_at is not None:
+            self.query_one(StatusLine).set_mode("kernel", "stream" if v.mode == "follow" else "poll")
 
     @while_mounted
     def on_log_batch(self, msg: LogBatch) -> None:

@@ -86,7 +86,7 @@ class LocalTransport(Transport):
         return await run_local(self.runtime.wrap(command), timeout=timeout, input=input, env=self.env)
 
     def stream(self, command: str, *, timeout: float | None = None) -> AsyncIterator[bytes]:
-        return read_stream(self._stream_channel(self.runtime.wrap(command)), timeout)
+        return read_stream(self._stream_channel(self.runtime.wrap(command), stdin=asyncio.subprocess.PIPE), timeout)
 
     def stream_host(self, command: str, *, timeout: float | None = None) -> AsyncIterator[bytes]:
         return read_stream(self._stream_channel(command, stdin=asyncio.subprocess.PIPE), timeout)
@@ -103,6 +103,8 @@ class LocalTransport(Transport):
         try:
             yield proc.stdout
         finally:
+            if proc.stdin is not None:
+                proc.stdin.close()  # its transport is closed only once every pipe is (else: at GC, maybe after the loop)
             if proc.returncode is None:
                 with contextlib.suppress(ProcessLookupError):
                     os.killpg(proc.pid, 9)

@@ -249,8 +249,10 @@ class SSHTransport(Transport):
 
     @contextlib.asynccontextmanager
     async def _stream_channel(self, command: str) -> AsyncIterator[ChunkReader]:
-        """``command`` inside the target on a channel of its own (one of the capped slots)."""
-        async with self._channel(self.runtime.wrap(command), stdin=asyncssh.DEVNULL) as proc:
+        """``command`` inside the target on a channel of its own (one of the capped slots); its stdin
+        stays open while the channel lives, so a long-lived tool can be ended when it closes
+        (:func:`.follow.wrap`)."""
+        async with self._channel(self.runtime.wrap(command), stdin=asyncssh.PIPE) as proc:
             yield proc.stdout
 
     async def reset_session(self) -> None:

@@ -102,6 +102,15 @@ def findings_text(styled: Styled, findings: list[Any], limit: int, *, advice: bo
     return t
 
 
+def set_static(widget: Any, content: Any) -> None:
+    """``widget.update(content)`` only when the content differs from what it shows: each update of
+    a ``Static`` lays the screen out again and repaints, which an idle refresh that brings the same
+    values must not cost."""
+    if getattr(widget, "_ck_shown", None) != content:
+        widget._ck_shown = content
+        widget.update(content)
+
+
 class Pane(Styled, Vertical):
     """A bordered, zoomable pane whose subtitle says how old its data is."""
 
@@ -127,7 +136,8 @@ class Pane(Styled, Vertical):
         every pane every second (most of an idle cockpit's CPU); stale data says its age, which
         then ticks.  The text is only set when it changes (each set repaints the whole pane)."""
         self.set_class(stale, "-stale")
-        when = "no data yet" if age is None else f"⚠ {fmt_age(age)} ago" if stale else "live"
+        when = ("no data yet" if age is None else f"{fmt_age(age)} ago") if stale or age is None else "live"
+        when = f"⚠ {when}" if stale else when
         self.set_subtitle(when + (f" · {note}" if note else ""))
 
     def set_subtitle(self, text: str) -> None:

@@ -20,7 +20,7 @@ from textual.widgets import Static
 from ...core.probes.gpu import NaType
 from ..format import fmt_mib, fmt_na, is_stale, one_line, spark
 from ..shown import shown
-from .base import Pane, Styled, findings_text, layer_tag
+from .base import Pane, Styled, findings_text, layer_tag, set_static
 
 __all__ = ["GpuPane", "GpuCard", "Spark", "HISTORY", "gpu_key"]
 
@@ -74,8 +74,10 @@ class Spark(Styled, Widget):
         self.values: list[float] = []
 
     def set_values(self, values: Any) -> None:
-        self.values = list(values)
-        self.refresh()
+        new, w = list(values), max(1, self.size.width)
+        if new[-w:] != self.values[-w:] or not self.values:  # what is drawn changed (the last `width` values)
+            self.refresh()
+        self.values = new
 
     def render(self) -> Text:
         return Text(spark(self.values, self.size.width), style=self.cs("txt--spark"), no_wrap=True)
@@ -137,11 +139,11 @@ class GpuCard(Styled, Vertical):
         if self.gpu is None:
             return
         g = self.gpu
-        self.query_one(".gpu-head", Static).update(self.head_text())
-        self.query_one(".gpu-util", Static).update(f"util {fmt_na(g.utilization_pct, '>3.0f', '%')}")
+        set_static(self.query_one(".gpu-head", Static), self.head_text())
+        set_static(self.query_one(".gpu-util", Static), f"util {fmt_na(g.utilization_pct, '>3.0f', '%')}")
         used, total = fmt_mib(g.memory_used_mib), fmt_mib(g.memory_total_mib)
         amount = "" if used == total == "N/A" else f" {used}/{total}"
-        self.query_one(".gpu-mem", Static).update(f"mem  {fmt_na(g.memory_pct, '>3.0f', '%')}{amount}")
+        set_static(self.query_one(".gpu-mem", Static), f"mem  {fmt_na(g.memory_pct, '>3.0f', '%')}{amount}")
         self.query_one(".gpu-util-spark", Spark).set_values(self.util)
         self.query_one(".gpu-mem-spark", Spark).set_values(self.mem)
 
@@ -207,7 +209,7 @@ class GpuPane(Pane):
         for wid, text in (("#gpu-error", self.error_text()), ("#gpu-procs", self.procs_text()),
                           ("#gpu-findings", self.findings_text())):
             w = self.query_one(wid, Static)
-            w.update(text)
+            set_static(w, text)
             w.display = bool(text.plain)  # an empty Static would still take a line
         self.tick()
 

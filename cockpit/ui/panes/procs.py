@@ -21,7 +21,7 @@ from textual.widgets import DataTable, Static
 from ...core.probes.gpu import NaType
 from ...core.probes.procs import ProcTree
 from ..format import fmt_elapsed, fmt_kib, fmt_mib, is_stale, one_line
-from .base import Pane, findings_text
+from .base import Pane, findings_text, set_static
 from .table import sync_rows
 
 __all__ = ["ProcsPane"]
@@ -181,7 +181,7 @@ class ProcsPane(Pane):
             sync_rows(self.table, self.rows(), key_column=1)
         findings = self.findings_text()
         box = self.query_one("#procs-findings", Static)
-        box.update(findings)
+        set_static(box, findings)
         box.display = bool(findings.plain)
         self.tick()
 

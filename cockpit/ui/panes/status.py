@@ -45,6 +45,9 @@ class StatusState:
     queued: bool = False
     #: the last config reload failed: the ConfigError's text (the running config stays)
     config_error: str | None = None
+    #: part → "stream" (one long-lived remote command feeds it) or "poll" (a command per refresh),
+    #: for the parts that can stream (gpu, kernel, log)
+    modes: dict[str, str] = field(default_factory=dict)
 
 
 class StatusLine(Styled, Static):
@@ -82,6 +85,18 @@ class StatusLine(Styled, Static):
         st = self.state
         st.changed, st.on_save, st.loop_state, st.queued = changed, on_save, loop_state, queued
         self.redraw()
+
+    def set_mode(self, part: str, mode: str) -> None:
+        """How ``part`` is read now: ``stream`` or ``poll`` (said on the line)."""
+        self.state.modes[part] = mode
+        self.redraw()
+
+    def modes_text(self) -> str:
+        """``stream gpu kernel · poll log`` ('' before any part said how it is read)."""
+        by: dict[str, list[str]] = {}
+        for part, mode in sorted(self.state.modes.items()):
+            by.setdefault(mode, []).append(part)
+        return " · ".join(f"{mode} {' '.join(parts)}" for mode, parts in sorted(by.items(), key=lambda kv: kv[0] != "stream"))
 
     def set_config_error(self, error: str | None) -> None:
         self.state.config_error = error
@@ -139,6 +154,10 @@ class StatusLine(Styled, Static):
             # fresh data says ● (live), not an age that ticks: a line that changes every second
             # repaints every second, the most an idle cockpit spends; stale data shows its age
             t.append(f"{part} ⚠{fmt_age(age)}" if stale else f"{part} ●", style=self.cs("txt--stale") if stale else self.cs("txt--fresh"))
+        modes = self.modes_text()
+        if modes:
+            t.append_text(sep)
+            t.append(modes, style=self.cs("txt--dim"))
         if st.action:
             t.append_text(sep)
             since = "" if st.action_since is None else f" {fmt_age(now - st.action_since)}"

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from .command import APP_FIELDS, GPU_FIELDS, GpuField, core_fields, gpu_query_command
 from .fallback import GpuProbe, Runner
+from .follow import GpuFollower, merge_sample
 from .memory import unaccounted_memory
 from .model import GPU, GPUProcess, GPUSnapshot, jsonable
 from .owners import FD_SCAN, HOST_QUERY, TARGET_QUERY, apply_fdscan, map_processes, memory_by_container_pid
@@ -39,6 +40,8 @@ from .procmap import PidInfo, PidTable, container_of_cgroup, fdscan_command, par
 from .values import NA, NaType, is_na, parse_value
 
 __all__ = [
+    "GpuFollower",
+    "merge_sample",
     "NaType",
     "NA",
     "is_na",

@@ -1,0 +1,82 @@
+"""Adaptive refresh: how long each poll loop waits before its next refresh.
+
+A fixed period costs the same whether anything happens or not; cockpit stays open all day.
+:class:`Pacer` waits
+
+* the configured period while things change, and up to ``max_factor`` times it once the part has
+  looked the same ``calm_after`` times in a row (the process table of an idle container), never so
+  long that the status line would call the data stale (three periods);
+* at least ``1 / duty`` times what the last refresh took (four times, by default), so a slow
+  link (a refresh that takes 0.8 s) is not probed back to back;
+* a quarter of the period (at least ``fast_s``) while an action runs (a relaunch, a reboot):
+  that is when the screen must keep up;
+* longer after failures (the period times ``1 + failures``, 30 s at most).
+
+The log has its own rhythm (:meth:`Pacer.log_wait`): 0.1 s while lines flow, half a second for a
+while after the last one, then the period.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["Pacer", "signature"]
+
+
+@dataclass
+class Pacer:
+    """The wait before the next refresh of one part (see the module doc)."""
+
+    period: Callable[[], float]
+    busy: Callable[[], bool] = field(default=lambda: False)
+    max_factor: float = 2.0
+    calm_after: int = 3
+    #: the most of the time a part may spend refreshing on a slow link
+    duty: float = 0.25
+    fast_s: float = 0.25
+    cap_s: float = 30.0
+    unchanged: int = 0
+    _last: Any = None
+
+    def observe(self, sig: Any) -> bool:
+        """Record this refresh's signature; True when it differs from the last one."""
+        changed = bool(sig != self._last)
+        self._last = sig
+        self.unchanged = 0 if changed else self.unchanged + 1
+        return changed
+
+    def wait(self, took_s: float = 0.0, failures: int = 0) -> float:
+        p = max(0.05, self.period())
+        if failures:
+            return min(self.cap_s, p * (1 + failures))
+        if self.busy():
+            return max(self.fast_s, p / 4, took_s / self.duty)
+        factor = 1.0
+        if self.unchanged >= self.calm_after:
+            factor = min(self.max_factor, 1.0 + 0.25 * (self.unchanged - self.calm_after + 1))
+        return min(self.cap_s, max(p * factor, took_s / self.duty))
+
+    def log_wait(self, got_lines: bool) -> float:
+        """After a log refresh: 0.1 s while lines flow; 0.5 s for 10 quiet tries; then the period
+        (a quarter of it while an action runs)."""
+        self.unchanged = 0 if got_lines else self.unchanged + 1
+        if got_lines:
+            return 0.1
+        p = max(0.1, self.period())
+        if self.busy():
+            return min(0.5, p / 4)
+        return min(0.5, p) if self.unchanged <= 10 else p
+
+
+def signature(msg: Any) -> Any:
+    """What makes a refresh *different* for pacing: for the process table, the set of processes and
+    their states, the findings and the error (CPU and memory figures move on every refresh and do
+    not count); for anything else the message's view as a whole (always different: no calming)."""
+    view = getattr(msg, "view", None)
+    procs = getattr(view, "procs", None)
+    if procs is None:
+        return object()
+    return (frozenset((p.pid, getattr(p, "stat", "")) for p in procs),
+            tuple(getattr(f, "kind", "") for f in getattr(view, "findings", [])), getattr(view, "error", None))
