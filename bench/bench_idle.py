@@ -72,6 +72,22 @@ def measure(lab: Lab, root: Path, interval: float, seconds: float, warm: float, 
         subprocess.run([sys.executable, "-m", "cockpit", "stop", "-c", str(cfg)], env=env, capture_output=True, timeout=60)
 
 
+def run(seconds: float, warm: float, interval: float | None = None, profile: str | None = None) -> tuple[float, dict[str, float], dict[str, float]]:
+    """(interval, figures at that refresh, figures at 60 s: the baseline), measured in one lab."""
+    from cockpit.config_sections import UIConfig  # noqa: PLC0415
+
+    interval = interval or UIConfig().refresh_interval
+    root = Path(tempfile.mkdtemp(prefix="cockpit-idle-"))
+    try:
+        with Lab() as lab:
+            lab.add_container(200)
+            now = measure(lab, root, interval, seconds, warm, profile)
+            base = measure(lab, root, 60.0, seconds, warm, None)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    return interval, now, base
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--seconds", type=float, default=30)
@@ -79,15 +95,7 @@ def main() -> None:
     ap.add_argument("--interval", type=float, default=None, help="refresh interval (default: the config default)")
     ap.add_argument("--profile")
     a = ap.parse_args()
-    from cockpit.config_sections import UIConfig  # noqa: PLC0415
-
-    interval = a.interval or UIConfig().refresh_interval
-    root = Path(tempfile.mkdtemp(prefix="cockpit-idle-"))
-    with Lab() as lab:
-        lab.add_container(200)
-        now = measure(lab, root, interval, a.seconds, a.warm, a.profile)
-        base = measure(lab, root, 60.0, a.seconds, a.warm, None)
-    shutil.rmtree(root, ignore_errors=True)
+    interval, now, base = run(a.seconds, a.warm, a.interval, a.profile)
     print(f"TUI idle against the lab, {a.seconds:g} s quiet window after {a.warm:g} s warm-up")
     print(f"{'':<34}{'refresh ' + format(interval, 'g') + ' s':>16}{'refresh 60 s':>16}")
     print(f"{'CPU, % of one core':<34}{now['cpu_pct']:>16.2f}{base['cpu_pct']:>16.2f}")

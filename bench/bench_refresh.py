@@ -52,6 +52,11 @@ async def main(n: int, fresh_n: int | None = None) -> dict[str, float]:
         from cockpit.core.probes import kmsg as kmsg_probe
         from tests.lab.util import await_for
         await await_for(lambda: obs.streams.kmsg is not None and obs.streams.kmsg.ready, 15, "the kernel-log stream")
+        await await_for(lambda: obs.streams.gpu is not None and obs.streams.gpu.fresh() is not None, 15, "the GPU stream")
+
+        async def gpu_polled() -> None:
+            obs._gpu_full_at = None  # the full probe, as every refresh ran it before the stream (and every apps_interval now)
+            await obs.refresh_gpu()
 
         async def ps_watched() -> None:
             procs_probe.parse_ps((await eng.transport.run(PS_COMMAND, timeout=10)).stdout)
@@ -60,10 +65,11 @@ async def main(n: int, fresh_n: int | None = None) -> dict[str, float]:
             kmsg_probe.parse_kmsg((await eng.transport.run_host(kmsg_probe.kmsg_command(), timeout=15)).stdout)
 
         parts: dict[str, list[float]] = {"processes": [], "gpu": [], "log": [], "kernel": [], "full refresh": [],
-                                         "before: processes, watched": [], "before: kernel, polled": []}
+                                         "before: processes, watched": [], "before: kernel, polled": [], "before: gpu, polled": []}
         for _ in range(n):
             for name, fn in (("processes", obs.refresh_procs), ("gpu", obs.refresh_gpu), ("log", obs.refresh_log), ("kernel", obs.refresh_kmsg),
-                             ("before: processes, watched", ps_watched), ("before: kernel, polled", kmsg_polled)):
+                             ("before: processes, watched", ps_watched), ("before: kernel, polled", kmsg_polled),
+                             ("before: gpu, polled", gpu_polled)):
                 t0 = time.perf_counter()
                 await fn()
                 parts[name].append(time.perf_counter() - t0)
@@ -71,6 +77,7 @@ async def main(n: int, fresh_n: int | None = None) -> dict[str, float]:
             await obs.refresh_all()
             parts["full refresh"].append(time.perf_counter() - t0)
         assert obs.kmsg.mode == "follow", obs.kmsg.to_dict()
+        assert obs.gpu.mode == "stream", obs.gpu.to_dict()
         procs = len(obs.procs.procs)
         lines = len(obs.log.follower.ring) if obs.log.follower else 0
 

@@ -124,6 +124,14 @@ def log_pane(quick: bool) -> list[Row]:
             Row("log pane", "screen shows the last line after the job", f["caught_ms"] if f["caught_ms"] is not None else float("nan"), "ms", None)]
 
 
+def idle(quick: bool) -> list[Row]:
+    from bench import bench_idle
+
+    interval, now, base = bench_idle.run(10 if quick else 60, 6 if quick else 10)
+    return [Row("idle", f"TUI CPU idle against the lab, refresh {interval:g} s", now["cpu_pct"], "%", base["cpu_pct"], "the same, refresh 60 s"),
+            Row("idle", "TUI RSS growth over the window", now["rss1_mib"] - now["rss0_mib"], "MiB", None)]
+
+
 def log_search(quick: bool) -> list[Row]:
     import argparse
 
@@ -171,6 +179,7 @@ BENCHES: dict[str, Callable[[bool], list[Row]]] = {
     "fate": fate,
     "stall": stall,
     "log_pane": log_pane,
+    "idle": idle,
     "log_search": log_search,
     "slurm": slurm,
     "targets": targets,

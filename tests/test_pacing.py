@@ -1,0 +1,47 @@
+"""Adaptive refresh (cockpit/ui/pacing.py): calm parts back off, never past the stale line; a slow
+link is not probed back to back; an action speeds polls up; failures slow them; the log's rhythm."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from cockpit.ui.format import is_stale
+from cockpit.ui.pacing import Pacer, signature
+
+
+def _procs(*pairs: tuple[int, str], cpu: float = 0.0) -> SimpleNamespace:
+    return SimpleNamespace(view=SimpleNamespace(procs=[SimpleNamespace(pid=p, stat=s, pcpu=cpu) for p, s in pairs], findings=[], error=None))
+
+
+def test_a_calm_process_table_backs_off_but_never_looks_stale() -> None:
+    p = Pacer(lambda: 2.0)
+    waits = []
+    for i in range(12):
+        p.observe(signature(_procs((1, "S"), (42, "R"), cpu=float(i))))  # CPU moves: not a change
+        waits.append(p.wait())
+    assert waits[0] == 2.0 and max(waits) == 4.0 and waits == sorted(waits)
+    assert not is_stale(max(waits), 2.0)  # the status line's stale line is three periods
+    p.observe(signature(_procs((1, "S"), (42, "Z"))))  # a state changed: back to the period at once
+    assert p.wait() == 2.0
+
+
+def test_slow_link_busy_and_failures() -> None:
+    busy = [False]
+    p = Pacer(lambda: 2.0, busy=lambda: busy[0])
+    assert p.wait(took_s=0.9) == 3.6  # a 0.9 s refresh: at most a quarter of the time refreshing
+    busy[0] = True
+    assert p.wait() == 0.5  # an action runs: four times as often
+    busy[0] = False
+    assert p.wait(failures=2) == 6.0 and p.wait(failures=100) == 30.0
+
+
+def test_the_log_polls_fast_while_lines_flow_then_settles_to_the_period() -> None:
+    p = Pacer(lambda: 2.0)
+    assert p.log_wait(True) == 0.1
+    quiet = [p.log_wait(False) for _ in range(12)]
+    assert quiet[:10] == [0.5] * 10 and quiet[-1] == 2.0
+    assert p.log_wait(True) == 0.1 and p.log_wait(False) == 0.5
+
+
+def test_signature_other_parts_always_differ() -> None:
+    assert signature(SimpleNamespace(view=None)) != signature(SimpleNamespace(view=None))
