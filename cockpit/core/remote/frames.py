@@ -44,7 +44,10 @@ no ``exec``, ``cd``, ``set``, ``trap``, ``umask``, ``alias``, no redirection of 
 fds, and no variables named ``__ck*``; its own variables are best declared ``local`` (they would
 persist otherwise).  ``exit N`` is turned into ``return N`` (an alias defined around the function
 body, honoured by dash, busybox ash and bash as ``sh``); where aliases are not expanded an
-``exit`` ends the session, which is then reported and rebuilt like any other death.
+``exit`` ends the session, which is then reported and rebuilt like any other death.  Past its
+deadline the session is abandoned and rebuilt like a ``cheap`` one's, but nothing kills the old
+shell: over SSH it ends when it next writes to the closed channel, so an inline command that
+never ends (a contract breach) keeps that shell running.
 """
 
 from __future__ import annotations
