@@ -24,26 +24,29 @@ Where a frame's time goes (dash 0.5.12 on the 2-core test VM, each piece timed a
     the same on a file with data, tmpfs                         ~18 us
     the same on a file with data, ext4 (auto_da_alloc flushes)  ~370 us
     [ -s FILE ], a printf of a header, an assignment            5-10 us
-    printf '%.33554432s' (huge precision: glibc mallocs, untouched) ~5 us, like plain '%s'
+    printf '%.33554432s' of a short string (no allocation, strace) ~5 us, like plain '%s'
     IFS= read -r line, per byte (dash reads one byte per read(2)) ~0.6 us
-    a bare `echo` written to the shell and read back over SSH  ~400-550 us (the floor)
+    a bare `echo` written to the shell and read back over SSH  ~400-550 us (the floor; asyncssh
+        sends an SSH_MSG_IGNORE before every data packet: two socket sends per write, ~0.2 ms)
 
 So a ``CHEAP`` frame is the floor plus one fork (and the Python side: one deadline per frame, not
 one per read); separate ``printf``s cost nothing measurable (the reader takes what has arrived).
 The huge printf precision is not a cost.  A ``WATCHED`` frame paid two ``wc`` and two ``head``
 even for empty output: now only for a stream that has bytes.  An ``INLINE`` frame pays no fork:
-the floor plus ~30 us, plus ~0.6 us per byte of output; past ~500 bytes a fork would be cheaper,
+the floor plus ~50 us of shell (its three redirects ~20 us, reading back two empty files ~25 us),
+plus ~0.6 us per byte of output; past ~500 bytes a fork would be cheaper,
 which is why ``INLINE`` is for tiny answers (``kill -0``, one ``read`` of ``/proc/PID/stat``).
 Its scratch files live on ``/dev/shm`` when it is writable: on a disk ``/tmp`` (ext4, as in most
-LXC containers) truncating a file that has data forces a writeback, ~370 us per frame.
+LXC containers) truncating a file that has data forces a writeback, ~370 us per frame.  (A job's
+``/dev/shm`` is shared with it: what an inline command prints stays there until the next frame.)
 
 The ``INLINE`` contract (the caller's side): the command cannot block (shell built-ins, reads of
 ``/proc``), prints little text (a NUL byte is dropped; stdout and stderr are each cut at
-:data:`INLINE_MAX` bytes, at a line end, with a mark), and leaves the session shell as it found it:
+:data:`INLINE_MAX` bytes, at the end of the line that crosses it, with a mark), and leaves the session shell as it found it:
 no ``exec``, ``cd``, ``set``, ``trap``, ``umask``, ``alias``, no redirection of the shell's own
 fds, and no variables named ``__ck*``; its own variables are best declared ``local`` (they would
 persist otherwise).  ``exit N`` is turned into ``return N`` (an alias defined around the function
-body, honoured by dash, busybox ash and bash as ``sh``); where aliases are not expanded an
+body, honoured by dash and by bash as ``sh``, i.e. in POSIX mode); where aliases are not expanded an
 ``exit`` ends the session, which is then reported and rebuilt like any other death.  Past its
 deadline the session is abandoned and rebuilt like a ``cheap`` one's, but nothing kills the old
 shell: over SSH it ends when it next writes to the closed channel, so an inline command that
