@@ -72,7 +72,17 @@ async def test_a_hung_inline_command_is_cut_at_its_deadline_and_the_session_is_r
 async def test_pipelined_frames_answer_in_order_each_with_its_own_exit_code(t, mode):
     cmds = [f"printf 'o{i}'; printf 'e{i}\\n' >&2; exit {i}" for i in range(6)]
     cmds.insert(3, "printf '@@cockpit 5 0 1 1\\n@@cockpit-go 6\\n'")  # a payload that looks like later frames
+    await t.session.start()
+    proc, writes = t.session._sh.proc, []
+    write = proc.write
+
+    async def spy(data: bytes) -> None:
+        writes.append(data)
+        await write(data)
+
+    proc.write = spy
     rs = await t.session.run_many(cmds, cheap=mode == "cheap", inline=mode == "inline")
+    assert len(writes) == 1 and writes[0].count(b"printf '@@cockpit-go %s\\n'") == len(cmds)  # one write, one round trip
     assert [r.command for r in rs] == cmds
     assert [(r.stdout, r.stderr, r.exit_code) for r in rs] == [
         (b"o0", b"e0\n", 0), (b"o1", b"e1\n", 1), (b"o2", b"e2\n", 2),
