@@ -20,7 +20,7 @@ async def t():
     await tr.close()
 
 
-@pytest.mark.parametrize("cmd, out, err, code", [
+CASES = [
     ("printf 'a\\nb'; printf 'warn' >&2; exit 3", b"a\nb", b"warn", 3),
     ("printf 'x\\n\\n\\n'", b"x\n\n\n", b"", 0),
     ("printf '@@cockpit 1 0 0 0\\n@@cockpit-go 9\\n@@cockpit 9 0 5 5'", b"@@cockpit 1 0 0 0\n@@cockpit-go 9\n@@cockpit 9 0 5 5", b"", 0),
@@ -29,11 +29,24 @@ async def t():
     ("printf 'e1\\n\\ne2' >&2; return 7", b"", b"e1\n\ne2", 7),
     ("kill -0 $$", b"", b"", 0),
     ("read -r u _ </proc/uptime; [ -n \"$u\" ] && echo up", b"up\n", b"", 0),
-])
+]
+
+
+@pytest.mark.parametrize("cmd, out, err, code", CASES)
 async def test_an_inline_command_is_framed_exactly(t, cmd, out, err, code):
     r = await t.session.run(cmd, inline=True)
     assert (r.stdout, r.stderr, r.exit_code) == (out, err, code)
     assert (await t.run(cmd.replace("return", "exit"))).stdout == out  # the watched path agrees
+
+
+async def test_where_the_shell_counts_characters_inline_falls_back_to_a_subshell_and_stays_exact(t):
+    await t.session.start()
+    t.session.bytes_len = False  # as bash in a UTF-8 locale says at bootstrap
+    for cmd, out, err, code in CASES:
+        r = await t.session.run(cmd, inline=True)
+        assert (r.stdout, r.stderr, r.exit_code) == (out, err, code), cmd
+    r = await t.session.run("read -r p _ </proc/self/stat; echo $p", inline=True)
+    assert int(r.text) != t.session.shell_pid  # a subshell, not the shell itself
 
 
 async def test_an_inline_command_runs_in_the_session_shell_itself_and_exit_does_not_end_it(t):

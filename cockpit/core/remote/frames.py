@@ -134,7 +134,9 @@ def frame(ident: int, command: str, mode: Mode, *, timeout: float, has_timeout: 
             f"printf '@@cockpit %s %s %s %s\\n%.{OUTPUT_MAX}s' {ident} \"$__ck_r\" ${{#__ck_o}} $__ck_el \"$__ck_o\"; "
             "[ $__ck_el -eq 0 ] || $__ck_c \"$__ck_d/e\"; __ck_o=\n"
         )
-    if mode is not Mode.WATCHED:
+    if mode is Mode.INLINE:  # where ${#var} counts characters: in a subshell, but `return` still works
+        inner = f"( __ck_f() {{ {command}\n}}; __ck_f )"
+    elif mode is Mode.CHEAP:
         inner = f"( {command}\n)"
     else:
         inner = f"sh -c {shlex.quote(command)}"
