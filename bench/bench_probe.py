@@ -6,8 +6,11 @@ same run:
 * baseline: ``ssh -p PORT root@127.0.0.1 pct exec 200 -- true`` as a fresh OpenSSH process each
   time (what the seed story did for every check);
 * a new channel per probe on an open asyncssh connection (``conn.run("pct exec 200 -- true")``);
-* cockpit's persistent framed session (``transport.run("true")``), watched (``timeout`` + ``sh -c``)
-  and cheap (``cheap=True``: a subshell of the session shell, no watchdog forked);
+* cockpit's persistent framed session (``transport.run("true")``), watched (``timeout`` + ``sh -c``),
+  cheap (``cheap=True``: a subshell of the session shell, no watchdog forked) and inline
+  (``session.run(..., inline=True)``: in the session shell itself, no fork);
+* a small real answer inline and cheap: ``read -r`` of ``/proc/self/stat`` (about 300 bytes);
+* pipelined: :data:`PIPE` inline probes written in one go (``session.run_many``), per probe;
 * the floor: a bare ``echo`` written to the same open session shell and its line read back;
 * the process probe (``PS_COMMAND``) watched and cheap.
 
@@ -33,6 +36,11 @@ from cockpit.config import load_config  # noqa: E402
 from cockpit.core.probes.procs import PS_COMMAND  # noqa: E402
 from cockpit.core.remote import make_transport  # noqa: E402
 from tests.lab import Lab  # noqa: E402
+
+#: probes per round trip in the pipelined rows
+PIPE = 10
+#: a small real answer: the session shell's own /proc/PID/stat, read with a built-in
+STAT = 'read -r x </proc/self/stat; printf "%s\\n" "$x"'
 
 
 def pct(xs: list[float], q: float) -> float:
@@ -69,8 +77,10 @@ async def main(n: int) -> None:
             chan.append(time.perf_counter() - t0)
 
         await tr.run("true")  # start the session
-        sess, cheap, bare, ps_w, ps_c = [], [], [], [], []
-        sh = tr.session._sh  # the floor: one bare command written to the same shell, its line read back
+        session = tr.session
+        sess, cheap, inline, bare, ps_w, ps_c = [], [], [], [], [], []
+        stat_c, stat_i, pipe_i, pipe_c = [], [], [], []
+        sh = session._sh  # the floor: one bare command written to the same shell, its line read back
         assert sh is not None
         for _ in range(n):  # interleaved, so a loaded machine weighs on every figure alike
             t0 = time.perf_counter()
@@ -81,6 +91,26 @@ async def main(n: int) -> None:
             r = await tr.run("true", cheap=True)
             cheap.append(time.perf_counter() - t0)
             assert r.exit_code == 0
+            t0 = time.perf_counter()
+            r = await session.run("true", inline=True)
+            inline.append(time.perf_counter() - t0)
+            assert r.exit_code == 0
+            t0 = time.perf_counter()
+            r = await session.run(STAT, cheap=True)
+            stat_c.append(time.perf_counter() - t0)
+            assert r.exit_code == 0 and r.stdout.endswith(b"\n")
+            t0 = time.perf_counter()
+            r = await session.run(STAT, inline=True)
+            stat_i.append(time.perf_counter() - t0)
+            assert r.exit_code == 0 and r.stdout.endswith(b"\n")
+            t0 = time.perf_counter()
+            rs = await session.run_many(["true"] * PIPE, inline=True)
+            pipe_i.append((time.perf_counter() - t0) / PIPE)
+            assert all(r.exit_code == 0 for r in rs)
+            t0 = time.perf_counter()
+            rs = await session.run_many(["true"] * PIPE, cheap=True)
+            pipe_c.append((time.perf_counter() - t0) / PIPE)
+            assert all(r.exit_code == 0 for r in rs)
             t0 = time.perf_counter()
             await sh.proc.write(b"echo @@bare\n")
             assert (await sh.reader.readline(64)) == b"@@bare\n"
@@ -102,6 +132,11 @@ async def main(n: int) -> None:
     show("new channel on an open connection", chan, base)
     show("persistent framed session, watched", sess, base)
     show("persistent framed session, cheap=True", cheap, base)
+    show("persistent framed session, inline=True", inline, base)
+    show("/proc/PID/stat read, cheap=True", stat_c, base)
+    show("/proc/PID/stat read, inline=True", stat_i, base)
+    show(f"{PIPE} pipelined probes, inline, per probe", pipe_i, base)
+    show(f"{PIPE} pipelined probes, cheap, per probe", pipe_c, base)
     show("floor: bare `echo` over the same shell", bare, base)
     show("process probe, watched", ps_w, base)
     show("process probe, cheap=True (what refresh uses)", ps_c, base)
