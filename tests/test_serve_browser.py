@@ -154,7 +154,9 @@ async def test_the_page_shows_the_panes_and_no_action_key_acts(served, tmp_path)
                 # a key that is not an action works: the help opens (keys do reach the app)
                 await cdp.key("?")
                 await await_for(lambda: _has(cdp, ("cockpit help",)), 30, "the help screen")
-                await cdp.key("Escape")
+                mark = len(await cdp.screen())
+                await cdp.key("Escape")  # closed once the panes are drawn again (a loaded machine is slow to)
+                await await_for(lambda: _after(cdp, mark, "processes [1]"), 30, "the help to close")
                 before = len(await cdp.screen())
                 # the action keys: attempt, deploy, stop, reboot; then the help again as a marker
                 for k in ("t", "D", "S", "R"):

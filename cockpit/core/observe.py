@@ -12,6 +12,7 @@ at a time per part: polls never overlap) and renders the resulting plain data.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -165,6 +166,8 @@ class Observer:
         self.streams = Streams(transport)
         #: the last full GPU probe's snapshot and its monotonic time (the streamed samples lie over it)
         self._gpu_full: gpu_probe.GPUSnapshot | None = None
+        #: set when the followed log changes (a new attempt): a wait on the old one returns
+        self._log_switch: asyncio.Event | None = None
         self._gpu_full_at: float | None = None
         self._kmsg_parsed: tuple[int, kmsg_probe.KmsgReport] | None = None
 
@@ -177,7 +180,10 @@ class Observer:
             self.follow(log_path)
 
     def follow(self, path: str) -> None:
-        """Start following ``path`` (a new attempt's log) from its beginning."""
+        """Start following ``path`` (a new attempt's log) from its beginning (a wait on the old one ends)."""
+        if self._log_switch is not None:
+            self._log_switch.set()
+            self._log_switch = None
         self.log = LogView(path=path, follower=LogFollowerState(
             path, ring=LogRing(self.cfg.ui.log_lines), classifier=Classifier(user=self.signatures), initial_tail_bytes=None))
 
@@ -197,9 +203,8 @@ class Observer:
         tree = procs_probe.ProcTree(procs)
         members = procs_probe.job_members(tree, self.job_pids, self.job_pgid)
         own = procs_probe.own_processes(tree, self._session_shell_pid(), exclude=members)
-        gpu_stream = self.streams.gpu
-        if gpu_stream is not None and gpu_stream.ready and self.cfg.gpu.where != "host":  # it runs in the target too
-            own |= procs_probe.own_processes(tree, gpu_stream.shell_pid, exclude=members)
+        for shell in self._stream_shells():  # the streams that run in the target are cockpit's too
+            own |= procs_probe.own_processes(tree, shell, exclude=members)
         findings = procs_probe.analyse(procs, job_pids=self.job_pids, job_pgid=self.job_pgid,
                                        job_command=self.cfg.job.command or None, own_pids=own,
                                        engine=self.cfg.target.runtime if self.cfg.target.runtime in ("docker", "podman") else None)
@@ -231,6 +236,16 @@ class Observer:
                                bad_lines=[b for n in nodes for b in n.bad_lines], job_pids={p for n in nodes for p in n.job_pids},
                                nodes=[n.node for n in nodes])
         return self.procs
+
+    def _stream_shells(self) -> list[int]:
+        """Pids (the target's view) of the stream shells that run in the target now."""
+        out = []
+        gpu, waker = self.streams.gpu, self.streams.log
+        if gpu is not None and gpu.ready and gpu.shell_pid and self.cfg.gpu.where != "host":
+            out.append(gpu.shell_pid)
+        if waker is not None and waker.shell_pid:
+            out.append(waker.shell_pid)
+        return out
 
     def _session_shell_pid(self) -> int | None:
         """The pid of the shell that ran the last probe (transports without a session: None)."""
@@ -318,6 +333,31 @@ class Observer:
         upd = f.apply(res.stdout, time.time())
         v.collected_at, v.error, v.error_layer, v.duration_s = time.time(), None, None, time.monotonic() - t0
         return upd
+
+    async def wait_log(self, timeout: float) -> str:
+        """Wait for the followed log to change without polling it (:mod:`.probes.log_waker`):
+        ``changed`` (poll it now), ``quiet`` (``tail -F`` watched it for ``timeout`` s and saw
+        nothing: the view is fresh as of now), or ``poll`` (no remote wait here: poll as usual)."""
+        f = self.log.follower
+        waker = self.streams.log_waker() if f is not None and f.exists is not False else None
+        if f is None or waker is None:
+            return "poll"
+        switch = self._log_switch = self._log_switch or asyncio.Event()
+        waiting = asyncio.ensure_future(waker.wait(f.path, f.offset, timeout))
+        switched = asyncio.ensure_future(switch.wait())
+        try:
+            done, _ = await asyncio.wait({waiting, switched}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for t in (waiting, switched):
+                t.cancel()
+            await asyncio.gather(waiting, switched, return_exceptions=True)
+        if switched in done or (waiting in done and not waiting.cancelled() and waiting.result()):
+            return "changed"
+        if not waker.usable:
+            return "poll"
+        if self.log.follower is f:
+            self.log.collected_at = time.time()
+        return "quiet"
 
     async def refresh_kmsg(self) -> KmsgView:
         """Host kernel messages (pct only: dmesg is not readable inside a container)."""

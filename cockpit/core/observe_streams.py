@@ -12,6 +12,7 @@ stream             what it replaces                            slots it needs (l
 =================  ==========================================  =========================
 kernel log         ``dmesg`` on a new host channel each poll   3
 GPUs               nvidia-smi (and a shell) every refresh      4
+job log (quiet)    the log probe every 0.5 s while it is quiet 5 (only while armed)
 =================  ==========================================  =========================
 
 :meth:`Streams.modes` says, per part, ``stream`` or ``poll`` and why (the status line shows it).
@@ -25,6 +26,7 @@ from typing import Any
 
 from .probes.gpu.follow import GpuFollower
 from .probes.kmsg.follow import KmsgFollower
+from .probes.log_waker import LogWaker
 from .remote.base import Transport
 from .remote.follow import StreamFollower
 from .remote.lines import capped_lines
@@ -32,7 +34,7 @@ from .remote.lines import capped_lines
 __all__ = ["Streams", "NEED"]
 
 #: stream → the slot limit it needs (see the module doc)
-NEED = {"kmsg": 3, "gpu": 4}
+NEED = {"kmsg": 3, "gpu": 4, "log": 5}
 
 
 class Streams:
@@ -42,6 +44,7 @@ class Streams:
         self.transport = transport
         self.kmsg: KmsgFollower | None = None
         self.gpu: GpuFollower | None = None
+        self.log: LogWaker | None = None
         self._gpu_key: tuple[Any, ...] | None = None
         #: stream → why it is not used (gave its channel back); kept for modes()
         self.gave_way: dict[str, str] = {}
@@ -97,6 +100,15 @@ class Streams:
             self.gpu.gpus = gpus
         return self.gpu
 
+    # -- the job's log while it is quiet (`tail -F`, armed until it changes) ----------------------
+    def log_waker(self) -> LogWaker | None:
+        """The log waker where there is room for its channel (None: poll the quiet log)."""
+        if not self._room("log"):
+            return None
+        if self.log is None:
+            self.log = LogWaker(self.transport.stream)
+        return self.log if self.log.usable else None
+
     def modes(self) -> dict[str, tuple[str, str]]:
         """part → (``stream`` | ``poll``, why it is polled: "" when streamed)."""
         out: dict[str, tuple[str, str]] = {}
@@ -108,6 +120,8 @@ class Streams:
                 out[name] = ("poll", fol.last_death or fol.state)
             elif name in self.gave_way:
                 out[name] = ("poll", self.gave_way[name])
+        if self.log is not None:
+            out["log"] = ("stream", "") if self.log.usable else ("poll", self.log.last_error or "tail -F unsupported")
         return out
 
     async def close(self) -> None:

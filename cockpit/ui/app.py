@@ -228,13 +228,31 @@ class CockpitApp(SettingsMixin, TargetKeys, TargetSwitch, MetricsKeys, UserActio
                 if msg is not None:
                     self.post_message(msg)
                 if part == "log":
-                    await asyncio.sleep(pacer.log_wait(msg is not None and bool(msg.lines)) if not failures else min(30.0, interval() * (1 + failures)))
+                    await self._log_pause(pacer, msg, failures)
                     continue
                 if msg is not None:
                     pacer.observe(signature(msg))
                 await asyncio.sleep(pacer.wait(time.monotonic() - t0, failures))
 
         return self.run_worker(loop(), name=f"poll-{part}", group="poll", exit_on_error=False)
+
+    async def _log_pause(self, pacer: Pacer, msg: Any, failures: int) -> None:
+        """Between two log polls: 0.1 s while lines flow; a short wait for a while after; then, on
+        a quiet log, a remote ``tail -F`` that returns when it changes (no polling at all), each
+        quiet stretch of it posted as a fresh view."""
+        period = self.cfg.ui.refresh_interval
+        if failures:
+            await asyncio.sleep(min(30.0, period * (1 + failures)))
+            return
+        wait = pacer.log_wait(msg is not None and bool(msg.lines))
+        if wait < period:
+            await asyncio.sleep(wait)
+            return
+        while True:
+            quiet = await self.driver.log_wait(max(10.0, period * 2.5))
+            if quiet is None:
+                return  # it changed, or cannot be waited for here: poll
+            self.post_message(quiet)
 
     @work(group="poll", exit_on_error=False, name="poll-history")
     async def _poll_history(self) -> None:
@@ -300,6 +318,9 @@ class CockpitApp(SettingsMixin, TargetKeys, TargetSwitch, MetricsKeys, UserActio
         v = msg.view
         if v is not None:
             self.query_one(StatusLine).update_part("log", v.collected_at, v.error, v.error_layer)
+        waker = getattr(getattr(self.driver.observer, "streams", None), "log", None)
+        if waker is not None:  # a quiet log is waited on by a remote tail -F (or polled where it cannot be)
+            self.query_one(StatusLine).set_mode("log", "stream" if waker.usable else "poll")
 
     def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information", timeout: float | None = None,
                markup: bool = False) -> None:

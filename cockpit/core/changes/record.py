@@ -126,6 +126,9 @@ def record_attempt_changes(
             atomic_write(jd / "diffs" / f"attempt-{attempt_id}.json", json.dumps(d, indent=1).encode(), root=jd)
             journal.record_diff(attempt_id, d["files"], d["added"], d["removed"], d["diff_path"])
         d["raced"] = man.get("raced", [])
+        from .gc import maybe_collect  # noqa: PLC0415 - once a day: objects nothing names any more
+
+        maybe_collect(jd)
     except OSError as e:
         d = {"attempt": attempt_id, "base": None, "files": [], "added": 0, "removed": 0, "changes": [], "diff_path": None,
              "error": f"could not record the changes: {e}"}
