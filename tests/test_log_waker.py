@@ -103,5 +103,5 @@ async def test_a_tail_without_follow_is_polled() -> None:
         yield b"@@cockpit-log exit 1\n"
 
     w = LogWaker(refusing)
-    assert await w.wait("/w/train.log", 0, 5) is False
+    assert await w.wait("/w/train.log", 0, 5) == "error"
     assert w.state == "unsupported" and not w.usable and "status 1" in (w.last_error or "")

@@ -45,3 +45,27 @@ def test_the_log_polls_fast_while_lines_flow_then_settles_to_the_period() -> Non
 
 def test_signature_other_parts_always_differ() -> None:
     assert signature(SimpleNamespace(view=None)) != signature(SimpleNamespace(view=None))
+
+
+async def test_the_tui_log_loop_does_not_spin_without_a_log(tmp_path) -> None:
+    """A regression: with no log followed, the quiet phase must sleep, not poll back to back."""
+    import asyncio
+
+    from cockpit.ui.app import create_app
+    from tests.test_ui_support import local_config, make_engine
+
+    cfg = local_config(tmp_path)
+    engine = make_engine(cfg)
+    app = create_app(cfg, engine=engine, refresh=True)
+    app.owns_engine = True
+    calls = []
+    real = app.driver.log
+
+    async def counted(*a, **kw):
+        calls.append(1)
+        return await real(*a, **kw)
+
+    app.driver.log = counted  # type: ignore[method-assign]
+    async with app.run_test(size=(120, 40)):
+        await asyncio.sleep(7.0)  # the quiet phase starts after 10 polls at 0.5 s
+    assert 5 <= len(calls) <= 20, len(calls)  # 0.5 s apart for 5 s, then the period (1 s): about 12

@@ -351,10 +351,11 @@ class Observer:
             for t in (waiting, switched):
                 t.cancel()
             await asyncio.gather(waiting, switched, return_exceptions=True)
-        if switched in done or (waiting in done and not waiting.cancelled() and waiting.result()):
+        if switched in done:
             return "changed"
-        if not waker.usable:
-            return "poll"
+        result = waiting.result() if waiting in done and not waiting.cancelled() else "error"
+        if result != "quiet":
+            return "changed" if result == "changed" else "poll"
         if self.log.follower is f:
             self.log.collected_at = time.time()
         return "quiet"

@@ -237,9 +237,9 @@ class CockpitApp(SettingsMixin, TargetKeys, TargetSwitch, MetricsKeys, UserActio
         return self.run_worker(loop(), name=f"poll-{part}", group="poll", exit_on_error=False)
 
     async def _log_pause(self, pacer: Pacer, msg: Any, failures: int) -> None:
-        """Between two log polls: 0.1 s while lines flow; a short wait for a while after; then, on
-        a quiet log, a remote ``tail -F`` that returns when it changes (no polling at all), each
-        quiet stretch of it posted as a fresh view."""
+        """Between two log polls: 0.1 s while lines flow; half a second for a while after; then, on
+        a quiet log, a remote ``tail -F`` that returns when it changes or after 10 s (a quiet
+        stretch is posted as a fresh view): one poll per 10 s instead of two per second."""
         period = self.cfg.ui.refresh_interval
         if failures:
             await asyncio.sleep(min(30.0, period * (1 + failures)))
@@ -248,11 +248,12 @@ class CockpitApp(SettingsMixin, TargetKeys, TargetSwitch, MetricsKeys, UserActio
         if wait < period:
             await asyncio.sleep(wait)
             return
-        while True:
-            quiet = await self.driver.log_wait(max(10.0, period * 2.5))
-            if quiet is None:
-                return  # it changed, or cannot be waited for here: poll
-            self.post_message(quiet)
+        # one wait, then one poll (which also catches what a wait cannot: a truncated file)
+        state, quiet = await self.driver.log_wait(max(10.0, period * 2.5))
+        if quiet is not None:
+            self.post_message(quiet)  # watched and unchanged: fresh
+        elif state != "changed":  # it cannot be waited for here: poll at the usual pace
+            await asyncio.sleep(wait)
 
     @work(group="poll", exit_on_error=False, name="poll-history")
     async def _poll_history(self) -> None:

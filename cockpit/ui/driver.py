@@ -106,16 +106,20 @@ class Driver:
         first_no = f.ring.total - len(lines) + 1
         return LogBatch(view.path, first_no, lines, matches, events, view=obs.log)
 
-    async def log_wait(self, timeout: float) -> LogBatch | None:
+    async def log_wait(self, timeout: float) -> tuple[str, LogBatch | None]:
         """While the log is quiet: wait for it to change without polling it (a remote ``tail -F``,
-        :meth:`~cockpit.core.observe.Observer.wait_log`).  A batch with no lines when it stayed
-        quiet for ``timeout`` s (the view is fresh as of now); None when it changed, or cannot be
-        waited for here: poll it."""
+        :meth:`~cockpit.core.observe.Observer.wait_log`).  ``("quiet", batch)``: it stayed quiet
+        for ``timeout`` s (a batch with no lines: the view is fresh as of now); ``("changed",
+        None)``: poll it now; ``("poll", None)``: it cannot be waited for here (no log followed, no
+        channel to spare, a tail without -F): poll it at the usual pace."""
         obs = self.observer
         f = obs.log.follower
-        if f is None or await obs.wait_log(timeout) != "quiet":
-            return None
-        return LogBatch(obs.log.path, f.ring.total + 1, [], [], [], view=obs.log)
+        if f is None:
+            return "poll", None
+        state = await obs.wait_log(timeout)
+        if state != "quiet":
+            return state, None
+        return state, LogBatch(obs.log.path, f.ring.total + 1, [], [], [], view=obs.log)
 
     def history(self, *, force: bool = False) -> HistoryRefreshed:
         """The journal's attempts (``changed`` is False when nothing changed since the last call).

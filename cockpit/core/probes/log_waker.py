@@ -57,16 +57,17 @@ class LogWaker:
     def usable(self) -> bool:
         return self.state == "ready"
 
-    async def wait(self, path: str, offset: int, timeout: float) -> bool:
-        """Until the log at ``path`` has bytes past ``offset`` (True) or ``timeout`` s pass (False)."""
+    async def wait(self, path: str, offset: int, timeout: float) -> str:
+        """Until the log at ``path`` has bytes past ``offset`` (``changed``), or ``timeout`` s pass
+        with ``tail -F`` watching (``quiet``); ``error`` when it could not watch (the stream failed
+        or ended: nothing is known, poll)."""
         if not self.usable:
-            await asyncio.sleep(timeout)
-            return False
+            return "error"
         self.arms += 1
         try:
-            return await asyncio.wait_for(self._first_byte(path, offset), timeout)
+            return "changed" if await asyncio.wait_for(self._first_byte(path, offset), timeout) else "error"
         except (asyncio.TimeoutError, TimeoutError):
-            return False
+            return "quiet"
         finally:
             self.shell_pid = None
 
