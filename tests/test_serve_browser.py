@@ -10,10 +10,12 @@ added before the page loads records every WebSocket frame the page receives.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -92,7 +94,8 @@ def served(tmp_path):
     port, token = free_port(), "t0ken-for-the-test"
     env = {**os.environ, "HOME": str(tmp_path), "XDG_CACHE_HOME": str(tmp_path / "cache")}
     proc = subprocess.Popen([sys.executable, "-m", "cockpit", "serve", "--demo", "--port", str(port), "--token", token],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, cwd=tmp_path)
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, cwd=tmp_path,
+                            start_new_session=True)  # its apps too are ended with its group at the end
 
     def up() -> bool:
         assert proc.poll() is None, proc.stdout.read() if proc.stdout else ""
@@ -109,6 +112,8 @@ def served(tmp_path):
         proc.wait(10)
     except subprocess.TimeoutExpired:
         proc.kill()
+    with contextlib.suppress(ProcessLookupError):  # an app the server started and left behind
+        os.killpg(proc.pid, signal.SIGKILL)
 
 
 def test_without_the_token_nothing_but_static_files(served):
