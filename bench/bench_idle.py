@@ -58,7 +58,7 @@ def measure(lab: Lab, root: Path, interval: float, seconds: float, warm: float, 
         t0, c0, r0 = time.monotonic(), cpu_ticks(tui, children=True), rss_kib(tui)
         spy = None
         if profile and shutil.which("py-spy"):
-            spy = subprocess.Popen(["py-spy", "record", "-p", str(tui), "-d", str(int(seconds)), "-o", profile, "-r", "50"]
+            spy = subprocess.Popen(["py-spy", "record", "-p", str(tui), "-d", str(int(seconds)), "-o", profile, "-r", "200"]
                                    + (["--format", "raw"] if profile.endswith(".txt") else []),
                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         forks = pids_started(seconds)

@@ -69,3 +69,38 @@ async def test_the_tui_log_loop_does_not_spin_without_a_log(tmp_path) -> None:
     async with app.run_test(size=(120, 40)):
         await asyncio.sleep(7.0)  # the quiet phase starts after 10 polls at 0.5 s
     assert 5 <= len(calls) <= 20, len(calls)  # 0.5 s apart for 5 s, then the period (1 s): about 12
+
+
+async def test_an_idle_screen_repaints_nothing_until_data_turns_stale(tmp_path) -> None:
+    """Fresh data says ● and `live`, which do not tick: the status line and the panes' subtitles are
+    repainted only when what they say changes (each repaint was most of an idle cockpit's CPU)."""
+    from cockpit.ui.app import create_app
+    from cockpit.ui.panes import ProcsPane, StatusLine
+    from tests.test_ui_support import local_config, make_engine
+
+    now = [1000.0]
+    cfg = local_config(tmp_path)
+    app = create_app(cfg, engine=make_engine(cfg), refresh=False, clock=lambda: now[0])
+    app.owns_engine = True
+    async with app.run_test(size=(120, 40)) as pilot:
+        line, procs = app.query_one(StatusLine), app.query_one(ProcsPane)
+        line.update_part("procs", now[0])
+        procs.show(SimpleNamespace(collected_at=now[0], error=None, procs=[], findings=[], own_pids=set(), nodes=[], note="", gpu_mib={}))
+        await pilot.pause()
+        painted = []
+        real = line.refresh
+        line.refresh = lambda *a, **kw: (painted.append(1), real(*a, **kw))[1]  # type: ignore[method-assign]
+        subtitle = procs.border_subtitle
+        for _ in range(5):  # five seconds of ticks, data 0..2 s old (the period is 1 s: fresh up to 3 s)
+            now[0] += 0.4
+            line._tick()
+            procs.tick()
+        assert not painted and procs.border_subtitle is subtitle and "live" in str(subtitle)
+        now[0] += 10  # stale: the age shows, and ticks
+        line._tick()
+        procs.tick()
+        assert painted and "⚠" in line.render().plain and "⚠" in str(procs.border_subtitle)
+        n = len(painted)
+        now[0] += 1
+        line._tick()
+        assert len(painted) == n + 1

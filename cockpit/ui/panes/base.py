@@ -134,8 +134,10 @@ class Pane(Styled, Vertical):
 
         Fresh data says ``live``, not its age in seconds: an age that ticks every second repaints
         every pane every second (most of an idle cockpit's CPU); stale data says its age, which
-        then ticks.  The text is only set when it changes (each set repaints the whole pane)."""
-        self.set_class(stale, "-stale")
+        then ticks.  The text is only set when it changes (each set repaints the whole pane), and
+        the class too (Textual re-applies the stylesheet to the node on every ``set_class``)."""
+        if self.has_class("-stale") != stale:
+            self.set_class(stale, "-stale")
         when = ("no data yet" if age is None else f"{fmt_age(age)} ago") if stale or age is None else "live"
         when = f"⚠ {when}" if stale else when
         self.set_subtitle(when + (f" · {note}" if note else ""))

@@ -58,9 +58,20 @@ class StatusLine(Styled, Static):
         self.state = state
         self.clock = clock
         self._shown: Text | None = None
+        self._stale: tuple[bool, ...] = ()
 
     def on_mount(self) -> None:
-        self.set_interval(1.0, self.redraw)
+        self.set_interval(1.0, self._tick)
+
+    def _tick(self) -> None:
+        """Every second: redraw only when something on the line moves with time (a stale part's
+        age, the running action's), or a part just turned stale (setters redraw themselves)."""
+        st, now = self.state, self.clock()
+        # only a collected part shows an age (a part never collected reads "—", set by its setter)
+        stale = tuple(c is not None and (bool(e) or is_stale(now - c, st.interval)) for c, e, _ in st.parts.values())
+        if st.action or any(stale) or stale != self._stale:
+            self._stale = stale
+            self.redraw()
 
     def redraw(self) -> None:
         """Repaint only when the line would read differently (fresh ages do not tick: see render)."""
