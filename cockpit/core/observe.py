@@ -25,7 +25,7 @@ from .probes import kmsg as kmsg_probe
 from .probes import procs as procs_probe
 from .probes.logs import LogFollowerState, LogRing, LogUpdate
 from .probes.signatures import Classifier, load_signatures
-from .remote.base import RemoteError, Transport
+from .remote.base import CommandResult, RemoteError, Transport
 from .remote.hostsession import HostSession
 
 __all__ = ["Observer", "ProcsView", "LogView", "Part"]
@@ -188,14 +188,15 @@ class Observer:
             path, ring=LogRing(self.cfg.ui.log_lines), classifier=Classifier(user=self.signatures), initial_tail_bytes=None))
 
     # -- refreshes ---------------------------------------------------------------------------
-    async def refresh_procs(self) -> ProcsView:
+    async def refresh_procs(self, res: CommandResult | None = None) -> ProcsView:
+        """The process table (``res``: the probe's answer when the caller ran it, pipelined)."""
         v = self.procs
         t0 = time.monotonic()
         if self.cfg.target.runtime == "slurm" and self.sched_id:
             return await self._refresh_node_procs(t0)
         try:
             # the probe bounds its own blocking part (`timeout -s KILL ps`): no watchdog fork needed
-            res = await self.transport.run(procs_probe.PS_COMMAND, timeout=10, cheap=True)
+            res = res or await self.transport.run(procs_probe.PS_COMMAND, timeout=10, cheap=True)
         except RemoteError as e:
             v.error, v.error_layer = e.message, e.layer
             return v
@@ -319,14 +320,16 @@ class Observer:
                            error_layer=Layer.GPU if snap.error else None, mode="stream")
         return self.gpu
 
-    async def refresh_log(self, max_bytes: int = 1 << 20) -> LogUpdate | None:
+    async def refresh_log(self, max_bytes: int = 1 << 20, res: CommandResult | None = None) -> LogUpdate | None:
+        """New bytes of the followed log (``res``: the answer to ``follower.command()`` when the
+        caller ran it, pipelined)."""
         v = self.log
         f = v.follower
         if f is None:
             return None
         t0 = time.monotonic()
         try:
-            res = await self.transport.run(f.command(max_bytes), timeout=15)
+            res = res or await self.transport.run(f.command(max_bytes), timeout=15)
         except RemoteError as e:
             v.error, v.error_layer = e.message, e.layer
             return None
@@ -391,12 +394,29 @@ class Observer:
         await self.streams.close()
 
     async def refresh_all(self) -> None:
-        await self.refresh_procs()
+        """Every part once (``cockpit status``): the process table and the log's first read in one
+        round trip (:meth:`~.remote.base.Transport.run_many`), then the GPUs and the kernel log."""
+        f = self.log.follower
+        procs_done = log_done = False
+        if not (self.cfg.target.runtime == "slurm" and self.sched_id):
+            cmds = [procs_probe.PS_COMMAND] + ([f.command(1 << 20)] if f is not None else [])
+            try:
+                # both bound their own blocking parts (ps under `timeout`, a read of a regular file)
+                results = await self.transport.run_many(cmds, timeout=15, cheap=True)
+            except RemoteError:
+                results = []  # each part asks again on its own below and keeps its own error
+            if len(results) == len(cmds):
+                await self.refresh_procs(results[0])
+                procs_done = True
+                if f is not None:
+                    upd = await self.refresh_log(res=results[1])
+                    log_done = upd is not None and not upd.more
+        if not procs_done:
+            await self.refresh_procs()
         await self.refresh_gpu()
-        while True:
+        while f is not None and not log_done:
             upd = await self.refresh_log()
-            if upd is None or not upd.more:
-                break
+            log_done = upd is None or not upd.more
         await self.refresh_kmsg()
 
     def findings(self) -> list[Finding]:
