@@ -20,7 +20,7 @@ from textual.widgets import DataTable, Static
 
 from ...core.probes.gpu import NaType
 from ...core.probes.procs import ProcTree
-from ..format import fmt_elapsed, fmt_kib, fmt_mib, is_stale, one_line
+from ..format import fmt_age, fmt_elapsed, fmt_kib, fmt_mib, is_stale, one_line
 from .base import Pane, findings_text, set_static
 from .table import sync_rows
 
@@ -155,7 +155,9 @@ class ProcsPane(Pane):
             "flag": Text(flag, style=row_style) if row_style else Text(flag),
             "pid": Text(str(p.pid), style=row_style or ""),
             "stat": Text(p.state, style=row_style or ""),
-            "age": fmt_elapsed(p.elapsed_s),
+            # coarse: seconds only in a process's first minute; a cell that changed on every
+            # refresh for every row re-measured and repainted the whole table each time
+            "age": fmt_age(p.elapsed_s) if (p.elapsed_s or 0) >= 60 else fmt_elapsed(p.elapsed_s),
             "cpu": f"{p.cpu:.0f}",
             "rss": fmt_kib(p.rss_kb),
             "gpu": self._gpu_cell(p.pid),

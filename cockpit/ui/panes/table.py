@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual.widgets import DataTable
 from textual.widgets.data_table import CellDoesNotExist
@@ -24,6 +25,10 @@ def _as_text(cell: Any) -> Any:
 
 def _plain(cell: Any) -> str:
     return cell.plain if hasattr(cell, "plain") else str(cell)
+
+
+def _width(cell: Any) -> int:
+    return cell.cell_len if isinstance(cell, Text) else cell_len(str(cell))
 
 
 def sync_rows(table: DataTable[Any], rows: Sequence[tuple[str, Sequence[Any]]], *, key_column: int = 0,
@@ -58,7 +63,9 @@ def sync_rows(table: DataTable[Any], rows: Sequence[tuple[str, Sequence[Any]]], 
             old = table.get_row(key)
             for col, o, n in zip(columns, old, cells, strict=False):
                 if o != n:
-                    table.update_cell(key, col, n, update_width=True)
+                    # re-measure the column only when the cell grew (each re-measure walks the
+                    # column's cells on the next idle)
+                    table.update_cell(key, col, n, update_width=_width(n) > _width(o))
                     changed = True
         else:
             table.add_row(*cells, key=key)
