@@ -42,6 +42,8 @@ class Driver:
         self.engine = engine
         self.observer = observer if observer is not None else make_observer(engine)
         self._history_sig: tuple[Any, ...] | None = None
+        self._journal_ver: tuple[Any, ...] | None = None
+        self._records: list[Any] | None = None
 
     # -- actions ----------------------------------------------------------------------------
     async def attempt(self, note: str, post: Post) -> None:
@@ -129,7 +131,13 @@ class Driver:
         if fault is not None:
             journal.flush()
             fault = journal.fault
-        records = journal.attempts()
+        version = getattr(journal, "version", None)
+        ver = version() if version is not None else None
+        if not force and ver is not None and ver == self._journal_ver and self._records is not None:
+            # nothing was written since: no need to fold every event of the journal again
+            return HistoryRefreshed(self._records, collected_at=time.time(), changed=False, journal_fault=fault)
+        self._journal_ver = ver
+        records = self._records = journal.attempts()
         sig = tuple((r.attempt, r.last_event_at, r.open) for r in records)
         changed = force or sig != self._history_sig
         self._history_sig = sig

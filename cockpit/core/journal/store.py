@@ -178,6 +178,17 @@ class Journal:
         for ev in self._snapshot():
             yield dict(ev)
 
+    def version(self) -> tuple[Any, ...]:
+        """Changes whenever :meth:`attempts` could: the file's identity, size and modification
+        time, and the writes still queued (a poller compares it before folding every event again)."""
+        try:
+            st = os.stat(self.path)
+            f: tuple[int, ...] | None = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+        except OSError:
+            f = None
+        with self._lock:
+            return (f, len(self._pending), id(self._tail_event))
+
     def attempts(self, redactor: Redactor | None = None) -> list[AttemptRecord]:
         """The folded view: one record per attempt, by id.  With ``redactor`` every event is
         redacted first (exports: a journal written before a secret was known, or by an older cockpit)."""
