@@ -127,7 +127,7 @@ def log_pane(quick: bool) -> list[Row]:
 def idle(quick: bool) -> list[Row]:
     from bench import bench_idle
 
-    interval, now, base = bench_idle.run(10 if quick else 60, 6 if quick else 10)
+    interval, now, base = bench_idle.run(6 if quick else 60, 4 if quick else 10)
     return [Row("idle", f"TUI CPU idle against the lab, refresh {interval:g} s", now["cpu_pct"], "%", base["cpu_pct"], "the same, refresh 60 s"),
             Row("idle", "TUI RSS growth over the window", now["rss1_mib"] - now["rss0_mib"], "MiB", None)]
 

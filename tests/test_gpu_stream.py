@@ -15,7 +15,7 @@ from cockpit.core.engine import Engine
 from cockpit.core.probes.gpu.command import GPU_FIELDS
 from cockpit.core.probes.gpu.follow import GpuFollower, merge_sample
 from cockpit.core.probes.gpu.model import GPUSnapshot
-from tests.lab.util import await_for
+from tests.lab.util import await_for, pids_where
 
 pytestmark = pytest.mark.lab
 
@@ -39,16 +39,7 @@ def _calls(path: Path) -> list[str]:
 
 def _loops(lab) -> list[int]:
     mine = str(lab.dir).encode()
-    out = []
-    for d in os.listdir("/proc"):
-        if d.isdigit():
-            try:
-                argv = open(f"/proc/{d}/cmdline", "rb").read().split(b"\0")
-            except OSError:
-                continue
-            if any(a.startswith(mine) and a.endswith(b"/nvidia-smi") for a in argv) and b"-lms" in argv:
-                out.append(int(d))
-    return out
+    return pids_where(lambda argv: any(a.startswith(mine) and a.endswith(b"/nvidia-smi") for a in argv) and b"-lms" in argv)
 
 
 async def _streaming(obs, deadline: float = 20) -> None:

@@ -11,7 +11,7 @@ import time
 import pytest
 
 from cockpit.core.engine import Engine
-from tests.lab.util import await_for
+from tests.lab.util import await_for, pids_where
 
 pytestmark = pytest.mark.lab
 
@@ -22,16 +22,7 @@ def _followers(lab) -> list[int]:
     """Pids of this lab's dmesg emulator running with --follow (started by this test's cockpit; another
     test worker's lab has its own, in its own directory)."""
     mine = str(lab.dir).encode()
-    out = []
-    for d in os.listdir("/proc"):
-        if d.isdigit():
-            try:
-                argv = open(f"/proc/{d}/cmdline", "rb").read().split(b"\0")
-            except OSError:
-                continue
-            if any(a.endswith(b"/dmesg") and a.startswith(mine) for a in argv) and b"--follow" in argv:
-                out.append(int(d))
-    return out
+    return pids_where(lambda argv: any(a.endswith(b"/dmesg") and a.startswith(mine) for a in argv) and b"--follow" in argv)
 
 
 async def test_the_kernel_log_follows_one_stream_and_a_refresh_runs_nothing(lab, lab_config):

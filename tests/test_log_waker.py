@@ -6,29 +6,19 @@ with it, and a tail without -F is polled instead."""
 from __future__ import annotations
 
 import asyncio
-import os
 import time
 
 import pytest
 
 from cockpit.core.engine import Engine
 from cockpit.core.probes.log_waker import LogWaker
-from tests.lab.util import await_for
+from tests.lab.util import await_for, pids_where
 
 pytestmark = pytest.mark.lab
 
 
 def _tails(lab, path: str) -> list[int]:
-    out = []
-    for d in os.listdir("/proc"):
-        if d.isdigit():
-            try:
-                argv = open(f"/proc/{d}/cmdline", "rb").read().split(b"\0")
-            except OSError:
-                continue
-            if argv[:1] == [b"tail"] and path.encode() in argv:
-                out.append(int(d))
-    return out
+    return pids_where(lambda argv: argv[:1] == [b"tail"] and path.encode() in argv)
 
 
 async def _engine(lab, lab_config, name: str):

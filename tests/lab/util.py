@@ -138,3 +138,19 @@ def children_of(pid: int) -> list[int]:
             if st is not None and st[1] == pid:
                 out.append(int(name))
     return out
+
+
+def pids_where(match: Callable[[list[bytes]], bool]) -> list[int]:
+    """Pids of the processes whose argv (``/proc/PID/cmdline`` split on NUL) satisfies ``match``
+    (the streams' tools a test started: ``dmesg --follow``, ``nvidia-smi -lms``, ``tail -F``)."""
+    out = []
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                with open(f"/proc/{d}/cmdline", "rb") as fh:
+                    argv = fh.read().split(b"\0")
+            except OSError:
+                continue
+            if match(argv):
+                out.append(int(d))
+    return out
