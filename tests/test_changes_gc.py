@@ -45,3 +45,10 @@ def test_an_unreadable_manifest_removes_nothing_and_the_stamp_limits_runs(tmp_pa
     assert maybe_collect(jd) == (1, 100) and not old.exists()
     _stray(jd, "d" * 64, 3 * 86400)
     assert maybe_collect(jd) is None  # ran less than a day ago
+
+
+def test_the_stamp_is_private_like_the_store(tmp_path: Path) -> None:
+    jd = tmp_path / "j"
+    _stray(jd, "e" * 64, 60)
+    maybe_collect(jd)
+    assert (jd / "objects" / ".gc-stamp").stat().st_mode & 0o777 == 0o600

@@ -77,7 +77,8 @@ def maybe_collect(journal_dir: str | os.PathLike[str], *, every_s: float = 86400
         return None
     result = collect(journal_dir)
     try:
-        stamp.touch()
+        os.close(os.open(stamp, os.O_WRONLY | os.O_CREAT, 0o600))  # the store's files are private (0600)
+        os.utime(stamp)
     except OSError:
         return result
     return result
