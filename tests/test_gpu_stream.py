@@ -69,7 +69,7 @@ async def test_streamed_refreshes_start_no_nvidia_smi_and_show_new_values(lab, l
             return (await obs.refresh_gpu()).snapshot.gpus[0].utilization_pct == 97
         await await_for(seen, 10, "the new utilisation through the stream", interval=0.1)
         assert obs.gpu.mode == "stream" and len(_calls(calls)) == n
-        assert obs.to_dict()["gpu"]["mode"] == "stream"
+        assert obs.to_dict()["gpu"]["mode"] == "stream" and obs.to_dict()["streams"]["gpu"] == {"mode": "stream", "why": ""}
         procs = await obs.refresh_procs()  # the stream's shell and nvidia-smi are cockpit's own: hidden, never findings
         fol = obs.streams.gpu
         streamers = {p.pid for p in procs.procs if "-lms" in p.args}

@@ -322,4 +322,6 @@ class Observer:
             "log": self.log.to_dict(),
             "kernel": self.kmsg.to_dict(),
             "findings": [f.to_dict() for f in self.findings()],
+            # how each part that can stream is read now: {"gpu": {"mode": "stream", "why": ""}, ...}
+            "streams": {part: {"mode": mode, "why": why} for part, (mode, why) in self.streams.modes().items()},
         }
