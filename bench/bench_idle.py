@@ -29,6 +29,8 @@ from bench.tui_target import CLK_TCK, READY_MARK, cpu_ticks, rss_kib, start_tui,
 from tests.lab import Lab  # noqa: E402
 
 JOB = "python3 -u -c 'import time\nwhile True: time.sleep(1)'"
+#: ``--following``: a training job that prints a step a second (followed by cockpit after its attempt passed)
+STEPS = "python3 -u -c 'import time, itertools\nfor i in itertools.count(1): print(f\"step {i} | loss {2 - i / 1e5:.4f}\", flush=True); time.sleep(1)'"
 
 
 def max_pid() -> int:
@@ -47,13 +49,23 @@ def pids_started(seconds: float) -> float:
         return float("nan")
 
 
-def measure(lab: Lab, root: Path, interval: float, seconds: float, warm: float, profile: str | None) -> dict[str, float]:
-    cfg = lab.write_config(root / f"cockpit-{interval:g}.toml", job={"command": JOB},
-                           ui={"refresh_interval": interval}, verify={"settle": None, "fate_interval": None})
+def measure(lab: Lab, root: Path, interval: float, seconds: float, warm: float, profile: str | None,
+            following: bool = False) -> dict[str, float]:
+    cfg = lab.write_config(root / f"cockpit-{interval:g}.toml", job={"command": STEPS if following else JOB},
+                           ui={"refresh_interval": interval}, verify={"settle": 2.0 if following else None, "fate_interval": None})
+    if following:  # an attempt that passes first: the TUI then follows its job (fate) and its log
+        (lab.dir / "src").mkdir(exist_ok=True)
+        (lab.dir / "src" / "train.py").write_text("print('the code under test')\n")
+        env0 = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+        r = subprocess.run([sys.executable, "-m", "cockpit", "attempt", "-c", str(cfg), "-m", "idle bench"], env=env0,
+                           capture_output=True, text=True, timeout=120)
+        if r.returncode != 0:
+            raise RuntimeError(f"the attempt did not pass: {r.stdout[-500:]} {r.stderr[-500:]}")
     tmux, env, tui, _ = start_tui(root, cfg, 120, 40, sock_prefix=f"idle{int(interval)}")
     try:
         wait_for(lambda: READY_MARK in tmux.capture(), 30, "the first frame")
-        subprocess.run([sys.executable, "-m", "cockpit", "launch", "-c", str(cfg)], env=env, capture_output=True, timeout=60)
+        if not following:
+            subprocess.run([sys.executable, "-m", "cockpit", "launch", "-c", str(cfg)], env=env, capture_output=True, timeout=60)
         time.sleep(warm)  # warm-up: imports done, first refreshes drawn, the kernel-log stream up
         t0, c0, r0 = time.monotonic(), cpu_ticks(tui, children=True), rss_kib(tui)
         spy = None
@@ -72,7 +84,8 @@ def measure(lab: Lab, root: Path, interval: float, seconds: float, warm: float, 
         subprocess.run([sys.executable, "-m", "cockpit", "stop", "-c", str(cfg)], env=env, capture_output=True, timeout=60)
 
 
-def run(seconds: float, warm: float, interval: float | None = None, profile: str | None = None) -> tuple[float, dict[str, float], dict[str, float]]:
+def run(seconds: float, warm: float, interval: float | None = None, profile: str | None = None,
+        following: bool = False) -> tuple[float, dict[str, float], dict[str, float]]:
     """(interval, figures at that refresh, figures at 60 s: the baseline), measured in one lab."""
     from cockpit.config_sections import UIConfig  # noqa: PLC0415
 
@@ -81,8 +94,8 @@ def run(seconds: float, warm: float, interval: float | None = None, profile: str
     try:
         with Lab() as lab:
             lab.add_container(200)
-            now = measure(lab, root, interval, seconds, warm, profile)
-            base = measure(lab, root, 60.0, seconds, warm, None)
+            now = measure(lab, root, interval, seconds, warm, profile, following)
+            base = measure(lab, root, 60.0, seconds, warm, None, following)
     finally:
         shutil.rmtree(root, ignore_errors=True)
     return interval, now, base
@@ -94,8 +107,9 @@ def main() -> None:
     ap.add_argument("--warm", type=float, default=8)
     ap.add_argument("--interval", type=float, default=None, help="refresh interval (default: the config default)")
     ap.add_argument("--profile")
+    ap.add_argument("--following", action="store_true", help="a job that logs a step a second, followed after its attempt passed")
     a = ap.parse_args()
-    interval, now, base = run(a.seconds, a.warm, a.interval, a.profile)
+    interval, now, base = run(a.seconds, a.warm, a.interval, a.profile, a.following)
     print(f"TUI idle against the lab, {a.seconds:g} s quiet window after {a.warm:g} s warm-up")
     print(f"{'':<34}{'refresh ' + format(interval, 'g') + ' s':>16}{'refresh 60 s':>16}")
     print(f"{'CPU, % of one core':<34}{now['cpu_pct']:>16.2f}{base['cpu_pct']:>16.2f}")

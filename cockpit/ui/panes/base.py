@@ -102,13 +102,14 @@ def findings_text(styled: Styled, findings: list[Any], limit: int, *, advice: bo
     return t
 
 
-def set_static(widget: Any, content: Any) -> None:
+def set_static(widget: Any, content: Any, *, layout: bool = True) -> None:
     """``widget.update(content)`` only when the content differs from what it shows: each update of
     a ``Static`` lays the screen out again and repaints, which an idle refresh that brings the same
-    values must not cost."""
-    if getattr(widget, "_ck_shown", None) != content:
+    values must not cost.  ``layout=False`` for a line whose height cannot change (a ticking time)."""
+    old = getattr(widget, "_ck_shown", None)
+    if old != content:
         widget._ck_shown = content
-        widget.update(content)
+        widget.update(content, layout=layout or not old)  # from nothing to a line: lay it out
 
 
 class Pane(Styled, Vertical):

@@ -19,7 +19,7 @@ from textual.widgets import Static
 
 from ...core.layers import Stage, Status
 from ..format import one_line, outcome_text, status_glyph
-from .base import Styled, layer_tag
+from .base import Styled, layer_tag, set_static
 
 __all__ = ["VerdictStrip", "stage_group", "StageRow"]
 
@@ -159,10 +159,13 @@ class VerdictStrip(Styled, Vertical):
         if not self.is_mounted:
             return
         banner = self.query_one("#verdict-banner", Static)
-        for c in BANNER_CLASSES:
-            banner.remove_class(c)
-        banner.add_class(f"-{self.state}")
-        banner.update(f" {self.banner_text()} ")
+        want = f"-{self.state}"
+        for c in BANNER_CLASSES:  # classes only on change: Textual re-applies the stylesheet on each
+            if c != want and banner.has_class(c):
+                banner.remove_class(c)
+        if not banner.has_class(want):
+            banner.add_class(want)
+        set_static(banner, f" {self.banner_text()} ")
         title = Text(no_wrap=True, overflow="ellipsis")
         if self.action == "attempt" and self.attempt is not None:
             title.append(f"attempt #{self.attempt}", style=self.cs("txt--title"))
@@ -174,9 +177,9 @@ class VerdictStrip(Styled, Vertical):
             title.append(f"  {self.duration_s:.1f}s", style=self.cs("txt--dim"))
         elif self.state == "running" and self.started_at is not None:
             title.append(f"  {self.clock() - self.started_at:.0f}s", style=self.cs("txt--dim"))
-        self.query_one("#verdict-title", Static).update(title)
-        self.query_one("#verdict-stages", Static).update(self.stages_text())
-        self.query_one("#verdict-detail", Static).update(self.detail_text())
+        set_static(self.query_one("#verdict-title", Static), title, layout=False)  # one line: its elapsed time ticks
+        set_static(self.query_one("#verdict-stages", Static), self.stages_text())
+        set_static(self.query_one("#verdict-detail", Static), self.detail_text(), layout=False)  # one line (no_wrap): a bar ticks
 
     def stages_text(self) -> Text:
         t = Text(overflow="fold")
