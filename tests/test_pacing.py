@@ -9,15 +9,18 @@ from cockpit.ui.format import is_stale
 from cockpit.ui.pacing import Pacer, signature
 
 
-def _procs(*pairs: tuple[int, str], cpu: float = 0.0) -> SimpleNamespace:
-    return SimpleNamespace(view=SimpleNamespace(procs=[SimpleNamespace(pid=p, stat=s, pcpu=cpu) for p, s in pairs], findings=[], error=None))
+def _procs(*pairs: tuple[int, str], cpu: float = 0.0, young: tuple[int, ...] = ()) -> SimpleNamespace:
+    procs = [SimpleNamespace(pid=p, stat=s, pcpu=cpu, elapsed_s=3600) for p, s in pairs]
+    procs += [SimpleNamespace(pid=p, stat="R", pcpu=cpu, elapsed_s=0) for p in young]
+    return SimpleNamespace(view=SimpleNamespace(procs=procs, findings=[], error=None))
 
 
 def test_a_calm_process_table_backs_off_but_never_looks_stale() -> None:
     p = Pacer(lambda: 2.0)
     waits = []
     for i in range(12):
-        p.observe(signature(_procs((1, "S"), (42, "R"), cpu=float(i))))  # CPU moves: not a change
+        # CPU moves, and a short-lived command comes and goes each time (a busy host): not a change
+        p.observe(signature(_procs((1, "S"), (42, "R"), cpu=float(i), young=(1000 + i,))))
         waits.append(p.wait())
     assert waits[0] == 2.0 and max(waits) == 4.0 and waits == sorted(waits)
     assert not is_stale(max(waits), 2.0)  # the status line's stale line is three periods

@@ -70,13 +70,24 @@ class Pacer:
         return min(0.5, p) if self.unchanged <= 10 else p
 
 
+#: processes younger than this (seconds) do not count for pacing: on a busy host short-lived
+#: commands come and go on every refresh, and the table would never calm down
+YOUNG_S = 10.0
+
+
+def _settled(p: Any) -> bool:
+    age = getattr(p, "elapsed_s", None)
+    return age is None or age >= YOUNG_S
+
+
 def signature(msg: Any) -> Any:
-    """What makes a refresh *different* for pacing: for the process table, the set of processes and
-    their states, the findings and the error (CPU and memory figures move on every refresh and do
-    not count); for anything else the message's view as a whole (always different: no calming)."""
+    """What makes a refresh *different* for pacing: for the process table, the set of processes
+    older than :data:`YOUNG_S` and their states, the findings and the error (CPU and memory figures
+    move on every refresh and do not count); for anything else the message's view as a whole
+    (always different: no calming)."""
     view = getattr(msg, "view", None)
     procs = getattr(view, "procs", None)
     if procs is None:
         return object()
-    return (frozenset((p.pid, getattr(p, "stat", "")) for p in procs),
+    return (frozenset((p.pid, getattr(p, "stat", "")) for p in procs if _settled(p)),
             tuple(getattr(f, "kind", "") for f in getattr(view, "findings", [])), getattr(view, "error", None))
