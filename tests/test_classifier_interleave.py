@@ -195,3 +195,17 @@ def test_a_thread_traceback_cut_before_its_exception_is_an_error_at_flush() -> N
     (m,) = c.flush()
     assert m.kind == "python-traceback-incomplete" and m.severity is Severity.ERROR and m.thread == "drafter-0"
     assert c.first_error == m and [d.thread for d in c.dead_threads()] == ["drafter-0"]
+
+
+def test_the_fx_message_is_recognised_wherever_one_other_write_cuts_it() -> None:
+    """The lab's jobsim cut the exception line itself (``…using FX to symbolicall    raise Ruy trace
+    a dynamo-optimized function``): the signature has two fragments that do not overlap, so any
+    one cut leaves one of them whole."""
+    missed = []
+    for at in range(len(FX_LINE) + 1):
+        c = Classifier()
+        line = FX_LINE[:at] + "    raise Ru" + FX_LINE[at:]
+        kinds = {m.signature.kind for m in c.feed(line) + c.flush() if m.signature is not None}
+        if "fx-dynamo-race" not in kinds:
+            missed.append(at)
+    assert not missed, [FX_LINE[:at] + "|" + FX_LINE[at:] for at in missed[:3]]

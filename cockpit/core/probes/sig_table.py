@@ -21,13 +21,16 @@ _FX = (
 #: The built-in table.  Order does not matter; ``priority`` breaks ties.
 BUILTIN: tuple[Signature, ...] = (
     Signature(
-        r"Detected that you are using FX to symbolically trace",
+        # two fragments of the one message that do not overlap: threads that write to stderr
+        # unlocked can split the line anywhere (another thread's text mid-line), and one split
+        # leaves one of them whole
+        r"using FX to symbolically|trace a dynamo-optimized function",
         Layer.APP,
         "FX traced a dynamo-optimized function (torch.compile race between threads?)",
         _FX,
         kind="fx-dynamo-race",
         priority=90,
-        keywords=("using FX to symbolically",),
+        keywords=("using FX to symbolically", "trace a dynamo-optimized function"),
     ),
     Signature(
         r"OutOfMemoryError|CUDA out of memory|CUDA error: out of memory|CUBLAS_STATUS_ALLOC_FAILED",
