@@ -5,13 +5,20 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
+from cockpit.core.probes.procs.tree import Proc
 from cockpit.ui.format import is_stale
 from cockpit.ui.pacing import Pacer, signature
 
 
+def _proc(pid: int, state: str, cpu: float, age: int) -> Proc:
+    return Proc(pid=pid, ppid=1, pgid=pid, sid=pid, state=state, elapsed_s=age, cpu=cpu, rss_kb=1000, user="root",
+                comm="python3", args="python3 train.py")
+
+
 def _procs(*pairs: tuple[int, str], cpu: float = 0.0, young: tuple[int, ...] = ()) -> SimpleNamespace:
-    procs = [SimpleNamespace(pid=p, stat=s, pcpu=cpu, elapsed_s=3600) for p, s in pairs]
-    procs += [SimpleNamespace(pid=p, stat="R", pcpu=cpu, elapsed_s=0) for p in young]
+    """A process-table refresh as the observer makes it (real :class:`Proc` rows, so a field the
+    signature reads must be one ps fills)."""
+    procs = [_proc(p, s, cpu, 3600) for p, s in pairs] + [_proc(p, "R", cpu, 0) for p in young]
     return SimpleNamespace(view=SimpleNamespace(procs=procs, findings=[], error=None))
 
 

@@ -89,5 +89,5 @@ def signature(msg: Any) -> Any:
     procs = getattr(view, "procs", None)
     if procs is None:
         return object()
-    return (frozenset((p.pid, getattr(p, "stat", "")) for p in procs if _settled(p)),
+    return (frozenset((p.pid, getattr(p, "state", "")) for p in procs if _settled(p)),
             tuple(getattr(f, "kind", "") for f in getattr(view, "findings", [])), getattr(view, "error", None))
