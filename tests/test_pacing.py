@@ -59,26 +59,29 @@ def test_signature_other_parts_always_differ() -> None:
 
 async def test_the_tui_log_loop_does_not_spin_without_a_log(tmp_path) -> None:
     """A regression: with no log followed, the quiet phase must sleep, not poll back to back."""
-    import asyncio
+    import time
 
     from cockpit.ui.app import create_app
+    from tests.lab.util import await_for
     from tests.test_ui_support import local_config, make_engine
 
     cfg = local_config(tmp_path)
     engine = make_engine(cfg)
     app = create_app(cfg, engine=engine, refresh=True)
     app.owns_engine = True
-    calls = []
+    calls: list[float] = []
     real = app.driver.log
 
     async def counted(*a, **kw):
-        calls.append(1)
+        calls.append(time.monotonic())
         return await real(*a, **kw)
 
     app.driver.log = counted  # type: ignore[method-assign]
     async with app.run_test(size=(120, 40)):
-        await asyncio.sleep(7.0)  # the quiet phase starts after 10 polls at 0.5 s
-    assert 5 <= len(calls) <= 20, len(calls)  # 0.5 s apart for 5 s, then the period (1 s): about 12
+        await await_for(lambda: len(calls) >= 14, 30, "fourteen log polls")
+    gaps = [b - a for a, b in zip(calls, calls[1:], strict=False)]
+    # 0.5 s apart for ten quiet polls, then the period (1 s): a spinning loop polls back to back
+    assert min(gaps[:10]) >= 0.45 and min(gaps[10:13]) >= 0.9, [round(g, 2) for g in gaps]
 
 
 async def test_an_idle_screen_repaints_nothing_until_data_turns_stale(tmp_path) -> None:
