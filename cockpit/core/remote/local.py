@@ -86,17 +86,18 @@ class LocalTransport(Transport):
         return await run_local(self.runtime.wrap(command), timeout=timeout, input=input, env=self.env)
 
     def stream(self, command: str, *, timeout: float | None = None) -> AsyncIterator[bytes]:
-        return read_stream(self._stream_channel(self.runtime.wrap(command), stdin=asyncio.subprocess.PIPE), timeout)
+        return read_stream(self._stream_channel(self.runtime.wrap(command)), timeout)
 
     def stream_host(self, command: str, *, timeout: float | None = None) -> AsyncIterator[bytes]:
-        return read_stream(self._stream_channel(command, stdin=asyncio.subprocess.PIPE), timeout)
+        return read_stream(self._stream_channel(command), timeout)
 
     @contextlib.asynccontextmanager
-    async def _stream_channel(self, command: str, stdin: int = asyncio.subprocess.DEVNULL) -> AsyncIterator[ChunkReader]:
-        """``command`` (already wrapped for the target) as a process of its own; killed (its group) on exit."""
+    async def _stream_channel(self, command: str) -> AsyncIterator[ChunkReader]:
+        """``command`` (already wrapped for the target) as a process of its own, its stdin open while
+        it lives (as an SSH channel's: :func:`.follow.wrap`); killed (its group) on exit."""
         proc = await asyncio.create_subprocess_exec(
             "/bin/sh", "-c", command,
-            stdin=stdin, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
+            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
             start_new_session=True, env=self.env,
         )
         assert proc.stdout is not None

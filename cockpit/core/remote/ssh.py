@@ -236,23 +236,16 @@ class SSHTransport(Transport):
         return await self._exec(self.runtime.wrap(command), timeout=timeout, input=input)
 
     def stream(self, command: str, *, timeout: float | None = None) -> AsyncIterator[bytes]:
-        return read_stream(self._stream_channel(command), timeout)
+        return read_stream(self._stream_channel(self.runtime.wrap(command)), timeout)
 
     def stream_host(self, command: str, *, timeout: float | None = None) -> AsyncIterator[bytes]:
-        return read_stream(self._host_stream_channel(command), timeout)
+        return read_stream(self._stream_channel(command), timeout)
 
     @contextlib.asynccontextmanager
-    async def _host_stream_channel(self, command: str) -> AsyncIterator[ChunkReader]:
-        """``command`` on the host on a channel of its own (one of the capped slots)."""
-        async with self._channel(command, stdin=asyncssh.PIPE) as proc:  # its stdin ends with the channel
-            yield proc.stdout
-
-    @contextlib.asynccontextmanager
-    async def _stream_channel(self, command: str) -> AsyncIterator[ChunkReader]:
-        """``command`` inside the target on a channel of its own (one of the capped slots); its stdin
-        stays open while the channel lives, so a long-lived tool can be ended when it closes
-        (:func:`.follow.wrap`)."""
-        async with self._channel(self.runtime.wrap(command), stdin=asyncssh.PIPE) as proc:
+    async def _stream_channel(self, host_command: str) -> AsyncIterator[ChunkReader]:
+        """``host_command`` on a channel of its own (one of the capped slots); its stdin stays open
+        while the channel lives, so a long-lived tool can be ended when it closes (:func:`.follow.wrap`)."""
+        async with self._channel(host_command, stdin=asyncssh.PIPE) as proc:
             yield proc.stdout
 
     async def reset_session(self) -> None:
