@@ -52,9 +52,9 @@ class Observer:
         self.streams = Streams(transport)
         #: the last full GPU probe's snapshot and its monotonic time (the streamed samples lie over it)
         self._gpu_full: gpu_probe.GPUSnapshot | None = None
+        self._gpu_full_at: float | None = None
         #: set when the followed log changes (a new attempt): a wait on the old one returns
         self._log_switch: asyncio.Event | None = None
-        self._gpu_full_at: float | None = None
         self._kmsg_parsed: tuple[int, kmsg_probe.KmsgReport] | None = None
 
     # -- job identity (set by the engine from the launch record) ---------------------------
@@ -82,7 +82,8 @@ class Observer:
             return await self._refresh_node_procs(t0)
         try:
             # the probe bounds its own blocking part (`timeout -s KILL ps`): no watchdog fork needed
-            res = res or await self.transport.run(procs_probe.PS_COMMAND, timeout=10, cheap=True)
+            if res is None:
+                res = await self.transport.run(procs_probe.PS_COMMAND, timeout=10, cheap=True)
         except RemoteError as e:
             v.error, v.error_layer = e.message, e.layer
             return v
@@ -215,7 +216,8 @@ class Observer:
             return None
         t0 = time.monotonic()
         try:
-            res = res or await self.transport.run(f.command(max_bytes), timeout=15)
+            if res is None:
+                res = await self.transport.run(f.command(max_bytes), timeout=15)
         except RemoteError as e:
             v.error, v.error_layer = e.message, e.layer
             return None

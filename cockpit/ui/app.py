@@ -240,10 +240,10 @@ class CockpitApp(SettingsMixin, TargetKeys, TargetSwitch, MetricsKeys, UserActio
         """Between two log polls: 0.1 s while lines flow; half a second for a while after; then, on
         a quiet log, a remote ``tail -F`` that returns when it changes or after 10 s (a quiet
         stretch is posted as a fresh view): one poll per 10 s instead of two per second."""
-        period = self.cfg.ui.refresh_interval
         if failures:
-            await asyncio.sleep(min(30.0, period * (1 + failures)))
+            await asyncio.sleep(pacer.wait(failures=failures))
             return
+        period = pacer.period()
         wait = pacer.log_wait(msg is not None and bool(msg.lines))
         if wait < period:
             await asyncio.sleep(wait)

@@ -66,6 +66,8 @@ class GpuFollower(StreamFollower):
         #: the stream shell's pid where it runs (the container's view): cockpit's own process
         self.shell_pid: int | None = None
         self._rows: list[str] = []
+        #: the GPU index of the sample's first row (a row with it again starts the next sample)
+        self._first_index = ""
 
     def what(self) -> str:
         return "the GPU stream (nvidia-smi -lms)"
@@ -82,8 +84,11 @@ class GpuFollower(StreamFollower):
             if line.strip():
                 self.noise.append(line[:300])
             return False
-        if self._rows and cells[0].strip() == (_split_row(self._rows[0], self.fields) or [""])[0].strip():
+        index = cells[0].strip()
+        if self._rows and index == self._first_index:
             self._complete()
+        if not self._rows:
+            self._first_index = index
         self._rows.append(line)
         if self.gpus is not None and len(self._rows) >= self.gpus:
             self._complete()
