@@ -47,6 +47,7 @@ async def test_the_kernel_log_follows_one_stream_and_a_refresh_runs_nothing(lab,
             v = await obs.refresh_kmsg()
             times.append(time.perf_counter() - t0)
         assert v.mode == "follow" and not calls, calls
+        assert obs.to_dict()["streams"]["kernel"] == {"mode": "stream", "why": ""}  # named as the part is, not "kmsg"
         lab.add_kernel_message(OOM.format(pid=4242) + "\n" + "oom_reaper: reaped process 4242 (python3)".split("\n")[0])
 
         async def oom_seen() -> bool:

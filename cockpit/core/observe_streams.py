@@ -49,6 +49,7 @@ class Streams:
         #: stream → why it is not used (gave its channel back); kept for modes()
         self.gave_way: dict[str, str] = {}
         self._watch: dict[str, asyncio.Future[None]] = {}
+        self._closing: set[asyncio.Future[None]] = set()
 
     def _room(self, name: str) -> bool:
         slots = getattr(self.transport, "slots", None)
@@ -89,7 +90,9 @@ class Streams:
         key = (nvidia_smi, fields, every_s, on_host)
         if self.gpu is not None and self._gpu_key != key:
             old, self.gpu = self.gpu, None
-            asyncio.ensure_future(old.close())
+            closing = asyncio.ensure_future(old.close())  # kept until done (close() awaits any left)
+            self._closing.add(closing)
+            closing.add_done_callback(self._closing.discard)
         if self.gpu is None and self._room("gpu"):
             opener: Callable[[str], AsyncIterator[bytes]] = self.transport.stream_host if on_host else self.transport.stream
             self.gpu = fol = GpuFollower(lambda cmd: capped_lines(opener(cmd)), nvidia_smi, fields, every_s, gpus=gpus)
@@ -110,16 +113,17 @@ class Streams:
         return self.log if self.log.usable else None
 
     def modes(self) -> dict[str, tuple[str, str]]:
-        """part → (``stream`` | ``poll``, why it is polled: "" when streamed)."""
+        """part (named as everywhere else: ``kernel``, ``gpu``, ``log``) → (``stream`` | ``poll``,
+        why it is polled: "" when streamed)."""
         out: dict[str, tuple[str, str]] = {}
-        for name in ("kmsg", "gpu"):
+        for name, part in (("kmsg", "kernel"), ("gpu", "gpu")):
             fol: StreamFollower | None = getattr(self, name)
             if fol is not None and fol.ready:
-                out[name] = ("stream", "")
+                out[part] = ("stream", "")
             elif fol is not None:
-                out[name] = ("poll", fol.last_death or fol.state)
+                out[part] = ("poll", fol.last_death or fol.state)
             elif name in self.gave_way:
-                out[name] = ("poll", self.gave_way[name])
+                out[part] = ("poll", self.gave_way[name])
         if self.log is not None:
             out["log"] = ("stream", "") if self.log.usable else ("poll", self.log.last_error or "tail -F unsupported")
         return out
@@ -133,3 +137,4 @@ class Streams:
         self.kmsg = self.gpu = None
         for f in fols:
             await f.close()
+        await asyncio.gather(*self._closing, return_exceptions=True)
