@@ -137,11 +137,15 @@ class Pane(Styled, Vertical):
         every pane every second (most of an idle cockpit's CPU); stale data says its age, which
         then ticks.  The text is only set when it changes (each set repaints the whole pane), and
         the class too (Textual re-applies the stylesheet to the node on every ``set_class``)."""
-        if self.has_class("-stale") != stale:
-            self.set_class(stale, "-stale")
+        self.mark_stale(stale)
         when = ("no data yet" if age is None else f"{fmt_age(age)} ago") if stale or age is None else "live"
         when = f"⚠ {when}" if stale else when
         self.set_subtitle(when + (f" · {note}" if note else ""))
+
+    def mark_stale(self, stale: bool) -> None:
+        """The ``-stale`` class (dashed warning border, dimmed), set only on change."""
+        if self.has_class("-stale") != stale:
+            self.set_class(stale, "-stale")
 
     def set_subtitle(self, text: str) -> None:
         """The border's subtitle, as plain text (data, never markup); nothing repaints when unchanged."""

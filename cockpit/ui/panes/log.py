@@ -307,8 +307,7 @@ class LogPane(SearchMixin, Pane):
         count = self.count_text()
         count = f"match {count} · " if count else ""
         if v is None:
-            if self.has_class("-stale"):
-                self.set_class(False, "-stale")
+            self.mark_stale(False)
             self.set_subtitle(count + (one_line(self.path) or "no job launched yet"))
             return
         age = None if v.collected_at is None else self.clock() - v.collected_at
