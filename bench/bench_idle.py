@@ -33,10 +33,6 @@ JOB = "python3 -u -c 'import time\nwhile True: time.sleep(1)'"
 STEPS = "python3 -u -c 'import time, itertools\nfor i in itertools.count(1): print(f\"step {i} | loss {2 - i / 1e5:.4f}\", flush=True); time.sleep(1)'"
 
 
-def max_pid() -> int:
-    return max(int(d) for d in os.listdir("/proc") if d.isdigit())
-
-
 def pids_started(seconds: float) -> float:
     """How many pids the system handed out per minute over ``seconds`` (ns_last_pid moves with each
     fork anywhere; the machine's own background is measured beside it as the baseline's)."""
