@@ -25,7 +25,7 @@ import time
 from collections.abc import AsyncIterator, Callable
 
 from ..remote.base import RemoteError
-from ..remote.follow import wrap
+from ..remote.follow import failed_by_itself, wrap
 from .logs import LOG_MARK
 
 __all__ = ["LogWaker", "waker_command"]
@@ -93,7 +93,7 @@ class LogWaker:
                     continue  # (the start of) the wrapper's exit line: wait for all of it
                 if buf.startswith(exit_word):
                     code = buf[len(exit_word):].split(b"\n")[0].strip()
-                    if code.isdigit() and 0 < int(code) < 128:
+                    if code.isdigit() and failed_by_itself(int(code)):
                         self.state, self.last_error = "unsupported", f"tail -F exited with status {code.decode()}"
                         log.info("the log waker cannot run here (%s): the log is polled", self.last_error)
                     break

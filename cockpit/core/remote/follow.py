@@ -29,7 +29,7 @@ from collections.abc import AsyncIterator, Callable
 from ..layers import Layer
 from .base import RemoteError
 
-__all__ = ["StreamFollower", "wrap", "BACKOFF_MAX_S"]
+__all__ = ["StreamFollower", "wrap", "failed_by_itself", "BACKOFF_MAX_S"]
 
 log = logging.getLogger(__name__)
 
@@ -145,8 +145,7 @@ class StreamFollower:
             self.deaths += 1
             self.last_death, self.last_death_layer = reason, layer
             never_opened = not self.header and exit_code is None
-            failed_itself = exit_code is not None and 0 < exit_code < 128
-            if not self.ever_followed and got == 0 and (failed_itself or never_opened):
+            if not self.ever_followed and got == 0 and (failed_by_itself(exit_code) or never_opened):
                 self.state = "unsupported"
                 log.info("%s gave nothing (%s): polled instead", self.what(), reason)
                 return
@@ -160,6 +159,12 @@ class StreamFollower:
         if task is not None:
             task.cancel()
             await asyncio.gather(task, return_exceptions=True)
+
+
+def failed_by_itself(exit_code: int | None) -> bool:
+    """A tool's exit status that means "it cannot run here" (1..127: busybox without the option,
+    no permission), as opposed to a signal (above 128: killed, a death) or success."""
+    return exit_code is not None and 0 < exit_code < 128
 
 
 def _int(text: str) -> int | None:
