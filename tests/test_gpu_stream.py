@@ -168,3 +168,13 @@ def test_samples_are_cut_by_gpu_count_or_a_repeating_index() -> None:
     assert list(fol.noise)[-1].startswith("NVIDIA-SMI has failed")
     snap = merge_sample(GPUSnapshot(gpus=[]), fol.frame(rows), 1.0)
     assert snap is None  # another set of GPUs than the full probe's: the probe runs
+
+
+async def test_a_one_shot_status_starts_no_stream(lab, lab_config, tmp_path):
+    """`cockpit status` refreshes once and closes: a stream would be started only to be killed."""
+    from cockpit.core.status import collect_status
+
+    smi, calls = _counting_smi(lab, tmp_path)
+    report = await collect_status(lab_config(gpu={"nvidia_smi": smi}))
+    assert report["gpu"]["gpus"] and report["gpu"]["mode"] == "poll"
+    assert report["streams"] == {} and not [c for c in _calls(calls) if "-lms" in c], _calls(calls)

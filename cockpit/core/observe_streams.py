@@ -40,8 +40,11 @@ NEED = {"kmsg": 3, "gpu": 4, "log": 5}
 class Streams:
     """Starts, keeps and closes the observer's streams (one of each at most)."""
 
-    def __init__(self, transport: Transport) -> None:
+    def __init__(self, transport: Transport, *, enabled: bool = True) -> None:
         self.transport = transport
+        #: False for a one-shot observer (``cockpit status``): a stream started for one refresh and
+        #: closed right after costs more than the poll it replaces
+        self.enabled = enabled
         self.kmsg: KmsgFollower | None = None
         self.gpu: GpuFollower | None = None
         self.log: LogWaker | None = None
@@ -52,6 +55,8 @@ class Streams:
         self._closing: set[asyncio.Future[None]] = set()
 
     def _room(self, name: str) -> bool:
+        if not self.enabled:
+            return False
         slots = getattr(self.transport, "slots", None)
         if slots is not None and slots.limit < NEED[name]:
             return False

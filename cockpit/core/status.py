@@ -69,6 +69,8 @@ async def collect_status(cfg: Config, *, quick: bool = False, engine: Engine | N
         report["latest_attempt"] = latest_attempt(eng)
         if shell_ok and not quick:
             obs = eng.observer
+            if engine is None:  # one refresh, then closed: no stream is worth starting (it polls)
+                obs.streams.enabled = False
             await obs.refresh_all()
             report.update(obs.to_dict())
         else:
