@@ -117,3 +117,29 @@ async def test_an_idle_screen_repaints_nothing_until_data_turns_stale(tmp_path) 
         now[0] += 1
         line._tick()
         assert len(painted) == n + 1
+
+
+async def test_the_status_line_says_how_a_part_is_read_not_how_one_refresh_was(tmp_path) -> None:
+    """A streamed GPU pane still runs its full probe every apps_interval: that refresh must not
+    flip the status line to "poll gpu" (seen against the lab: it did, every ten seconds)."""
+    from cockpit.core.observe import GPUView
+    from cockpit.core.probes.gpu.model import GPUSnapshot
+    from cockpit.ui.app import create_app
+    from cockpit.ui.messages import GpuRefreshed
+    from cockpit.ui.panes import StatusLine
+    from tests.test_ui_support import local_config, make_engine
+
+    cfg = local_config(tmp_path)
+    app = create_app(cfg, engine=make_engine(cfg), refresh=False)
+    app.owns_engine = True
+    async with app.run_test(size=(120, 40)) as pilot:
+        streams = app.driver.observer.streams
+        streams.gpu = SimpleNamespace(ready=True, last_death=None, state="following")  # type: ignore[assignment]
+        app.post_message(GpuRefreshed(GPUView(collected_at=1.0, snapshot=GPUSnapshot(), mode="poll")))
+        await pilot.pause()
+        assert "stream gpu" in app.query_one(StatusLine).render().plain
+        streams.gpu = SimpleNamespace(ready=False, last_death="nvidia-smi exit status 2", state="unsupported")  # type: ignore[assignment]
+        app.post_message(GpuRefreshed(GPUView(collected_at=2.0, snapshot=GPUSnapshot(), mode="poll")))
+        await pilot.pause()
+        assert "poll gpu" in app.query_one(StatusLine).render().plain
+        streams.gpu = None

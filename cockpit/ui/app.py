@@ -300,10 +300,9 @@ class CockpitApp(SettingsMixin, TargetKeys, TargetSwitch, MetricsKeys, UserActio
         snap_err = getattr(v.snapshot, "error", None) if v.snapshot is not None else None
         err = v.error if v.error and v.error != snap_err and "disabled in config" not in v.error else None
         # a GPU failure seen by a successful probe is GPU data, not a stale part: the pane shows it
-        line = self.query_one(StatusLine)
-        line.update_part("gpu", v.collected_at, err, v.error_layer if err else None)
+        self.query_one(StatusLine).update_part("gpu", v.collected_at, err, v.error_layer if err else None)
         if v.snapshot is not None:
-            line.set_mode("gpu", getattr(v, "mode", "poll"))
+            self._show_modes(polled=("gpu",))
 
     @while_mounted
     def on_kmsg_refreshed(self, msg: KmsgRefreshed) -> None:
@@ -311,7 +310,7 @@ class CockpitApp(SettingsMixin, TargetKeys, TargetSwitch, MetricsKeys, UserActio
         if v.error and "only for runtime" not in v.error:
             self.query_one(StatusLine).update_part("kernel", v.collected_at, v.error, v.error_layer)
         elif v.collected_at is not None:
-            self.query_one(StatusLine).set_mode("kernel", "stream" if v.mode == "follow" else "poll")
+            self._show_modes()
 
     @while_mounted
     def on_log_batch(self, msg: LogBatch) -> None:
@@ -319,9 +318,21 @@ class CockpitApp(SettingsMixin, TargetKeys, TargetSwitch, MetricsKeys, UserActio
         v = msg.view
         if v is not None:
             self.query_one(StatusLine).update_part("log", v.collected_at, v.error, v.error_layer)
-        waker = getattr(getattr(self.driver.observer, "streams", None), "log", None)
-        if waker is not None:  # a quiet log is waited on by a remote tail -F (or polled where it cannot be)
-            self.query_one(StatusLine).set_mode("log", "stream" if waker.usable else "poll")
+        self._show_modes()
+
+    def _show_modes(self, polled: tuple[str, ...] = ()) -> None:
+        """Say on the status line how each part that can stream is read now: the observer's streams
+        are the one source (not the refresh that came in: a streamed GPU pane still runs its full
+        probe every apps_interval, which is no fall-back to polling).  ``polled``: parts shown as
+        polled when no stream was ever started for them (``[gpu] stream = false``)."""
+        streams = getattr(self.driver.observer, "streams", None)
+        modes = streams.modes() if streams is not None else {}
+        line = self.query_one(StatusLine)
+        for part, (mode, _why) in modes.items():
+            line.set_mode(part, mode)
+        for part in polled:
+            if part not in modes:
+                line.set_mode(part, "poll")
 
     def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information", timeout: float | None = None,
                markup: bool = False) -> None:
