@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .config_names import one_line
 from .core.user_template import FIELDS, check_template, template_fields
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -50,7 +51,7 @@ class ActionConfig:
     destructive: bool = _f(False, "true: the TUI asks first, showing the exact command; the CLI asks on a terminal, else needs --yes; it waits its turn like stop and reboot.")
     view: bool = _f(False, "true: the output opens in a scrollable view; false: a notification with the exit code and the last line.")
     timeout: float = _f(60.0, "Seconds before the command is killed (by timeout on the remote side, in whole seconds).", check=_positive)
-    help: str = _f("", "One line for the help screen and the palette (default: the command).")
+    help: str = _f("", "One line for the help screen and the palette (default: the command); no control characters.", check=one_line)
 
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,39}\Z")

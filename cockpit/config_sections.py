@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from .config_names import command_word, each_line, ident, one_line, remote_path, target_name
 from .core.layers import Layer
 
 __all__ = ['TargetConfig', 'SSHConfig', 'JobConfig', 'VerifyConfig', 'DeployConfig', 'CacheConfig', 'GPUConfig', 'UIConfig', 'JournalConfig', 'LoopConfig', 'SignatureConfig', 'NotifyConfig', '_f', '_positive', '_non_negative']
@@ -69,8 +70,8 @@ def _ssh_word(v: Any) -> str | None:  # a host or user that ssh (the shell key's
     return "must not start with '-' or contain spaces or control characters (ssh would read it as an option)" if bad else None
 
 
-def _abs_remote(v: Any) -> str | None:
-    return None if not v or v.startswith("/") else "must be an absolute path inside the target (starting with /)"
+def _abs_remote(v: Any) -> str | None:  # see config_names: one line, absolute
+    return remote_path(v)
 
 
 _CONTAINER_NAME = re.compile(r"[a-zA-Z0-9][a-zA-Z0-9_.-]{0,254}\Z")
@@ -85,15 +86,15 @@ def _container_ref(v: Any) -> str | None:
 
 @dataclass
 class TargetConfig:
-    name: str = _f("", "A short name shown in the status line and the journal (default: the host).")
+    name: str = _f("", "A short name shown in the status line, the tmux title and the journal (default: the host): letters, digits, space and . _ - @ + : (1-64, starting with a letter or digit); no control characters or newlines: it goes into scripts, titles and file names. E.g. name = \"ct200\".", check=target_name)
     host: str = _f("", "SSH host name, address, or an alias from ~/.ssh/config.", check=_ssh_word)
     user: str | None = _f(None, "SSH user (default: from ~/.ssh/config, else your login name).", check=_ssh_word)
     port: int | None = _f(None, "SSH port (default: from ~/.ssh/config, else 22).", check=_port)
     runtime: str = _f("none", "Where the job runs: \"pct\" (a Proxmox LXC container on the host), \"docker\" or \"podman\" (a container of that engine on the host), \"none\" (the host itself) or \"slurm\" (submitted from a login node, see [slurm]).", choices=("pct", "docker", "podman", "none", "slurm"))
     container: int | str | None = _f(None, "The container: its id (CTID) when runtime = \"pct\"; its name or ID when runtime = \"docker\" or \"podman\".", check=_container_ref)
-    pct: str = _f("pct", "The pct command on the host (an absolute path if it is not on the SSH PATH).")
-    docker: str = _f("docker", "The docker command on the host, for runtime = \"docker\".")
-    podman: str = _f("podman", "The podman command on the host, for runtime = \"podman\".")
+    pct: str = _f("pct", "The pct command on the host (an absolute path if it is not on the SSH PATH); one line, not starting with '-'.", check=command_word)
+    docker: str = _f("docker", "The docker command on the host, for runtime = \"docker\"; one line, not starting with '-'.", check=command_word)
+    podman: str = _f("podman", "The podman command on the host, for runtime = \"podman\"; one line, not starting with '-'.", check=command_word)
     transport: str = _f("ssh", "How to reach the host: \"ssh\", or \"local\" for this machine (the demo, or a job on your own box).", choices=("ssh", "local"))
 
 
@@ -121,7 +122,7 @@ class JobConfig:
     stop_timeout: float = _f(10.0, "Seconds between SIGTERM and SIGKILL when stopping the job.", check=_positive)
     env: dict[str, str] = _f(doc="Environment variables for the job (values are strings).", factory=dict, check=_env_keys)
     umask: str = _f("022", "The job's umask (octal): its logs and checkpoints readable by a teammate; \"077\" keeps them private.", check=_umask)
-    py_spy: str = _f("", "py-spy inside the target, for the threads' stacks of a stalled job (cockpit stacks); empty: py-spy on the target's PATH, else the kernel's view of each thread.")
+    py_spy: str = _f("", "py-spy inside the target, for the threads' stacks of a stalled job (cockpit stacks); empty: py-spy on the target's PATH, else the kernel's view of each thread. One line, not starting with '-'.", check=command_word)
     dump_before_stop: bool = _f(True, "Before stop or relaunch of a stalled job, save every thread's stack with its attempt: the one piece of evidence a hang leaves.")
     strays: str = _f("ask", "Copies of the job that cockpit did not start (same command line in the same workdir), found before each launch: \"ask\" (the TUI asks, the CLI reports and goes on), \"stop\" (stop them), \"leave\" (report only). Never matched by pattern.", choices=("ask", "stop", "leave"))
 
@@ -150,12 +151,12 @@ class DeployConfig:
 
 @dataclass
 class CacheConfig:
-    paths: list[str] = _f(doc="Cache directories inside the target that clear-cache removes (e.g. the inductor cache).", factory=lambda: ["/tmp/torchinductor_root"])
+    paths: list[str] = _f(doc="Cache directories inside the target that clear-cache removes (e.g. the inductor cache); each one line.", factory=lambda: ["/tmp/torchinductor_root"], check=each_line)
 
 
 @dataclass
 class GPUConfig:
-    nvidia_smi: str = _f("nvidia-smi", "The nvidia-smi command (an absolute path if it is not on pct exec's minimal PATH).")
+    nvidia_smi: str = _f("nvidia-smi", "The nvidia-smi command (an absolute path if it is not on pct exec's minimal PATH); one line, not starting with '-'.", check=command_word)
     where: str = _f("container", "Run nvidia-smi inside the \"container\" or on the \"host\".", choices=("container", "host"))
     timeout: float = _f(5.0, "Seconds before a hung nvidia-smi is killed and reported as a gpu failure.", check=_positive)
     enabled: bool = _f(True, "Set false on targets without a GPU.")
@@ -165,7 +166,7 @@ class GPUConfig:
 
 @dataclass
 class UIConfig:
-    theme: str = _f("dark", "Theme name (a file in themes/ or your config dir's themes/).")
+    theme: str = _f("dark", "Theme name (a file in themes/ or your config dir's themes/); one line.", check=one_line)
     refresh_interval: float = _f(2.0, "Seconds between refreshes of processes and GPUs.", check=_positive)
     log_lines: int = _f(10000, "Lines of the live log kept in memory (a ring: memory stays flat).", check=_positive)
 
@@ -203,10 +204,10 @@ class LoopConfig:
 class SignatureConfig:
     pattern: str = _f("", "Regular expression matched against each log line.", check=_regex)
     layer: str = _f("app", "Failure layer of a match.", choices=tuple(layer.value for layer in Layer))
-    label: str = _f("", "Short name shown for a match.")
-    advice: str = _f("", "One line of advice shown with a match.")
+    label: str = _f("", "Short name shown for a match (one line).", check=one_line)
+    advice: str = _f("", "One line of advice shown with a match.", check=one_line)
     severity: str = _f("error", "\"error\": a match fails a verdict; \"warning\": it is shown, never fails anything.", choices=("error", "warning"))
-    id: str = _f("", "A short id for this signature (used by [verify] ignore_signatures); default \"user-N\".")
+    id: str = _f("", "A short id for this signature (used by [verify] ignore_signatures): letters, digits, . _ - (starting with a letter or digit); default \"user-N\".", check=ident)
 
 
 # -- [notify]: notifications that reach you (cockpit/core/notify) -------------------------------------

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
+from .config_names import command_word, control_problem, each_line
+
 if TYPE_CHECKING:  # pragma: no cover
     from .config import Config
 
@@ -52,20 +54,23 @@ def _extra(v: Any) -> str | None:
     for i, a in enumerate(v):
         if not a.startswith("-"):
             return f"has [{i}] {a!r}, which is not an option (sbatch would take it as the script)"
-    return None
+    return each_line(v)
 
 
 def _script(v: Any) -> str | None:
     if not v:
         return None
+    bad = control_problem(v)
+    if bad:
+        return bad + ": a path is one line"
     p = PurePosixPath(v)
     return "must be a path relative to [deploy] source, without '..'" if p.is_absolute() or ".." in p.parts else None
 
 
 @dataclass
 class SlurmConfig:
-    partition: str = _f("", "Partition to submit to (sbatch --partition); empty: the cluster's default.", check=_word)
-    account: str = _f("", "Account to charge (sbatch --account); empty: your default account.", check=_word)
+    partition: str = _f("", "Partition to submit to (sbatch --partition): one word of letters, digits and _.:+,=@%/-; empty: the cluster's default.", check=_word)
+    account: str = _f("", "Account to charge (sbatch --account): one word of letters, digits and _.:+,=@%/-; empty: your default account.", check=_word)
     time: str = _f("", "Time limit (sbatch --time: MM, HH:MM:SS, D-HH:MM:SS); empty: the partition's default.", check=_time)
     nodes: int = _f(1, "Number of nodes (sbatch --nodes).", check=_positive)
     gpus: int | str = _f(0, "GPUs for the job (sbatch --gpus: 4, or \"a100:4\"); 0: none asked for.", check=_gpus)
@@ -73,7 +78,7 @@ class SlurmConfig:
     script: str = _f("", "A batch script in [deploy] source (relative path), submitted from [deploy] dest; empty: [job] command is wrapped in a generated script.", check=_script)
     queue_wait: float = _f(60.0, "Seconds verify waits for a queued job to start; after that the attempt reads pending (queued, never failed), or untested/host when the nodes it needs are drained or down.", check=_positive)
     node_local_cache: bool = _f(False, "[cache] paths are on each compute node's own disk (e.g. /tmp/torchinductor_root): clear-cache removes them through a step on each node of the running job (srun --overlap), and the generated batch script clears them on every node before the command.")
-    bin: str = _f("", "Directory of the Slurm commands on the login node (sbatch, squeue, scontrol, scancel); empty: the SSH PATH.")
+    bin: str = _f("", "Directory of the Slurm commands on the login node (sbatch, squeue, scontrol, scancel); empty: the SSH PATH. One line.", check=command_word)
 
 
 def check_slurm(cfg: Config, path: Path | None) -> None:
