@@ -6,22 +6,19 @@ every action into a :class:`~cockpit.core.layers.Verdict`.  Front ends subscribe
 events (:mod:`cockpit.core.events`); the journal gets every stage, verdict, job record and fate as it
 happens, flushed and fsynced, so a crash of cockpit itself loses nothing.
 
-One action at a time per target: inside one process an ``asyncio.Lock``; across processes (a TUI
-and a ``cockpit attempt`` in another terminal) an ``flock`` on ``<journal dir>/<target>.lock``.
-A second request is refused with a message naming who holds the target, never interleaved.
+One action at a time per target: inside one process an ``asyncio.Lock``; across processes and
+machines (a TUI and a ``cockpit attempt`` in another terminal, another checkout, another laptop)
+the target's lock on its host (:mod:`.target_lock`).  A second request is refused with a message
+naming who holds the target, never interleaved.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import fcntl
-import hashlib
 import logging
-import os
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
-from pathlib import Path
 from typing import Any
 
 from ..config import Config
@@ -47,6 +44,7 @@ from .observe import Observer
 from .redact import Redactor
 from .remote import make_transport
 from .remote.base import RemoteError, Transport
+from .target_lock import Busy, TargetLock
 from .user_actions import UserActionResult, command_for, run_user_action
 
 __all__ = ["Engine", "Busy", "AttemptResult", "ACTIONS", "STACKS_EVENT"]
@@ -60,47 +58,6 @@ STACKS_EVENT = "stacks"
 ACTIONS = {a.id: a.help for a in TABLE}
 
 StageListener = Callable[[str, Stage], None]
-
-
-class Busy(Exception):
-    """The target is already running an action (here or in another cockpit)."""
-
-
-class _TargetLock:
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.fh: Any = None
-
-    def acquire(self, what: str) -> None:
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            fh = open(self.path, "a+")
-        except OSError as e:  # a full or read-only disk: the journal reports it; this process still runs one action at a time
-            log.info("no cross-process lock %s: %s", self.path, e)
-            return
-        try:
-            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            fh.seek(0)
-            holder = fh.read().strip() or "another cockpit"
-            fh.close()
-            raise Busy(f"the target is busy: {holder}") from None
-        self.fh = fh
-        with contextlib.suppress(OSError):  # who holds it, for the message of a refused cockpit (a full disk may not take it)
-            fh.seek(0)
-            fh.truncate()
-            fh.write(f"pid {os.getpid()} is running {what} since {time.strftime('%H:%M:%S')}")
-            fh.flush()
-
-    def release(self) -> None:
-        if self.fh is not None:
-            fh, self.fh = self.fh, None
-            with contextlib.suppress(OSError):
-                fh.truncate(0)
-            with contextlib.suppress(OSError):
-                fcntl.flock(fh, fcntl.LOCK_UN)
-            with contextlib.suppress(OSError):  # a full disk fails the flush of an unwritten note: close anyway
-                fh.close()
 
 
 class Engine:
@@ -126,7 +83,7 @@ class Engine:
         #: asks the person at the keyboard (the TUI's confirm dialog); None: nobody to ask
         self.ask: Callable[[str, str], Awaitable[bool]] | None = None
         self._lock = asyncio.Lock()
-        self._target_lock = _TargetLock(cfg.journal_path.parent / f"{_safe(cfg.display_name)}.lock")
+        self._target_lock = TargetLock(cfg, self.transport)
         self.recovered: list[Any] = []
         self._load_job()
 
@@ -176,20 +133,23 @@ class Engine:
                 extra(action, stage)
             self.publish(StageProgress(action, stage))
 
-        return ActionContext(self.cfg, self.transport, on_stage=on_stage, ask=self.ask, state={"metrics": self.metrics, "current_job": self.job})
+        return ActionContext(self.cfg, self.transport, on_stage=on_stage, ask=self.ask, state={"metrics": self.metrics, "current_job": self.job,
+                                                                                                   "journal": self.journal, "record_fate": self.record_fate})
 
     @contextlib.asynccontextmanager
     async def exclusive(self, what: str, *, wait: bool = False) -> AsyncIterator[None]:
+        """Hold the target for ``what`` (this process, then every cockpit: :class:`.target_lock.TargetLock`);
+        :class:`Busy` naming the holder, or with ``wait`` wait for it to finish."""
         if self._lock.locked() and not wait:
-            raise Busy(f"the target is busy: {self.current_action} is running")
+            raise Busy(f"{self.cfg.display_name} is busy: {self.current_action} is running in this cockpit")
         async with self._lock:
-            self._target_lock.acquire(what)
+            await self._target_lock.acquire(what, wait=wait)
             self.current_action = what
             try:
                 yield
             finally:
                 self.current_action = None
-                self._target_lock.release()
+                await self._target_lock.release()
 
     async def close(self) -> None:
         for task in list(self._tasks):
@@ -464,11 +424,3 @@ class Engine:
             self.publish(ActionFinished("attempt", res.verdict, res, time.monotonic() - t0, trigger))
             return res
 
-
-def _safe(name: str) -> str:
-    """A file name for ``name``: its safe characters, and past 64 of them a hash of the whole
-    (a file name longer than 255 bytes could not be opened)."""
-    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in name) or "target"
-    if len(safe.encode()) > 64:
-        safe = safe.encode()[:48].decode("utf-8", "ignore") + "-" + hashlib.sha256(name.encode("utf-8", "surrogateescape")).hexdigest()[:12]
-    return safe

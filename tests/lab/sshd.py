@@ -404,7 +404,7 @@ class Lab:
                 "AllowTcpForwarding yes",
                 "AcceptEnv LANG LC_*",
                 # how the pct emulator gets on the PATH of `ssh host cmd` (OpenSSH >= 8.7)
-                f"SetEnv PATH={self.path_env} COCKPIT_LAB={d}",
+                f"SetEnv PATH={self.path_env} COCKPIT_LAB={d} COCKPIT_LOCK_DIR={d}/run-lock",
                 "Subsystem sftp internal-sftp",
                 "LogLevel VERBOSE",
                 "",

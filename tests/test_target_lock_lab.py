@@ -1,0 +1,144 @@
+"""The action lock is the target's, on its host: two cockpits with two config directories (two
+checkouts, two laptops) cannot act on one container at once.
+
+Against the lab: a real sshd, the pct emulator; each lab has its own lock directory on the host
+(``COCKPIT_LOCK_DIR`` in its sshd's environment), so parallel labs never share a lock.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import signal
+import socket
+import sys
+from pathlib import Path
+
+import pytest
+
+from cockpit.config import load_config
+from cockpit.core.engine import Busy, Engine
+from cockpit.core.status import collect_status
+from cockpit.core.target_lock import Holder, lock_name
+from tests.lab import await_for
+
+pytestmark = pytest.mark.lab
+
+
+@pytest.fixture
+def two_configs(lab, tmp_path):
+    """Two config files in two directories (two journals) for the lab's container 200."""
+    (lab.dir / "src").mkdir(exist_ok=True)
+    (lab.dir / "src" / "train.py").write_text("print('the code under test')\n")
+    paths = []
+    for d in ("checkout-a", "checkout-b"):
+        p = lab.write_config(tmp_path / d / "cockpit.toml", target={"name": f"ct200-{d[-1]}"})
+        paths.append(p)
+    yield paths
+    lab.reset()
+
+
+def lock_dir(lab) -> Path:
+    return lab.dir / "run-lock"
+
+
+def who_files(lab) -> list[Path]:
+    return sorted(lock_dir(lab).glob("cockpit-pct-200.lock.who.*"))
+
+
+async def test_a_second_checkout_is_refused_naming_the_holder_and_observes_meanwhile(lab, two_configs):
+    cfg_a, cfg_b = (load_config(p) for p in two_configs)
+    assert cfg_a.journal_path.parent != cfg_b.journal_path.parent  # nothing shared on this machine's disk
+    a, b = Engine(cfg_a), Engine(cfg_b)
+    try:
+        async with a.exclusive("attempt"):
+            # the lock and its holder note are on the host, named after the runtime and the container
+            assert (lock_dir(lab) / "cockpit-pct-200.lock").exists()
+            [who] = who_files(lab)
+            h = Holder.parse(who.read_text())
+            assert h is not None and (h.action, h.pid, h.host) == ("attempt", os.getpid(), socket.gethostname())
+            with pytest.raises(Busy) as ei:
+                await b.run_action("stop")
+            msg = str(ei.value)
+            assert msg.startswith("ct200-b is busy: attempt by ")
+            assert f"@{socket.gethostname()} since " in msg and f"(pid {os.getpid()})" in msg
+            assert b.current_action is None
+            # observation never takes the lock
+            report = await collect_status(cfg_b, engine=b)
+            assert report["ok"], report["verdict"]
+        # released: the note is gone and the other checkout acts
+        await await_for(lambda: not who_files(lab), 10, "the holder note removed")
+        async with b.exclusive("stop"):
+            assert len(who_files(lab)) == 1
+    finally:
+        await a.close()
+        await b.close()
+
+
+async def test_the_cli_of_another_checkout_exits_75_naming_the_holder(lab, two_configs):
+    a = Engine(load_config(two_configs[0]))
+    try:
+        async with a.exclusive("attempt"):
+            proc = await asyncio.create_subprocess_exec(
+                sys.executable, "-m", "cockpit", "attempt", "--note", "from the other checkout", "-c", str(two_configs[1]),
+                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+            out, err = await asyncio.wait_for(proc.communicate(), 60)
+        assert proc.returncode == 75, (out, err)
+        text = err.decode()
+        assert "ct200-b is busy: attempt by " in text and f"(pid {os.getpid()})" in text, text
+        # refused before anything ran: the other checkout's journal holds no attempt
+        journal = load_config(two_configs[1]).journal_path
+        assert not journal.exists() or "attempt_started" not in journal.read_text()
+    finally:
+        await a.close()
+
+
+HOLDER = """
+import asyncio, sys
+from cockpit.config import load_config
+from cockpit.core.engine import Engine
+
+async def main():
+    eng = Engine(load_config(sys.argv[1]))
+    async with eng.exclusive("attempt"):
+        print("held", flush=True)
+        await asyncio.Event().wait()
+
+asyncio.run(main())
+"""
+
+
+async def test_a_killed_holder_frees_the_target_and_wait_takes_it(lab, two_configs, caplog):
+    proc = await asyncio.create_subprocess_exec(sys.executable, "-c", HOLDER, str(two_configs[0]),
+                                                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    b = Engine(load_config(two_configs[1]))
+    try:
+        assert proc.stdout is not None
+        line = await asyncio.wait_for(proc.stdout.readline(), 30)
+        assert line == b"held\n", await proc.stderr.read() if proc.stderr else b""
+        with pytest.raises(Busy) as ei:
+            await b.attempt("while the other one holds it")
+        assert f"(pid {proc.pid})" in str(ei.value)
+        caplog.set_level(logging.INFO, logger="cockpit.core.target_lock")
+        waiting = asyncio.ensure_future(b.run_action("deploy", wait=True))
+        await await_for(lambda: "trying again" in caplog.text, 20, "--wait polling the held lock")
+        assert not waiting.done()
+        os.kill(proc.pid, signal.SIGKILL)  # no cleanup at all: the connection's end frees the host's lock
+        await proc.wait()
+        v = await asyncio.wait_for(waiting, 30)
+        assert v.ok, v.summary()
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+        await b.close()
+
+
+def test_lock_names_follow_runtime_and_container(lab, tmp_path):
+    def name(**target):
+        return lock_name(load_config(lab.write_config(tmp_path / "c.toml", target=target)))
+
+    assert name() == "cockpit-pct-200.lock"
+    assert name(runtime="docker", container="trainer", ctid=200) == "cockpit-docker-trainer.lock"
+    assert name(runtime="none", container=None).startswith("cockpit-none-var_tmp_cockpit-lab-")
