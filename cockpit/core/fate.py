@@ -8,7 +8,9 @@ A verdict is a moment; the fate is the end of the story.  The states:
 ``stalled``   alive, but no progress line for longer than ``[verify] stall_after`` (layer and
               evidence say where it hangs); back to ``running`` when progress resumes;
 ``finished``  it exited with code 0 and no error in its log;
-``died``      it exited otherwise, or its main process is a zombie: ``layer`` and ``cause`` say why
+``died``      it exited otherwise, or its main process is a zombie, or its training loop died while the
+              process lives on (the main thread's uncaught exception, other threads holding the
+              process: :mod:`.actions.loopdeath`): ``layer`` and ``cause`` say why
               (a traceback → ``app``, a signal or exit code → ``process``, the OOM killer →
               ``container``…), ``after_s`` how long after the launch, ``last_progress`` the last
               progress line before it;
@@ -34,6 +36,7 @@ from .actions.base import ActionContext
 from .actions.cause import death_cause, fmt_secs
 from .actions.job import JobRecord
 from .actions.jobstate import JobReader
+from .actions.loopdeath import confirm_loop_death
 from .actions.stall import detect_stall
 from .actions.verify import GONE_CONFIRM_S
 from .remote.base import RemoteError
@@ -102,6 +105,9 @@ async def read_fate(ctx: ActionContext, job: JobRecord, reader: JobReader | None
     ``gpu_util`` gives the GPUs' utilisation from the last observation (where a stall lives)."""
     reader = reader if reader is not None else JobReader(ctx, job)
     st = await reader.read()
+    loop_dead = None
+    if st.alive:  # alive is not running when its training loop is dead (the process held by its threads)
+        st, loop_dead = await confirm_loop_death(ctx, job, reader, st)
     if st.spawned and not st.alive and not st.queued and st.exit_code is None:
         # its supervisor writes the exit status a moment after the death: look again before judging
         await asyncio.sleep(GONE_CONFIRM_S)
@@ -113,6 +119,8 @@ async def read_fate(ctx: ActionContext, job: JobRecord, reader: JobReader | None
         return Fate("pending", None, st.describe(), now, since, scan.last_progress)
     if not st.spawned and not st.exited:
         return Fate("vanished", "process", "the job's pid file is gone", now, since, scan.last_progress)
+    if st.alive and loop_dead is not None:
+        return Fate("died", loop_dead.layer.value, loop_dead.detail, now, loop_dead.after_s, scan.last_progress)
     if st.alive:
         lead = st.leader
         stall = detect_stall(ctx.cfg.verify.stall_after, scan.clock, now, lead.state if lead else "",

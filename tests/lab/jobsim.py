@@ -15,6 +15,7 @@ its log late, or crash the ways real training jobs do, with the same text and ex
   silent    exits with --exit-code (default 0) and no output                             code
   zl        the main thread exits while a worker thread lives on: ``ps`` shows ``Zl``    (runs)
   exc       the main loop raises RuntimeError: loss is NaN (a late crash in the code)    exit 1
+  loopdeath the loop really raises FloatingPointError; 3 non-daemon threads live on   (runs)
 
 ``fx`` as the seed's pipeline did it: the drafter threads die at ``--crash-at`` (0: before the first
 step) while the main loop goes on printing steps for ``--keep-stepping`` seconds (-1: for ever)
@@ -279,7 +280,7 @@ def parse(argv):
     p.add_argument("--log", help="write stdout and stderr to this file instead")
     p.add_argument("--log-delay", type=float, default=0.0, help="with --log: create the file only after S seconds")
     p.add_argument("--crash", choices=["fx", "oom", "import", "syntax", "nccl", "segfault", "sigkill", "silent", "exc",
-                                       "illegal", "zl"])
+                                       "illegal", "zl", "loopdeath"])
     p.add_argument("--crash-at", type=int, default=1, help="step at which the crash happens")
     p.add_argument("--exit-code", type=int, default=0, help="exit status of --crash silent")
     p.add_argument("--threads", type=int, default=0, help="drafter threads (drafter-0 ...) that print too")
@@ -484,6 +485,12 @@ def do_crash(kind, step, args):
         sys.stderr.flush()
         libc = ctypes.CDLL(None)
         libc.pthread_exit(None)  # the leader becomes a zombie while its thread lives: ps shows "Zl"
+    if kind == "loopdeath":  # a real uncaught exception: Python then waits for these non-daemon threads for ever
+        import ctypes  # each names itself for /proc/PID/task/TID/comm (PR_SET_NAME), as torch's threads do
+        for i in range(3):
+            threading.Thread(target=lambda n: (ctypes.CDLL(None).prctl(15, n.encode(), 0, 0, 0), threading.Event().wait()),
+                             args=(f"drafter-{i}",), name=f"drafter-{i}").start()
+        raise FloatingPointError(f"loss is nan at step {step}: the loss diverged")
     raise SystemExit(f"unknown crash kind {kind}")
 
 

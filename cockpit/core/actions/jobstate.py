@@ -245,6 +245,13 @@ class LogScan:
     nccl: NcclWatch = field(default_factory=NcclWatch)
     #: the attempt's metrics recorder (:class:`cockpit.core.metrics.Recorder`): every line, numbered from the log's start
     metrics: Any = None
+    #: the line number of the last progress line (a loop that raised and then went on is not dead)
+    progress_no: int = 0
+    #: the lines before each ``Traceback`` header, by its line number: a traceback that a log record
+    #: at ERROR/WARNING introduces was handled (``logging.exception``), not the loop's death (:mod:`.loopdeath`)
+    tb_before: dict[int, tuple[str, ...]] = field(default_factory=dict)
+    #: when a judge first saw each loop-death candidate (:mod:`.loopdeath`)
+    loop_seen: dict[Any, float] = field(default_factory=dict)
 
     def feed(self, data: bytes) -> None:
         buf = self.partial + data
@@ -278,10 +285,15 @@ class LogScan:
             self.progress_count += 1
             self.last_progress = line
             self.clock.saw(line)
+            self.progress_no = self.lines
             if self.progress_line is None:
                 self.progress_line = line
         if "NCCL work" in line:
             self.nccl.feed(line)
+        if "Traceback (most recent call last)" in line:
+            self.tb_before[self.lines] = tuple(self.tail_lines[-9:-1])
+            if len(self.tb_before) > 256:
+                del self.tb_before[next(iter(self.tb_before))]
         if "Exception in thread " in line:
             for name in _THREAD_HEADER.findall(line):
                 if name not in self.thread_headers:

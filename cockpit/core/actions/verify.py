@@ -14,6 +14,11 @@ between or after progress lines fails the attempt the same way (``progress`` fai
 progress was seen yet, ``settled`` otherwise), naming every thread that died.  After the first
 error, reading goes on for :data:`ERROR_GRACE_S` so the other threads' tracebacks are named too.
 
+A training loop that died while the process lives on (the main thread's uncaught exception, its
+other threads holding the process: :mod:`.loopdeath`) fails ``alive``: the pid lives, the job does
+not.  Reading goes on until that death counts (:data:`~.loopdeath.LOOP_CONFIRM_S`), so a process
+that merely takes a moment to exit after its traceback is judged by its exit instead.
+
 ``wait=False`` (``cockpit verify``) judges the job **as it is now**, from one reading of its
 processes and of its whole log: alive and healthy → ok; dead → fail with the cause
 (:mod:`.cause`), when it died relative to the launch and to its last progress line.
@@ -34,6 +39,7 @@ from .base import ActionContext, StageFailed, VerdictBuilder
 from .cause import death_cause, error_cause, fmt_secs
 from .job import JobRecord, describe_exit
 from .jobstate import JobReader, JobState, LogScan, error_dict, make_scan
+from .loopdeath import find_loop_death, loop_death_cause, unconfirmed_s
 from .reattach import TargetLost, read_job
 from .stall import detect_stall
 
@@ -120,11 +126,14 @@ async def verify(ctx: ActionContext, job: JobRecord, verdict: Verdict | None = N
             return vb.finish()
         now = time.time()
         w.note(st, scan, now, healthy_at, has_marker, reader.log_seen)
-        if w.settled_death(st, now) or not wait:
+        # the main thread died and the process lives on: wait until that counts (or the process exits)
+        loop_pending = st.alive and w.error_at is not None and unconfirmed_s(find_loop_death(scan, now), now) > 0
+        if w.settled_death(st, now) or (not wait and not loop_pending):
             break
-        if w.error_at is not None and now - w.error_at >= ERROR_GRACE_S and (st.alive or w.gone_since is None):
+        if w.error_at is not None and now - w.error_at >= ERROR_GRACE_S and (st.alive or w.gone_since is None) and not loop_pending:
             break
-        if w.progress_at is not None and now >= w.progress_at + settle and (w.d_since is None or now - w.d_since >= STUCK_D_S):
+        if (w.progress_at is not None and now >= w.progress_at + settle and (w.d_since is None or now - w.d_since >= STUCK_D_S)
+                and not loop_pending):
             break
         if st.alive and detect_stall(cfg.verify.stall_after, scan.clock, now) is not None:
             break
@@ -187,6 +196,9 @@ async def _judge(ctx: ActionContext, vb: VerdictBuilder, job: JobRecord, st: Job
             _queued(al, st)
         elif not st.alive:
             cause = await death_cause(ctx, job, st, scan)
+            raise StageFailed(cause.layer, cause.full, evidence=evidence, advice=cause.advice, data=cause.data)
+        elif (ld := find_loop_death(scan)) is not None and unconfirmed_s(ld) == 0:
+            cause = await loop_death_cause(ctx, job, st, scan, ld)
             raise StageFailed(cause.layer, cause.full, evidence=evidence, advice=cause.advice, data=cause.data)
         else:
             in_d = None if w.d_since is None else now - w.d_since

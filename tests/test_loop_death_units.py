@@ -1,0 +1,181 @@
+"""Loop death, the pure part: which traceback in a log is the training loop's own end.
+
+The tracebacks are printed by a real interpreter (``sys.executable`` running a small program),
+not typed in: the main thread's uncaught exception, a worker thread's, a handled error logged with
+``logging.exception``/``exc_info`` (a traceback too, but the loop goes on), and torchrun-style
+rank prefixes.  Before loop death existed, nothing told these apart: every one was just an error.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import textwrap
+
+from cockpit.core.actions.jobstate import LogScan
+from cockpit.core.actions.loopdeath import (
+    LOOP_CONFIRM_S,
+    describe,
+    find_loop_death,
+    held_by,
+    parse_threads,
+    threads_command,
+    unconfirmed_s,
+)
+from cockpit.core.probes.signatures import Classifier
+
+
+def run_py(src: str) -> list[str]:
+    """The lines a real Python prints (stdout and stderr together, as ``> log 2>&1``) for ``src``."""
+    r = subprocess.run([sys.executable, "-c", textwrap.dedent(src)], capture_output=False, stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, text=True, timeout=30)
+    return r.stdout.splitlines()
+
+
+def scan_of(lines: list[str]) -> LogScan:
+    scan = LogScan(re.compile(r"step \d+"), Classifier())
+    scan.feed(("\n".join(lines) + "\n").encode())
+    return scan
+
+
+LOOP = """
+import sys
+def train():
+    for step in range(1, 4):
+        print(f"step {step} loss 2.5", flush=True)
+    raise FloatingPointError("loss is nan at step 3")
+def main():
+    train()
+main()
+"""
+
+
+def test_the_main_threads_uncaught_exception_is_the_loops_death():
+    lines = run_py(LOOP)
+    assert lines[-1] == "FloatingPointError: loss is nan at step 3"  # the interpreter's own text
+    ld = find_loop_death(scan_of(lines), now=100.0)
+    assert ld is not None and ld.exc == "FloatingPointError" and ld.message == "loss is nan at step 3"
+    assert ld.rank is None and ld.match.layer.value == "app" and ld.seen_at == 100.0
+
+
+def test_a_worker_threads_traceback_is_an_error_but_not_the_loops_death():
+    lines = run_py("""
+        import threading
+        def work():
+            raise RuntimeError("drafter failed")
+        t = threading.Thread(target=work, name="drafter-0"); t.start(); t.join()
+        print("step 1 loss 2.5", flush=True)
+    """)
+    assert any(line.startswith("Exception in thread drafter-0") for line in lines)
+    scan = scan_of(lines)
+    assert scan.errors() and find_loop_death(scan) is None
+
+
+def test_a_handled_error_logged_with_its_traceback_is_not_the_loops_death():
+    # at module level on purpose: its traceback starts at <module> like a real death; the log record says handled
+    for how in ('logging.exception("step failed")', 'logging.warning("retrying", exc_info=True)',
+                'log.error("step failed", exc_info=True)'):
+        lines = run_py(f"""
+            import logging, sys
+            logging.basicConfig(stream=sys.stdout, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+            log = logging.getLogger("trainer")
+            try:
+                raise FloatingPointError("loss is nan")
+            except FloatingPointError:
+                {how}
+        """)
+        assert "Traceback (most recent call last):" in lines, lines
+        scan = scan_of(lines)
+        assert scan.errors(), how  # still an error for the verdict, as today
+        assert find_loop_death(scan) is None, (how, lines)
+
+
+def test_a_traceback_printed_by_the_code_that_caught_it_is_not_the_loops_death():
+    lines = run_py("""
+        import traceback
+        def step():
+            try:
+                raise ValueError("bad batch")
+            except ValueError:
+                traceback.print_exc()
+        step()
+    """)
+    assert find_loop_death(scan_of(lines)) is None  # its outermost frame is `step`, not the program's entry
+
+
+def test_progress_after_the_traceback_means_the_loop_went_on():
+    lines = run_py(LOOP)
+    assert find_loop_death(scan_of(lines + ["step 4 loss 2.4"])) is None
+
+
+def test_a_chained_exception_names_the_one_that_ended_the_program():
+    lines = run_py("""
+        def main():
+            try:
+                raise KeyError("batch")
+            except KeyError:
+                raise FloatingPointError("loss is inf")
+        main()
+    """)
+    ld = find_loop_death(scan_of(lines))
+    assert ld is not None and ld.exc == "FloatingPointError" and ld.message == "loss is inf"
+
+
+def test_python_m_entry_counts_as_the_programs_entry():
+    lines = ["Traceback (most recent call last):",
+             '  File "<frozen runpy>", line 198, in _run_module_as_main',
+             '  File "<frozen runpy>", line 88, in _run_code',
+             '  File "/w/trainer/__main__.py", line 9, in <module>',
+             "FloatingPointError: nan"]
+    assert find_loop_death(scan_of(lines)) is not None
+
+
+def test_the_interpreters_fatal_line_is_the_loops_death():
+    lines = ["step 7 loss 2.1", "Fatal Python error: Segmentation fault", "", "Current thread 0x00007f (most recent call first):",
+             '  File "/w/train.py", line 301 in train_step']
+    ld = find_loop_death(scan_of(lines))
+    assert ld is not None and ld.exc == "" and "segfault" in ld.message
+
+
+def test_the_rank_whose_loop_died_is_named_while_the_others_wait():
+    body = run_py(LOOP)
+    lines = ["[rank0]:step 1 loss 2.5", "[rank1]:step 1 loss 2.5"]
+    for line in body:  # rank 1 dies; rank 0 logs a warning between its lines (waiting in the all-reduce)
+        lines.append("[rank1]:" + line)
+        if line.startswith("Traceback"):
+            lines.append("[rank0]:WARNING: waiting for rank 1 in ALLREDUCE")
+    lines.append("[rank0]:step 2 loss 2.4")  # another rank's progress does not revive rank 1's loop
+    ld = find_loop_death(scan_of(lines))
+    assert ld is not None and ld.rank == "1" and ld.ranks == ("1",) and ld.exc == "FloatingPointError"
+    text = describe(ld, "held by 1 non-daemon thread (pt_nccl_watchdg)")
+    assert text.startswith("rank 1's training loop raised FloatingPointError at "), text
+
+
+def test_a_death_counts_once_the_process_outlived_it():
+    ld = find_loop_death(scan_of(run_py(LOOP)), now=1000.0)
+    assert unconfirmed_s(ld, now=1000.0) == LOOP_CONFIRM_S
+    assert unconfirmed_s(ld, now=1000.0 + LOOP_CONFIRM_S) == 0.0
+    assert unconfirmed_s(None) == 0.0
+
+
+def test_the_threads_that_hold_the_process():
+    cmd = threads_command([4242])
+    assert "/proc/4242/task/[0-9]*" in cmd and '[ "$n" = 4242 ]' in cmd  # the main thread itself is left out
+    out = "4242 4250 drafter-2\n4242 4248 drafter-0\n4242 4249 drafter-1\ngarbage\n"
+    threads = parse_threads(out)
+    assert threads == {4242: ["drafter-0", "drafter-1", "drafter-2"]}
+    assert held_by(threads) == "held by 3 threads (drafter-0, drafter-1, drafter-2), at least one of them non-daemon"
+    assert held_by({7: ["python3", "python3"]}) == "held by 2 threads (python3 ×2), at least one of them non-daemon"
+    assert held_by({7: ["pt_nccl_watchdg"]}) == "held by 1 non-daemon thread (pt_nccl_watchdg)"
+    assert "no other thread" in held_by({})
+    assert held_by({7: ["a"], 8: ["b", "c"]}) == "held by 3 threads (pid 7: a; pid 8: b, c), at least one of them non-daemon"
+
+
+def test_the_cause_says_what_when_and_how_to_end_it():
+    ld = find_loop_death(scan_of(run_py(LOOP)))
+    assert ld is not None
+    text = describe(ld, held_by({9: ["drafter-0", "drafter-1", "drafter-2"]}))
+    assert re.match(r"the training loop raised FloatingPointError at \d\d:\d\d:\d\d \(loss is nan at step 3\); "
+                    r"the process is still alive, held by 3 threads \(drafter-0, drafter-1, drafter-2\), .*"
+                    r": it will not exit by itself; stop it \(S in the TUI, or cockpit stop\)", text), text
