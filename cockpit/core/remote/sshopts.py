@@ -12,7 +12,13 @@
     ``StrictHostKeyChecking`` is not read at all (asyncssh has no trust-on-first-use): an unknown
     key is refused, never accepted, whatever it says;
   - **agent forwarding only with** ``[ssh] forward_agent = true``; ``ForwardAgent yes`` in the ssh
-    config is ignored (a forwarded agent lets anyone who is root on the host use your keys).
+    config is ignored (a forwarded agent lets anyone who is root on the host use your keys);
+  - **known_hosts and key files are bounded**: asyncssh reads each file it is given to the end,
+    so ``UserKnownHostsFile /dev/zero`` grew to 2.9 GB in 11 s and then hung, and a FIFO blocks
+    for ever.  Every known_hosts file (at most :data:`KNOWN_HOSTS_MAX`) and every key file (at
+    most :data:`KEY_MAX`, its ``.pub`` and ``-cert.pub`` too) must be a regular file, checked
+    before asyncssh opens it: a ``config``-layer error for ``[ssh]`` keys, ``ssh`` for what the
+    ssh config names, each naming the file and the fix.
 
 * :func:`explain_connect_error`: every way of failing to connect, as a layered error a person can
   act on.  :class:`Backoff`: how soon to try again.
@@ -23,16 +29,23 @@ from __future__ import annotations
 import asyncio
 import os
 import shlex
+import stat
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import asyncssh
 
 from ..layers import Layer
 from .base import RemoteError
 
-__all__ = ["SSHParams", "Backoff", "explain_connect_error", "connection_options", "keyscan_hint"]
+__all__ = ["SSHParams", "Backoff", "explain_connect_error", "connection_options", "keyscan_hint", "file_problem",
+           "KNOWN_HOSTS_MAX", "KEY_MAX"]
+
+#: the largest known_hosts file cockpit lets asyncssh read (a big fleet's is a few MiB)
+KNOWN_HOSTS_MAX = 16 * 1024 * 1024
+#: the largest private key, public key or certificate file (an RSA-16384 key is under 13 KiB)
+KEY_MAX = 1024 * 1024
 
 
 @dataclass
@@ -149,21 +162,78 @@ def _unchecked(params: SSHParams, why: str) -> RemoteError:
         hint=f"cockpit always verifies host keys, whatever the ssh config says: {keyscan_hint(params)}; nothing was run")
 
 
+def file_problem(path: str, limit: int) -> str | None:
+    """Why ``path`` may not be handed to asyncssh: not a regular file (a device, a FIFO, a
+    directory: read without end, or blocked on), or larger than ``limit`` bytes.  None when it is
+    fine or does not exist (asyncssh then says so, or skips it).  ``stat`` never opens the file, so
+    a FIFO is judged without blocking."""
+    try:
+        st = os.stat(os.path.expanduser(path))
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError as e:
+        return f"cannot be read ({e.strerror or e})"
+    if not stat.S_ISREG(st.st_mode):
+        kind = ("a directory" if stat.S_ISDIR(st.st_mode) else "a FIFO" if stat.S_ISFIFO(st.st_mode)
+                else "a character device" if stat.S_ISCHR(st.st_mode) else "a block device" if stat.S_ISBLK(st.st_mode)
+                else "a socket" if stat.S_ISSOCK(st.st_mode) else "not a regular file")
+        return f"is {kind}, not a regular file"
+    if st.st_size > limit:
+        return f"is {st.st_size} bytes, larger than the {limit // (1024 * 1024)} MiB cockpit reads"
+    return None
+
+
+def _bounded(path: str, limit: int, *, layer: Layer, what: str, fix: str) -> None:
+    why = file_problem(path, limit)
+    if why:
+        raise RemoteError(layer, f"{what} {path} {why}", hint=f"{fix}; nothing was run")
+
+
+def _check_keys(paths: list[str] | tuple[str, ...], layer: Layer, where: str) -> None:
+    """Each key file and the ``.pub`` / ``-cert.pub`` asyncssh reads beside it."""
+    for key in paths:
+        for f in (str(key), f"{key}.pub", f"{key}-cert.pub"):
+            _bounded(f, KEY_MAX, layer=layer, what="SSH key file", fix=f"point {where} at your private key file (e.g. ~/.ssh/id_ed25519)")
+
+
+def _default_keys() -> list[str]:
+    """The ``~/.ssh/id_*`` files asyncssh tries when no key is named (only those that exist)."""
+    names = ("id_ed25519_sk", "id_ecdsa_sk", "id_ed448", "id_ed25519", "id_ecdsa", "id_rsa", "id_dsa")
+    return [p for p in (os.path.join(os.path.expanduser("~/.ssh"), n) for n in names) if os.path.lexists(p)]
+
+
 def connection_options(params: SSHParams) -> dict[str, Any]:
-    """asyncssh keyword arguments for ``params`` (blocking: reads the ssh config and the keys, as
-    asyncssh does).  Raises :class:`RemoteError` (layer ``ssh``) when host keys would not be
-    checked; see the module doc."""
+    """asyncssh keyword arguments for ``params`` (blocking: reads the ssh config, as asyncssh
+    does).  Raises :class:`RemoteError` when host keys would not be checked or a known_hosts or
+    key file is not a bounded regular file; see the module doc."""
     kw = _base_options(params)
+    own_kh = "point [ssh] known_hosts at a regular known_hosts file (ssh-keyscan -p PORT HOST >> FILE)"
     if params.known_hosts:
         if _is_devnull(params.known_hosts):
             raise _unchecked(params, f"[ssh] known_hosts = {params.known_hosts}")
+        _bounded(params.known_hosts, KNOWN_HOSTS_MAX, layer=Layer.CONFIG, what="[ssh] known_hosts:", fix=own_kh)
+        if not os.path.exists(os.path.expanduser(params.known_hosts)):
+            raise RemoteError(Layer.CONFIG, f"[ssh] known_hosts: {params.known_hosts} does not exist",
+                              hint=f"{keyscan_hint(params)}; nothing was run")
+    if params.identity_file:
+        _check_keys(params.identity_file, Layer.CONFIG, "[ssh] identity_file")
+    # the ssh config as asyncssh reads it, without loading a key (client_keys=None): its files are judged first
+    probe = asyncssh.SSHClientConnectionOptions(host=params.host, **{**kw, "client_keys": None})
+    if not params.identity_file:
+        conf = cast(Any, probe.config)  # asyncssh's SSHClientConfig: get() answers what the file said
+        named = [str(k) for k in conf.get("IdentityFile", ()) or ()] + [str(c) for c in conf.get("CertificateFile", ()) or ()]
+        _check_keys(named or _default_keys(), Layer.SSH, f"IdentityFile in {params.config_name}" if named else "~/.ssh/id_*")
+    if params.known_hosts:
         return kw
-    probe = asyncssh.SSHClientConnectionOptions(host=params.host, **kw)
     files = probe.known_hosts
     if files is None:
         raise _unchecked(params, f"{params.config_name} sets UserKnownHostsFile none")
     if isinstance(files, (list, tuple)) and files and all(_is_devnull(f) for f in files):
         raise _unchecked(params, f"{params.config_name} sets UserKnownHostsFile {' '.join(map(str, files))}")
+    listed = [str(f) for f in files] if isinstance(files, (list, tuple)) else [str(files)] if isinstance(files, str) else []
+    for f in listed or ["~/.ssh/known_hosts"]:  # none listed: asyncssh reads ~/.ssh/known_hosts
+        _bounded(f, KNOWN_HOSTS_MAX, layer=Layer.SSH, what=f"known_hosts file (UserKnownHostsFile in {params.config_name})"
+                 if listed else "known_hosts file", fix="name a regular known_hosts file in UserKnownHostsFile, or set [ssh] known_hosts")
     # what the config said (an empty list: ~/.ssh/known_hosts), passed on as a value, never as ()
     kw["known_hosts"] = list(files) if isinstance(files, (list, tuple)) else files
     return kw
