@@ -305,6 +305,9 @@ class ViewKeys(_AppBase):
         self.refresh_now()
 
     def action_stacks(self) -> None:
+        if self.read_only:  # --read-only, --share, the browser: run nothing in the target, write nothing
+            self.run_worker(self._saved_stacks(), name="stacks", group="stacks", exit_on_error=False)
+            return
         if getattr(self.engine, "job", None) is None:
             self.notify("no job recorded by cockpit: no stacks to dump", timeout=4, markup=False)
             return
@@ -323,6 +326,16 @@ class ViewKeys(_AppBase):
         if dump is not None:
             self.push_screen(StacksScreen(dump))
             self.load_history()
+
+    async def _saved_stacks(self) -> None:
+        """Read-only: the dump the journal kept for the current attempt, saying it is that one."""
+        from .screens.stacks import StacksScreen, saved_stacks
+
+        saved = await asyncio.to_thread(saved_stacks, self.engine)
+        if saved is None:
+            self.notify("read-only: no saved dump for this attempt (nothing is run in the target here)", timeout=5, markup=False)
+            return
+        self.push_screen(StacksScreen(saved=saved))
 
     def action_verdict(self) -> None:
         pane = self.query_one(HistoryPane)
