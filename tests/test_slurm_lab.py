@@ -95,7 +95,7 @@ async def test_crash_is_failed_app_with_the_seeds_error(engines: Any, slurm_conf
     assert fate is not None and fate.state == "died" and fate.layer == "app", fate
 
 
-async def test_cancelled_from_outside_is_died_process(engines: Any, slurm_config: Any, slurm: SlurmLab) -> None:
+async def test_cancelled_from_outside_is_stopped(engines: Any, slurm_config: Any, slurm: SlurmLab) -> None:
     eng = engines(slurm_config())
     res = await eng.attempt("slurm: will be scancelled", wait=True, follow=False)
     assert res.outcome is Outcome.PASSED, res.verdict.summary()
@@ -103,7 +103,7 @@ async def test_cancelled_from_outside_is_died_process(engines: Any, slurm_config
     slurm.run("/usr/bin/scancel", res.job.sched_id)
     slurm.wait_state(res.job.sched_id, "CANCELLED")
     fate = await eng.reconcile()
-    assert fate is not None and fate.state == "died" and fate.layer == "process", fate
+    assert fate is not None and fate.state == "stopped", fate  # it did not die of itself
     assert "CANCELLED" in fate.cause
 
 
@@ -112,7 +112,7 @@ async def test_queued_behind_a_job_holding_the_node_is_pending_never_failed(engi
     slurm.wait_state(holder, "RUNNING")
     eng = engines(slurm_config())
     res = await eng.attempt("slurm: queued", wait=True, follow=False)
-    assert res.outcome is Outcome.RUNNING, res.verdict.summary()  # pending: neither failed nor untested
+    assert res.outcome is Outcome.PENDING, res.verdict.summary()  # neither failed nor untested
     assert res.verdict.failed_stage is None
     alive = _stage(res, "verify: alive")
     assert alive.status is Status.PENDING and "PENDING (Resources)" in alive.detail and "position 1 of 1" in alive.detail, alive.detail

@@ -94,6 +94,8 @@ class Outcome(str, Enum):
     UNTESTED = "untested"
     INTERRUPTED = "interrupted"
     RUNNING = "running"
+    #: the job waits in a scheduler's queue (Slurm PENDING): never ran, so neither passed nor failed
+    PENDING = "pending"
 
     def __str__(self) -> str:
         return self.value
@@ -282,11 +284,12 @@ def outcome_of(verdict: Verdict, *, job_started: bool | None = None) -> Outcome:
 
     ``failed`` only when the code ran: an ``app`` failure, or a ``gpu`` failure after the job
     started.  Any failure in ``config`` … ``process`` (or ``gpu`` before the start) is
-    ``untested``: the fix was never tried.
+    ``untested``: the fix was never tried.  A verdict still waiting (the job queued by a scheduler
+    when verify's ``queue_wait`` ran out) is ``pending``: not verified yet, so neither of the two.
     """
     st = verdict.failed_stage
     if st is None:
-        return Outcome.RUNNING if verdict.pending else Outcome.PASSED
+        return Outcome.PENDING if verdict.pending else Outcome.PASSED
     if st.layer is Layer.APP:
         return Outcome.FAILED
     if st.layer is Layer.GPU:

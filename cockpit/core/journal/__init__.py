@@ -103,6 +103,7 @@ from .records import AttemptRecord as AttemptRecord
 from .records import StageRecord as StageRecord
 from .records import fold as fold
 from .records import outcome_label as outcome_label
+from .records import scheduler_jobs as scheduler_jobs
 from .store import Journal as Journal
 from .store import default_journal_path as default_journal_path
 from .writer import _hostname as _hostname  # tests/test_journal.py uses these two
@@ -128,6 +129,7 @@ __all__ = [
     "AttemptRecord",
     "StageRecord",
     "fold",
+    "scheduler_jobs",
     "default_journal_path",
     "proc_start_time",
     "writer_state",

@@ -15,7 +15,8 @@ LEGEND = (
     "**failed**: the code ran and failed (`app`, or `gpu` after the job started), which is evidence "
     "about the hypothesis; **untested**: something below the code failed (`config`, `ssh`, `host`, "
     "`container`, `process`), so the fix never ran and says nothing about the hypothesis; "
-    "**interrupted**: cockpit stopped before a verdict; **running**: no verdict yet."
+    "**interrupted**: cockpit stopped before a verdict; **pending**: the job waits in the scheduler's "
+    "queue, not verified yet; **running**: no verdict yet."
 )
 
 
@@ -173,7 +174,7 @@ def _render(recs: list[AttemptRecord], title: str) -> str:
     counts: dict[str, int] = {}
     for r in recs:
         counts[_value(r.outcome)] = counts.get(_value(r.outcome), 0) + 1
-    order = [o.value for o in (Outcome.PASSED, Outcome.FAILED, Outcome.UNTESTED, Outcome.INTERRUPTED, Outcome.RUNNING)]
+    order = [o.value for o in (Outcome.PASSED, Outcome.FAILED, Outcome.UNTESTED, Outcome.INTERRUPTED, Outcome.PENDING, Outcome.RUNNING)]
     tally = ", ".join(f"{counts[o]} {o}" for o in order + sorted(set(counts) - set(order)) if counts.get(o))
     span = f"{_fmt_ts(min(starts))} → {_fmt_ts(max(starts))} (UTC)" if starts else "times unknown"
     out += [f"{len(recs)} attempt{'s' if len(recs) != 1 else ''}, {span}: {tally}.", "", LEGEND, ""]

@@ -147,6 +147,7 @@ class AttemptRecord:
                 self.extra.append(dict(ev))
                 return
             self.stages.append(StageRecord(_str(ev.get("action")) or "?", stage, ts))
+            self._job_from(ev.get("action"), stage)
         elif kind == VERDICT:
             try:
                 verdict = Verdict.from_dict(ev["verdict"])
@@ -156,6 +157,8 @@ class AttemptRecord:
             action = _str(ev.get("action")) or verdict.action
             self.verdicts.append(verdict)
             self._merge_verdict(action, verdict, ts)
+            for st in verdict.stages:
+                self._job_from(action, st)
         elif kind == JOB:
             nested = ev.get("job")
             jd = dict(nested) if isinstance(nested, dict) else {k: v for k, v in ev.items() if k not in ENVELOPE}
@@ -190,6 +193,18 @@ class AttemptRecord:
                 self.fate = {k: v for k, v in ev.items() if k not in ENVELOPE}
         else:
             self.extra.append(dict(ev))
+
+    def _job_from(self, action: Any, stage: Stage) -> None:
+        """A launch stage that carries the job's record (``data.job``) records it, whatever its
+        name: a scheduler's job id is written with the stage that got it from ``sbatch``, so a
+        later stop finds it whether the attempt then failed, stayed pending or was interrupted.
+        A ``job`` event (or an earlier stage) already holding the same id wins over it."""
+        jd = stage.data.get("job") if action == "launch" and isinstance(stage.data, dict) else None
+        if not isinstance(jd, dict) or not (jd.get("pid") or jd.get("sched_id")):
+            return
+        self.job = {**jd, **(self.job or {})}
+        if not self.log_path and isinstance(jd.get("log_path"), str):
+            self.log_path = jd["log_path"]
 
     def _merge_verdict(self, action: str, verdict: Verdict, ts: float | None) -> None:
         live = [i for i, s in enumerate(self.stages) if s.action == action and not s.from_verdict and not s._covered]
@@ -256,6 +271,22 @@ def fold(events: Iterable[Mapping[str, Any]]) -> list[AttemptRecord]:
             rec = recs[aid] = AttemptRecord(attempt=aid)
         rec.apply(ev)
     return [recs[k] for k in sorted(recs)]
+
+
+def scheduler_jobs(recs: Iterable[AttemptRecord], scheduler: str, target: str | None = None) -> list[tuple[int, str]]:
+    """``(attempt, job id)`` of every job ``scheduler`` accepted for an attempt of ``target``
+    (attempts of another target sharing the file are left out), oldest first, each id once: the
+    jobs a stop must look for, whatever became of their attempts."""
+    out: dict[str, int] = {}
+    for r in recs:
+        jd = r.job or {}
+        sid = jd.get("sched_id")
+        if jd.get("scheduler") != scheduler or not isinstance(sid, str) or not sid.strip():
+            continue
+        if target is not None and r.target is not None and r.target != target:
+            continue
+        out.setdefault(sid.strip(), r.attempt)
+    return [(a, sid) for sid, a in out.items()]
 
 
 # --------------------------------------------------------------------------------------------
@@ -354,6 +385,8 @@ def outcome_label(outcome: Outcome | str, layer: Layer | str | None = None) -> s
         return "untested — the fix never ran" + (f" ({lay} failed)" if lay else "")
     if o == Outcome.INTERRUPTED.value:
         return "interrupted — cockpit stopped before a verdict"
+    if o == Outcome.PENDING.value:
+        return "pending — queued by the scheduler, not verified yet"
     if o == Outcome.RUNNING.value:
         return "running — no verdict yet"
     return f"{o} — unknown outcome"

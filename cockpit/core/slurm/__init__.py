@@ -7,12 +7,13 @@ and :class:`~.state.SlurmReader` is the job reader verify and the fate follower 
 (deploy, clear caches, the log scan, signatures, the settle window, the journal) is unchanged.
 
 * launch  = ``sbatch --parsable`` (:mod:`.launch`); the job id is the record, not a pid;
-* stop    = ``scancel``, then ``scancel --signal=KILL`` after ``[job] stop_timeout``, confirmed by
-  ``scontrol show job`` and ``squeue``;
+* stop    = ``scancel`` of every job of the target cockpit recorded that is still queued or running
+  (:mod:`.own`), then ``scancel --signal=KILL`` after ``[job] stop_timeout``, confirmed by ``squeue``;
 * verify and fate from Slurm's own states (:mod:`.scontrol`): PENDING is *pending* (the reason and
   the queue position say why), a request that cannot start (nodes drained or down) is ``host``,
   RUNNING is judged on the log like any job, and NODE_FAIL → host, OUT_OF_MEMORY → container,
-  TIMEOUT / CANCELLED / PREEMPTED → process, FAILED → its log (a traceback → app) and exit code.
+  TIMEOUT / PREEMPTED → process, FAILED → its log (a traceback → app) and exit code; CANCELLED
+  (by cockpit or anyone) is the fate ``stopped``.
 """
 
 from __future__ import annotations

@@ -114,7 +114,8 @@ class SlurmState(JobState):
         if ended is None:
             return None  # FAILED, COMPLETED: the exit code and the log tell the rest, as for any job
         layer, what, advice = ended
-        return Cause(layer, f"{what}: {sj.describe()}", advice, data, "died", after, when)
+        # cancelled (by cockpit's stop, or by someone's scancel) is a job stopped, not one that died of itself
+        return Cause(layer, f"{what}: {sj.describe()}", advice, data, "stopped" if sj.state == "CANCELLED" else "died", after, when)
 
 
 class SlurmReader(JobReader):
