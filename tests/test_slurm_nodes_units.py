@@ -96,12 +96,17 @@ def test_the_node_cache_script_measures_removes_and_refuses_links(tmp_path: Path
     target.mkdir()
     (target / "keep").write_text("kept")
     link.symlink_to(target)
-    r = _sh(node_cache_script([str(a), str(gone), str(link)]), {"SLURMD_NODENAME": "gpu-07"})
-    rows = parse_node_cache(r.stdout)
-    assert [(n, w, p) for n, w, _, p in rows] == [("gpu-07", "removed", str(a)), ("gpu-07", "absent", str(gone)), ("gpu-07", "link", str(link))]
+    paths = [str(a), str(gone), str(link)]
+    r = _sh(node_cache_script(paths), {"SLURMD_NODENAME": "gpu-07"})
+    rows = parse_node_cache(r.stdout, paths)
+    # a link is refused and, one path being refused, nothing is removed on the node
+    assert [(n, w, p) for n, w, _, p in rows] == [("gpu-07", "refused", str(link))], r.stdout
+    assert r.returncode == 3 and (target / "keep").read_text() == "kept" and link.is_symlink() and a.exists()
+    paths = [str(a), str(gone)]
+    ok = _sh(node_cache_script(paths), {"SLURMD_NODENAME": "gpu-07"})
+    rows = parse_node_cache(ok.stdout, paths)
+    assert [(n, w, p) for n, w, _, p in rows] == [("gpu-07", "removed", str(a)), ("gpu-07", "absent", str(gone))]
     assert rows[0][2] is not None and rows[0][2] >= 20 and not a.exists()
-    assert r.returncode == 1 and (target / "keep").read_text() == "kept" and link.is_symlink()  # a link is refused, its target kept
-    ok = _sh(node_cache_script([str(gone)]), {"SLURMD_NODENAME": "gpu-07"})
     assert ok.returncode == 0
 
 

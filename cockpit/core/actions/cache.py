@@ -1,7 +1,10 @@
 """Clear the compile caches (``[cache] paths``): measure, remove, prove they are gone.
 
-Paths were validated at config load (never ``/``, a home directory itself, empty, or with
-``..``); they are checked again here, since an action can be called with any config object.
+Paths were checked by their text at config load (:func:`~cockpit.core.paths.check_cache_path`)
+and are checked so again here, since an action can be called with any config object.  The
+authority is the target: :mod:`.cache_guard` resolves each path there and judges what it resolves
+to (a cache under a symlinked parent may be the workdir), first as the measuring preview, then
+again in the very command that removes, so a change between the two cannot slip through.
 A job still holding files open under a cache path is reported: clearing under a live job does not
 give it a fresh cache.
 """
@@ -13,10 +16,26 @@ import shlex
 from ..layers import Layer, Verdict
 from ..paths import check_cache_path, norm_remote_path
 from .base import ActionContext, StageFailed, VerdictBuilder, check
+from .cache_guard import REFUSED_EXIT, Judged, guard_script, parse_guard, refusal, resolve_cache_paths
 
 __all__ = ["clear_cache", "CACHE_PLAN"]
 
 CACHE_PLAN = [("measure", Layer.CONTAINER), ("remove", Layer.CONTAINER), ("gone", Layer.CONTAINER)]
+_ADVICE = "fix [cache] paths: list only cache directories, e.g. \"/tmp/torchinductor_root\""
+
+
+def _refuse(rows: list[Judged], ctx: ActionContext) -> None:
+    bad = [j for j in rows if j.what == "refused"]
+    if bad:
+        workdir, dest = ctx.cfg.job.workdir, ctx.cfg.deploy.dest or ""
+        more = f" (and {len(bad) - 1} more)" if len(bad) > 1 else ""
+        raise StageFailed(Layer.CONFIG, refusal(bad[0], workdir, dest) + more, advice=_ADVICE,
+                          data={"refused": [{"configured": j.configured, "resolved": j.resolved, "rule": j.rule,
+                                             "protected": j.protected} for j in bad]})
+
+
+def _resolved(j: Judged) -> str:
+    return j.resolved if j.resolved == j.configured else f"{j.configured} → {j.resolved}"
 
 
 async def clear_cache(ctx: ActionContext, verdict: Verdict | None = None) -> Verdict:
@@ -24,60 +43,70 @@ async def clear_cache(ctx: ActionContext, verdict: Verdict | None = None) -> Ver
         from ..slurm.cache import clear_node_local
 
         return await clear_node_local(ctx, verdict)
-    paths = list(ctx.cfg.cache.paths)
+    paths = [norm_remote_path(p) for p in ctx.cfg.cache.paths]  # a trailing slash on a symlink would make rm empty its target
+    workdir, dest = ctx.cfg.job.workdir, ctx.cfg.deploy.dest or ""
     vb = VerdictBuilder(ctx, "clear-cache", CACHE_PLAN, verdict)
-    sizes: dict[str, int | None] = {}
+    rows: list[Judged] = []
     async with vb.stage("measure") as st:
-        protect = (ctx.cfg.job.workdir, ctx.cfg.deploy.dest or "")
-        for p in paths:
-            why = check_cache_path(p, protect)
+        for p in ctx.cfg.cache.paths:  # the text rules first: nothing reaches the target that fails them
+            why = check_cache_path(p, (workdir, dest))
             if why:
-                raise StageFailed(Layer.CONFIG, f"refusing to clear {p!r}: it {why}", advice="fix [cache] paths")
-        paths = [norm_remote_path(p) for p in paths]  # a trailing slash on a symlink would make rm empty its target
+                raise StageFailed(Layer.CONFIG, f"refusing to clear {p!r}: it {why}", advice=_ADVICE)
         if not paths:
             st.skip("no [cache] paths configured")
             return vb.finish()
-        q = " ".join(shlex.quote(p) for p in paths)
-        links = await ctx.run(f"for p in {q}; do [ -L \"$p\" ] && echo \"$p -> $(readlink \"$p\")\"; done; true", timeout=20)
-        if links.text.strip():
-            raise StageFailed(Layer.CONFIG, f"refusing to clear a symlink: {links.text.strip().splitlines()[0]}",
-                              advice="list the real cache directory in [cache] paths, not a link to it (rule: no symlinks)")
-        # one line per path, in order (a path may hold a newline): its size in KiB, "?" when du
-        # cannot tell (it is there all the same), "-" when absent
-        res = await ctx.run(f"for p in {q}; do if [ -e \"$p\" ]; then s=$(du -sk -- \"$p\" 2>/dev/null | head -n 1 | cut -f1); "
-                            "echo \"${s:-?}\"; else echo -; fi; done", timeout=60)
-        for path, size in zip(paths, res.text.split("\n"), strict=False):
-            sizes[path] = None if size == "-" else int(size) if size.isdigit() else 0
+        rows, code = await resolve_cache_paths(ctx)
+        _refuse(rows, ctx)
+        if code != 0 or len(rows) != len(paths):
+            raise StageFailed(Layer.CONTAINER, f"could not resolve the cache paths on the target (exit {code})",
+                              advice="the guard needs sh, realpath or readlink -f, and du on the target")
+        present = [j.resolved for j in rows if j.what == "present"]
+        q = " ".join(shlex.quote(p) for p in present) or "''"
         users = await ctx.run(
             "for f in /proc/[0-9]*/fd/* /proc/[0-9]*/cwd; do l=$(readlink \"$f\" 2>/dev/null) || continue; "
             f"for p in {q}; do case \"$l\" in \"$p\"|\"$p\"/*) echo \"${{f#/proc/}} $l\";; esac; done; done | cut -d/ -f1 | sort -u",
             timeout=20,
-        )
-        in_use = [x for x in users.text.split() if x.isdigit()]
-        desc = ", ".join(f"{p} ({sizes.get(p)} KiB)" if sizes.get(p) is not None else f"{p} (absent)" for p in paths)
-        st.ok(desc, sizes=sizes, in_use_by=in_use)
+        ) if present else None
+        in_use = [x for x in users.text.split() if x.isdigit()] if users is not None else []
+        desc = ", ".join(f"{_resolved(j)} ({j.kib if j.kib is not None else '?'} KiB)" if j.what == "present"
+                         else f"{_resolved(j)} (absent)" for j in rows)
+        st.ok(desc, sizes={j.configured: j.kib if j.what == "present" else None for j in rows},
+              resolved={j.configured: j.resolved for j in rows}, in_use_by=in_use)
         if in_use:
             st.advice = f"warning: processes {', '.join(in_use)} still use the cache; stop the job first"
             st.detail += f"; still in use by pid {', '.join(in_use)}"
     if vb.failed:
         return vb.finish()
+    sizes = {j.configured: j.kib for j in rows if j.what == "present"}
     async with vb.stage("remove") as st:
-        present = [p for p in paths if sizes.get(p) is not None]
-        if not present:
+        if not sizes:
             st.ok("nothing to remove")
-        else:
-            res = await ctx.run("rm -rf -- " + " ".join(shlex.quote(p) for p in present), timeout=120)
-            check(res, Layer.CONTAINER, "removing the caches")
-            st.ok(f"removed {len(present)} path(s), {sum(sizes[p] or 0 for p in present)} KiB")
+        else:  # judged again on the target in the command that removes: the authority
+            res = await ctx.run(guard_script(paths, workdir, dest, remove=True, measure=False), timeout=120)
+            done = parse_guard(res.text, paths)
+            _refuse(done, ctx)
+            if res.exit_code == REFUSED_EXIT or len(done) != len(paths):
+                check(res, Layer.CONTAINER, "removing the caches")
+                raise StageFailed(Layer.CONTAINER, f"removing the caches: the guard answered {len(done)} of {len(paths)} path(s)",
+                                  evidence=res.evidence())
+            rows = sorted(done, key=lambda j: j.index)
+            left = [j.resolved for j in rows if j.what == "left"]
+            if left:
+                raise StageFailed(Layer.CONTAINER, f"still present after rm: {', '.join(left)}", evidence=res.evidence(),
+                                  advice="a live process may be recreating it, or the filesystem is read-only")
+            gone = [j for j in rows if j.what == "removed"]
+            st.ok(f"removed {len(gone)} path(s), {sum(sizes.get(j.configured) or 0 for j in gone)} KiB: "
+                  + ", ".join(_resolved(j) for j in gone))
     if vb.failed:
         return vb.finish()
     async with vb.stage("gone") as st:
-        q = " ".join(shlex.quote(p) for p in paths)
+        resolved = [j.resolved for j in rows]
+        q = " ".join(shlex.quote(p) for p in resolved)
         res = await ctx.run(f"for p in {q}; do if [ -e \"$p\" ]; then echo 1; else echo 0; fi; done", timeout=20)
         said = res.text.split("\n")
-        left = [p for i, p in enumerate(paths) if i >= len(said) or said[i] != "0"]  # no answer: not proven gone
+        left = [p for i, p in enumerate(resolved) if i >= len(said) or said[i] != "0"]  # no answer: not proven gone
         if left:
             raise StageFailed(Layer.CONTAINER, f"still present after rm: {', '.join(left)}", evidence=res.evidence(), advice="a live process may be recreating it, or the filesystem is read-only")
         st.ok("all cache paths are gone")
-    ctx.state["caches"] = [{"path": p, "kib": sizes.get(p)} for p in paths]
+    ctx.state["caches"] = [{"path": j.configured, "resolved": j.resolved, "kib": sizes.get(j.configured)} for j in rows]
     return vb.finish()
