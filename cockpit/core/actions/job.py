@@ -23,9 +23,9 @@ Stop
 ----
 By what launch recorded, never by pattern (``pkill -f python3`` matches its own parent shell): the
 pid's start time (``/proc/PID/stat`` field 22) is checked first, so a reused pid is never killed;
-then TERM to the process group, wait, KILL, wait; then whatever is left is reported: a ``Z`` entry
-is dead but unreaped (its parent, and whether PID 1 reaps at all, decide what clears it), ``D`` or
-a ``Zl`` leader with live threads is stuck in the kernel (often the GPU driver).
+then TERM to the process group, wait, KILL, wait; then whatever is left is reported.  The stages
+live in :mod:`.stop` (zombies judged by persistence there); :func:`unsafe_ids` and
+:func:`signal_group` stay here, shared with the strays.
 """
 
 from __future__ import annotations
@@ -39,14 +39,14 @@ import time
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..layers import Evidence, Layer, Stage, Status, Verdict
+from ..layers import Evidence, Layer, Verdict
 from ..procstat import ProcStat, read_stat
 from .base import ActionContext, StageFailed, VerdictBuilder, check
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..slurm import SlurmScheduler
 
-__all__ = ["signal_group", "JobRecord", "launch", "stop", "read_stat", "ProcStat", "signal_name", "KNOWN_REAPERS", "ps_table"]
+__all__ = ["signal_group", "unsafe_ids", "JobRecord", "launch", "stop", "read_stat", "ProcStat", "signal_name", "KNOWN_REAPERS", "ps_table"]
 
 SUPERVISOR = 'echo $$ >"$1"; /bin/sh -c "$3"; echo "$? $$" >"$2"'
 
@@ -244,112 +244,51 @@ async def pid1_reaps(ctx: ActionContext) -> tuple[str, bool]:
     return name, name in KNOWN_REAPERS
 
 
-STOP_PLAN = [("identify job", Layer.PROCESS), ("terminate", Layer.PROCESS), ("nothing left", Layer.CONTAINER)]
-
-
 async def stop(ctx: ActionContext, job: JobRecord | None, verdict: Verdict | None = None) -> Verdict:
-    """Stop the recorded job: TERM → wait → KILL → wait, then prove nothing of it is left."""
-    sched = scheduler_for(ctx.cfg, job)
-    if sched is not None:
-        return await sched.stop(ctx, job, verdict)
-    vb = VerdictBuilder(ctx, "stop", STOP_PLAN, verdict)
-    timeout = ctx.cfg.job.stop_timeout
-    members: list[tuple[int, int, int, str, str]] = []
-    async with vb.stage("identify job") as st:
-        if job is None or job.pid is None:
-            st.skip("no job recorded by cockpit: nothing to stop")
-            return vb.finish()
-        res = await ctx.run(f"cat /proc/{int(job.pid)}/stat 2>/dev/null", timeout=5)
-        stat = read_stat(res.text)
-        if job.start_time is None or (job.pgid or job.pid or 0) <= 1 or job.pid <= 1:
-            # never signal without proof of identity: a job that exited at once left no start
-            # time, and a group id of 0 or 1 would reach every process (kill -- -1)
-            st.skip(f"job pid {job.pid} (group {job.pgid}) has no recorded start time or a group of 1 or less: "
-                    "not signalled (nothing proves it is still the job)")
-            return vb.finish()
-        if stat is not None and stat.start_time != job.start_time:
-            st.skip(f"pid {job.pid} now belongs to another process (start time {stat.start_time} ≠ {job.start_time}): the job is long gone")
-            return vb.finish()
-        table = await ps_table(ctx)
-        members = [p for p in table if p[2] == job.pgid]
-        live = [p for p in members if not p[3].startswith("Z")]
-        if not members:
-            st.skip(f"job (pid {job.pid}, group {job.pgid}) already exited")
-        else:
-            st.ok(f"job pid {job.pid}, group {job.pgid}: {len(live)} live, {len(members) - len(live)} zombie")
-    if vb.failed:
-        return vb.finish()
+    """Stop the recorded job: TERM → wait → KILL → wait, then prove nothing of it is left
+    (:func:`.stop.stop`, where the stages live; imported late because that module builds on this one)."""
+    from .stop import stop as stop_job
 
-    if members and any(not p[3].startswith("Z") for p in members):
-        async with vb.stage("terminate") as st:
-            assert job is not None
-            if job.unit:
-                await ctx.run(f"systemctl stop --no-block {shlex.quote(job.unit)}", timeout=10)
-            await ctx.run(signal_group("TERM", job), timeout=5)
-            left = await _wait_gone(ctx, job, timeout)
-            how = "TERM"
-            if left:
-                await ctx.run(signal_group("KILL", job), timeout=5)
-                left = await _wait_gone(ctx, job, 5.0)
-                how = f"KILL after {timeout:g}s of TERM"
-            if left:
-                still = ", ".join(f"{p[0]} ({p[4]}, {p[3]})" for p in left)
-                raise StageFailed(Layer.CONTAINER, f"still running after KILL: {still}", advice="a process that ignores KILL is stuck in the kernel; reboot the container")
-            st.ok(f"stopped with {how}")
-        if vb.failed:
-            return vb.finish()
-    else:
-        vb.add(Stage("terminate", Status.SKIPPED, Layer.PROCESS, "no live process to signal"))
-
-    async with vb.stage("nothing left") as st:
-        assert job is not None
-        table = await ps_table(ctx)
-        mine = [p for p in table if p[2] == job.pgid or p[0] == job.pid]
-        if not mine:
-            st.ok("no process of the job is left")
-        else:
-            pid1, reaps = await pid1_reaps(ctx)
-            zombies = [p for p in mine if p[3].startswith("Z")]
-            stuck = [p for p in mine if p[3].startswith("D") or p[3].startswith("Zl")]
-            parts = []
-            for p in zombies:
-                parent = next((q for q in table if q[0] == p[1]), None)
-                pname = parent[4] if parent else "?"
-                parts.append(f"pid {p[0]} ({p[4]}) is a zombie ({p[3]}), parent {p[1]} ({pname}) has not reaped it")
-            rt = ctx.cfg.target.runtime
-            engine = rt in ("docker", "podman")
-            reap_note = (f"PID 1 is {pid1}, which reaps orphans" if reaps else
-                         f"PID 1 is {pid1 or '?'}, not a known reaping init: only a {'restart' if engine else 'reboot'} of the container "
-                         "(or the parent's death) clears it" + (f"; start it with `{rt} run --init` so PID 1 reaps" if engine else ""))
-            if stuck:
-                parts.append("stuck in the kernel: " + ", ".join(f"{p[0]} ({p[3]})" for p in stuck))
-            raise StageFailed(
-                Layer.CONTAINER, "; ".join(parts) + f". {reap_note}",
-                advice=(f"{'restart' if engine else 'reboot'} the container (cockpit reboot) before the next launch" if not reaps or stuck
-                        else "wait for the parent to reap it"),
-                data={"zombies": [p[0] for p in zombies], "pid1": pid1, "pid1_reaps": reaps},
-            )
-    return vb.finish()
+    return await stop_job(ctx, job, verdict)
 
 
-def signal_group(sig: str, job: JobRecord) -> str:
+def unsafe_ids(pid: int | None, pgid: int | None) -> str | None:
+    """Why a process (``pid``) and its group (``pgid``) must not be signalled, or None when they may.
+
+    Inside a PID namespace, PID 1 is the container's init (signalling it stops the container) and a
+    group of 0 is one that lies outside the namespace (``/proc`` shows 0): ``kill -- -0`` would reach
+    the caller's own group and ``kill -- -1`` every process.  A record or a stray that names such an
+    id says nothing about the job, so it is refused, never guessed around (``pgid or pid``)."""
+    if pid is None or pid <= 0:
+        return f"no usable pid ({pid})"
+    if pid == 1:
+        return "pid 1 is the container's init (PID 1): signalling it would stop the container, not the job"
+    if pgid is None:
+        return "no process group recorded"
+    if pgid == 0:
+        return "its process group (0) lies outside this PID namespace: it cannot be named from inside"
+    if pgid == 1:
+        return "its process group is PID 1's (1): kill -- -1 would reach every process"
+    if pgid < 0:
+        return f"process group {pgid} is not a process group"
+    return None
+
+
+def signal_group(sig: str, job: JobRecord, *, start_time: int | None = None) -> str:
     """Signal the job's process group (and its pid, in case it left the group).
 
     ``kill -s SIG -- -PGID`` is the POSIX form; dash rejects ``kill -SIG -- -PGID``.  Never a
-    pattern: the process group is the one the job's own supervisor created with setsid.
+    pattern: the process group is the one the job's own supervisor created with setsid.  With
+    ``start_time`` the pid is signalled only while ``/proc/PID/stat`` field 22 still equals it, checked
+    in the same shell command: a pid reused since the last look is never signalled.  Raises
+    ValueError for ids :func:`unsafe_ids` refuses (callers check first: this is the last guard).
     """
     g, p = int(job.pgid or job.pid or 0), int(job.pid or 0)
     if g <= 1 or p <= 1:
         raise ValueError(f"refusing to signal process group {g} / pid {p}: it would reach processes that are not the job")
-    return f"kill -s {sig} -- -{g} 2>/dev/null || kill -{sig} -{g} 2>/dev/null; kill -s {sig} {p} 2>/dev/null; true"
-
-
-async def _wait_gone(ctx: ActionContext, job: JobRecord, timeout: float) -> list[tuple[int, int, int, str, str]]:
-    """Live (non-zombie) members of the job's group left after waiting up to ``timeout`` seconds."""
-    deadline = time.monotonic() + timeout
-    while True:
-        table = await ps_table(ctx)
-        live = [p for p in table if (p[2] == job.pgid or p[0] == job.pid) and not p[3].startswith("Z")]
-        if not live or time.monotonic() >= deadline:
-            return live
-        await asyncio.sleep(0.1)
+    one = f"kill -s {sig} {p} 2>/dev/null"
+    if start_time is not None:
+        # fields after the last ')' start at field 3, so field 22 is the 20th of them
+        one = (f"s=$(cat /proc/{p}/stat 2>/dev/null) && s=${{s##*) }} && set -- $s && "
+               f"[ \"${{20}}\" = {int(start_time)} ] && {one}")
+    return f"kill -s {sig} -- -{g} 2>/dev/null || kill -{sig} -{g} 2>/dev/null; {one}; true"

@@ -9,7 +9,10 @@ may write where this attempt reads.
 Candidates are found with one ``grep -l`` over ``/proc/*/cmdline`` for the command's most
 distinctive word, then matched exactly (argv and cwd) here: never by pattern.  Strays are grouped
 by process group; :func:`stop_strays` signals each group after checking its leader's start time
-(a reused pid is never signalled): TERM, wait, KILL.
+(a reused pid is never signalled): TERM, wait, KILL, each signal to the leader guarded by its start
+time again in the same command.  A stray that is PID 1, or whose group is 0 or 1 (a Docker job
+running as the container's PID 1: its group lies outside the namespace), is never signalled
+(:func:`~.job.unsafe_ids`): the stage says so and names what can stop it.
 """
 
 from __future__ import annotations
@@ -23,9 +26,9 @@ from typing import Any
 from ..layers import Layer, Verdict
 from ..procstat import read_stat
 from .base import ActionContext, StageFailed, VerdictBuilder
-from .job import JobRecord, ps_table, signal_group
+from .job import JobRecord, ps_table, signal_group, unsafe_ids
 
-__all__ = ["Stray", "find_strays", "stop_strays", "describe_strays", "strays_stage"]
+__all__ = ["Stray", "find_strays", "stop_strays", "describe_strays", "strays_stage", "refusal"]
 
 CLK_TCK = 100
 
@@ -97,7 +100,7 @@ async def find_strays(ctx: ActionContext, command: str, workdir: str, own: JobRe
         argv = [a for a in lines[3].split("\x1f") if a != ""]
         if stat is None or stat.state.startswith("Z") or cwd.rstrip("/") != workdir.rstrip("/") or not _matches(argv, command):
             continue
-        if own is not None and own.pgid is not None and stat.pgid == own.pgid:
+        if own is not None and own.pgid is not None and own.pgid > 1 and stat.pgid == own.pgid:
             continue
         s = groups.setdefault(stat.pgid, Stray(stat.pgid))
         s.pids.append(pid)
@@ -117,21 +120,29 @@ def describe_strays(strays: list[Stray]) -> str:
     return f"{n} cop{'ies' if n > 1 else 'y'} of the job that cockpit did not start: " + "; ".join(parts)
 
 
+def refusal(s: Stray) -> str | None:
+    """Why this stray is never signalled (its leader is PID 1, its group 0 or 1), or None."""
+    return unsafe_ids(s.leader, s.pgid)
+
+
 async def stop_strays(ctx: ActionContext, strays: list[Stray], timeout: float) -> list[Stray]:
-    """TERM → wait → KILL each stray group whose leader is still the same process; returns those left."""
+    """TERM → wait → KILL each stray group whose leader is still the same process; returns those left.
+    Strays :func:`refusal` refuses are skipped (never signalled); the caller reports them."""
     targets = []
     for s in strays:
+        if refusal(s) is not None:
+            continue
         res = await ctx.run(f"cat /proc/{int(s.leader)}/stat 2>/dev/null", timeout=5)
         st = read_stat(res.text)
         if st is None or st.start_time != s.start_time:
             continue  # already gone, or the pid now belongs to someone else: never signal it
         targets.append((s, JobRecord(pid=s.leader, pgid=s.pgid, start_time=s.start_time)))
     for _, rec in targets:
-        await ctx.run(signal_group("TERM", rec), timeout=5)
+        await ctx.run(signal_group("TERM", rec, start_time=rec.start_time), timeout=5)
     left = await _wait(ctx, targets, timeout)
     if left:
         for _, rec in left:
-            await ctx.run(signal_group("KILL", rec), timeout=5)
+            await ctx.run(signal_group("KILL", rec, start_time=rec.start_time), timeout=5)
         left = await _wait(ctx, left, 5.0)
     return [s for s, _ in left]
 
@@ -160,17 +171,27 @@ async def strays_stage(ctx: ActionContext, own: JobRecord | None, verdict: Verdi
             return found
         text = describe_strays(found)
         data = [s.to_dict() for s in found]
+        refused = [(s, why) for s in found if (why := refusal(s)) is not None]
+        never = ("; ".join(f"pid {s.leader} (group {s.pgid}) is never signalled: {why}" for s, why in refused)
+                 if refused else "")
         stop_them = policy == "stop"
-        if policy == "ask" and ctx.ask is not None:
+        if policy == "ask" and ctx.ask is not None and len(refused) < len(found):
             stop_them = await ctx.ask("Stop copies of the job that cockpit did not start?",
-                                      f"{text}.\nThey run the job's command in its workdir; stopping sends TERM, then KILL, to each group.")
+                                      f"{text}.\nThey run the job's command in its workdir; stopping sends TERM, then KILL, to each group."
+                                      + (f"\n{never}." if never else ""))
         if not stop_them:
             hint = "strays = \"stop\" or --stop-strays stops them" if policy != "leave" else "strays = \"leave\""
-            st.ok(f"{text}: left running ({hint})", strays=data, strays_action="left")
+            st.ok(f"{text}: left running ({hint})" + (f"; {never}" if never else ""), strays=data, strays_action="left")
             return found
-        left = await stop_strays(ctx, found, ctx.cfg.job.stop_timeout)
+        left = await stop_strays(ctx, [s for s in found if refusal(s) is None], ctx.cfg.job.stop_timeout)
+        problems = [never] if never else []
         if left:
-            raise StageFailed(Layer.CONTAINER, f"could not stop {describe_strays(left)}",
-                              advice="a process that ignores KILL is stuck in the kernel; reboot the container", data={"strays": data})
+            problems.append(f"could not stop {describe_strays(left)}")
+        if problems:
+            where = "the container's main process: stop it from the host (docker/podman stop, pct stop) or start the container with another command"
+            raise StageFailed(Layer.CONTAINER, "; ".join(problems),
+                              advice=(f"a copy that is PID 1 or outside the container's process groups is {where}" if refused
+                                      else "a process that ignores KILL is stuck in the kernel; reboot the container"),
+                              data={"strays": data, "refused": [s.leader for s, _ in refused]})
         st.ok(f"stopped {text}", strays=data, strays_action="stopped")
     return found

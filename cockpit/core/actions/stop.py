@@ -1,0 +1,258 @@
+"""Stop the job cockpit launched, and prove nothing of it is left (DESIGN §5).
+
+Identity first, always: the recorded pid's start time (``/proc/PID/stat`` field 22) must still be the
+one launch recorded, and the recorded pid and process group must be ones that can be signalled at all
+(:func:`~.job.unsafe_ids`: never PID 1, never group 0 or 1, never a missing one).  A record that fails
+either is refused with a message, never signalled.  A process counts as the job's when it is in the
+job's process group, or when it *is* the recorded pid with the recorded start time: a pid reused by
+another process is never the job's, so it is neither waited for, nor signalled, nor reported.
+
+TERM → wait ``stop_timeout`` → KILL → wait; each signal to the leader pid is guarded by its start
+time in the same shell command (:func:`~.job.signal_group`), so a pid reused during the wait is never
+KILLed.
+
+Zombies are judged by persistence.  Right after the kill, the job's processes are briefly ``Z``
+until their new parent (PID 1, or a parent that is itself exiting) reaps them: such a zombie is
+re-checked for ``[job] zombie_grace`` seconds (2 by default) and only one that outlives it is a
+finding.  PID 1 is said not to reap only on evidence: a zombie of PID 1 that outlived the grace.
+A ``Zl`` that was already a zombie before stop sent anything, and whose process is older than the
+grace, is named at once: its live threads are stuck in the kernel, no reaper can take it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shlex
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from ..layers import Layer, Stage, Status, Verdict
+from ..procstat import ProcStat, read_stat
+from .base import ActionContext, StageFailed, VerdictBuilder
+from .job import KNOWN_REAPERS, JobRecord, scheduler_for, signal_group, unsafe_ids
+
+__all__ = ["stop", "STOP_PLAN", "ZOMBIE_GRACE", "zombie_grace", "proc_table"]
+
+STOP_PLAN = [("identify job", Layer.PROCESS), ("terminate", Layer.PROCESS), ("nothing left", Layer.CONTAINER)]
+
+#: seconds a fresh zombie of PID 1 (or of an exiting parent) is given to be reaped before it counts
+ZOMBIE_GRACE = 2.0
+CLK_TCK = 100
+
+
+def zombie_grace(cfg: object) -> float:
+    """``[job] zombie_grace`` when the config has it, else :data:`ZOMBIE_GRACE`."""
+    v = getattr(getattr(cfg, "job", None), "zombie_grace", None)
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0 else ZOMBIE_GRACE
+
+
+@dataclass
+class Table:
+    """One read of the target's process table, with its uptime (for process ages)."""
+
+    procs: list[ProcStat]
+    uptime: float | None
+    at: float  # monotonic time of the read
+
+    def by_pid(self) -> dict[int, ProcStat]:
+        return {p.pid: p for p in self.procs}
+
+    def age(self, p: ProcStat) -> float | None:
+        return None if self.uptime is None else self.uptime - p.start_time / CLK_TCK
+
+
+async def proc_table(ctx: ActionContext) -> Table:
+    """Every process in the target from /proc (no procps needed), and /proc/uptime."""
+    res = await ctx.run("cat /proc/uptime; cat /proc/[0-9]*/stat 2>/dev/null", timeout=10)
+    lines = res.text.splitlines()
+    uptime: float | None = None
+    try:
+        uptime = float(lines[0].split()[0]) if lines and "(" not in lines[0] else None
+    except (IndexError, ValueError):
+        uptime = None
+    procs = [st for st in (read_stat(line) for line in lines) if st is not None]
+    return Table(procs, uptime, time.monotonic())
+
+
+def _zombie(p: ProcStat) -> bool:
+    return p.state.startswith("Z")
+
+
+def _mine(table: Table, job: JobRecord) -> list[ProcStat]:
+    """The job's processes: its process group, and its pid while the start time is the recorded one."""
+    return [p for p in table.procs if p.pgid == job.pgid or (p.pid == job.pid and p.start_time == job.start_time)]
+
+
+def _key(p: ProcStat) -> tuple[int, int]:
+    return p.pid, p.start_time
+
+
+async def stop(ctx: ActionContext, job: JobRecord | None, verdict: Verdict | None = None) -> Verdict:
+    """Stop the recorded job: TERM → wait → KILL → wait, then prove nothing of it is left."""
+    sched = scheduler_for(ctx.cfg, job)
+    if sched is not None:
+        return await sched.stop(ctx, job, verdict)
+    vb = VerdictBuilder(ctx, "stop", STOP_PLAN, verdict)
+    timeout = ctx.cfg.job.stop_timeout
+    members: list[ProcStat] = []
+    before: Table | None = None
+    async with vb.stage("identify job") as st:
+        if job is None or job.pid is None:
+            st.skip("no job recorded by cockpit: nothing to stop")
+            return vb.finish()
+        why = unsafe_ids(job.pid, job.pgid)
+        if why is not None:
+            st.skip(f"job pid {job.pid} (group {job.pgid}) not signalled: {why}; the record cannot name the job, "
+                    "so nothing is matched against it")
+            return vb.finish()
+        if job.start_time is None:
+            # never signal without proof of identity: a job that exited at once left no start time
+            st.skip(f"job pid {job.pid} (group {job.pgid}) has no recorded start time: not signalled "
+                    "(nothing proves it is still the job)")
+            return vb.finish()
+        res = await ctx.run(f"cat /proc/{int(job.pid)}/stat 2>/dev/null", timeout=5)
+        stat = read_stat(res.text)
+        if stat is not None and stat.start_time != job.start_time:
+            st.skip(f"pid {job.pid} now belongs to another process (start time {stat.start_time} ≠ {job.start_time}): the job is long gone")
+            return vb.finish()
+        before = await proc_table(ctx)
+        members = _mine(before, job)
+        live = [p for p in members if not _zombie(p)]
+        if not members:
+            st.skip(f"job (pid {job.pid}, group {job.pgid}) already exited")
+        else:
+            st.ok(f"job pid {job.pid}, group {job.pgid}: {len(live)} live, {len(members) - len(live)} zombie")
+    if vb.failed:
+        return vb.finish()
+    assert job is not None and before is not None
+
+    if any(not _zombie(p) for p in members):
+        async with vb.stage("terminate") as st:
+            if job.unit:
+                await ctx.run(f"systemctl stop --no-block {shlex.quote(job.unit)}", timeout=10)
+            await ctx.run(signal_group("TERM", job, start_time=job.start_time), timeout=5)
+            left = await _wait_gone(ctx, job, timeout)
+            how = "TERM"
+            if left:
+                # the leader's start time is checked again in the KILL command itself: its pid may
+                # have been reused during stop_timeout
+                await ctx.run(signal_group("KILL", job, start_time=job.start_time), timeout=5)
+                left = await _wait_gone(ctx, job, 5.0)
+                how = f"KILL after {timeout:g}s of TERM"
+            if left:
+                still = ", ".join(f"{p.pid} ({p.comm}, {p.state})" for p in left)
+                raise StageFailed(Layer.CONTAINER, f"still running after KILL: {still}", advice="a process that ignores KILL is stuck in the kernel; reboot the container")
+            st.ok(f"stopped with {how}")
+        if vb.failed:
+            return vb.finish()
+    else:
+        vb.add(Stage("terminate", Status.SKIPPED, Layer.PROCESS, "no live process to signal"))
+
+    async with vb.stage("nothing left") as st:
+        await _nothing_left(ctx, job, before, st)
+    return vb.finish()
+
+
+async def _wait_gone(ctx: ActionContext, job: JobRecord, timeout: float) -> list[ProcStat]:
+    """Live (non-zombie) processes of the job left after waiting up to ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        live = [p for p in _mine(await proc_table(ctx), job) if not _zombie(p)]
+        if not live or time.monotonic() >= deadline:
+            return live
+        await asyncio.sleep(0.1)
+
+
+def _awaits_reaping(p: ProcStat, table: Table, mine: set[tuple[int, int]]) -> bool:
+    """A zombie whose reaper is on its way: PID 1 (it was orphaned), or a parent that is itself
+    exiting (a zombie, gone, or one of the job's own processes that stop just ended)."""
+    if p.ppid == 1:
+        return True
+    parent = table.by_pid().get(p.ppid)
+    return parent is None or _zombie(parent) or parent.state.startswith("X") or _key(parent) in mine
+
+
+async def _nothing_left(ctx: ActionContext, job: JobRecord, before: Table, st: Any) -> None:
+    grace = zombie_grace(ctx.cfg)
+    table = await proc_table(ctx)
+    mine = _mine(table, job)
+    if not mine:
+        st.ok("no process of the job is left")
+        return
+    zombies_before = {_key(p) for p in _mine(before, job) if _zombie(p)}
+
+    def at_once(p: ProcStat) -> bool:
+        # the seed's Zl: a zombie already before stop sent anything, old enough, with live threads
+        age = table.age(p)
+        return (_key(p) in zombies_before and "l" in p.state[1:] and age is not None and age >= grace)
+
+    keys = {_key(p) for p in mine}
+    waiting = {_key(p) for p in mine if _zombie(p) and not at_once(p) and _awaits_reaping(p, table, keys)}
+    pid1_kids = {_key(p) for p in table.procs if _zombie(p) and p.ppid == 1 and _key(p) not in keys}
+    t0 = table.at
+    waited = 0.0
+    if waiting:
+        while True:
+            now_left = {_key(p) for p in _mine(table, job)} & waiting
+            waited = table.at - t0
+            if not now_left or waited >= grace:
+                break
+            await asyncio.sleep(min(0.1, max(0.0, grace - waited)))
+            table = await proc_table(ctx)
+        mine = _mine(table, job)
+    reaped = len(waiting - {_key(p) for p in mine})
+    if not mine:
+        st.ok(f"no process of the job is left ({reaped} zombie{'s' if reaped != 1 else ''} reaped within "
+              f"{waited:.1f}s of the check)", reaped_zombies=reaped, waited_s=round(waited, 2))
+        return
+    raise _leftovers(ctx, job, table, mine, waiting, pid1_kids, grace, waited)
+
+
+def _leftovers(ctx: ActionContext, job: JobRecord, table: Table, mine: list[ProcStat], waiting: set[tuple[int, int]],
+               pid1_kids: set[tuple[int, int]], grace: float, waited: float) -> StageFailed:
+    """The failure for what is left: each zombie with its parent, what is stuck, and what PID 1 does."""
+    by_pid = table.by_pid()
+    pid1 = by_pid.get(1)
+    name = pid1.comm if pid1 is not None else "?"
+    reaps_by_name = name in KNOWN_REAPERS
+    outlived = waited >= grace
+    zombies = [p for p in mine if _zombie(p)]
+    stuck = [p for p in mine if p.state.startswith("D") or p.state.startswith("Zl") or not _zombie(p)]
+    # evidence that PID 1 does not reap: a zombie of it outlived the grace (the job's, or another one)
+    persisted_1 = [p for p in zombies if p.ppid == 1 and _key(p) in waiting and outlived and "l" not in p.state[1:]]
+    others_1 = [p for p in table.procs if _key(p) in pid1_kids and outlived]
+    not_reaping = bool(persisted_1 or others_1)
+    parts = []
+    for p in zombies:
+        parent = by_pid.get(p.ppid)
+        pname = parent.comm if parent else "?"
+        held = f" for {waited:.1f}s" if _key(p) in waiting and outlived else ""
+        parts.append(f"pid {p.pid} ({p.comm}) is a zombie ({p.state}), parent {p.ppid} ({pname}) has not reaped it{held}")
+    if stuck:
+        parts.append("stuck in the kernel: " + ", ".join(f"{p.pid} ({p.state})" for p in stuck))
+    rt = ctx.cfg.target.runtime
+    engine = rt in ("docker", "podman")
+    again = "restart" if engine else "reboot"
+    if not_reaping:
+        what = (f"{len(others_1)} other zombie child{'ren' if len(others_1) != 1 else ''} of it outlived {grace:g}s too"
+                if others_1 and not persisted_1 else f"its zombie child outlived {grace:g}s")
+        reap_note = (f"PID 1 is {name}, which should reap orphans, but does not ({what}): it is not calling wait(); "
+                     if reaps_by_name else f"PID 1 is {name}, not a known reaping init, and does not reap ({what}): ")
+        reap_note += f"only a {again} of the container (or the parent's death) clears it"
+        if engine:
+            reap_note += f"; start it with `{rt} run --init` so PID 1 reaps"
+    elif any(p.ppid != 1 for p in zombies):
+        reap_note = f"ending its parent hands it to PID 1 ({name}{', which reaps orphans' if reaps_by_name else ''})"
+    else:
+        reap_note = ""
+    if not_reaping or stuck:
+        advice = f"{again} the container (cockpit reboot) before the next launch"
+    else:
+        advice = "end the zombie's parent (or wait for it to call wait()): a dead process cannot be killed"
+    return StageFailed(
+        Layer.CONTAINER, "; ".join(parts) + (f". {reap_note}" if reap_note else ""),
+        advice=advice,
+        data={"zombies": [p.pid for p in zombies], "pid1": name, "pid1_reaps": reaps_by_name and not not_reaping,
+              "zombie_grace_s": grace, "waited_s": round(waited, 2)},
+    )
