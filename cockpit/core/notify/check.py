@@ -30,6 +30,9 @@ def check_notify(n: Any, path: Path | None) -> None:
                           "give a command, e.g. command = [\"notify-send\", \"cockpit\"], or remove the key")
     if n.webhook is not None:
         url = n.webhook.strip()
+        if any(c.isspace() or not c.isprintable() for c in url):
+            raise ConfigError(path, "notify.webhook", "holds a space or a control character (the value is not shown: it may hold a token)",
+                              "paste the URL on one line, without spaces (percent-encode them as %20)")
         try:
             u = urlsplit(url)
             scheme, host = u.scheme, u.hostname

@@ -8,12 +8,15 @@ Both return None on success, else one line saying why not; neither raises, neith
   environment.  Past ``timeout`` its whole process group is killed.
 * :func:`post_webhook` POSTs a JSON body with urllib (in a thread: it never blocks the event loop),
   follows no redirect, and never puts the URL into what it returns: errors name the masked URL
-  (``https://hooks.slack.com/***``) only.
+  (``https://hooks.slack.com/***``) only.  A ``user:password@`` in the URL is taken out of it and
+  sent as an ``Authorization: Basic`` header (:func:`split_userinfo`): urllib would otherwise look
+  up ``user:password@host`` as a host name ("Name or service not known").
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import json
 import os
@@ -23,13 +26,13 @@ import urllib.request
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 from ... import __version__
 from .payload import mask_url
 from .terminal import one_line
 
-__all__ = ["run_command", "post_webhook", "scrub_url"]
+__all__ = ["run_command", "post_webhook", "scrub_url", "split_userinfo"]
 
 
 async def run_command(command: str | list[str], payload: Mapping[str, Any], *, timeout: float, cwd: Path | None = None) -> str | None:
@@ -75,24 +78,52 @@ class _NoRedirect(urllib.request.HTTPRedirectHandler):
 _OPENER = urllib.request.build_opener(_NoRedirect)
 
 
+def split_userinfo(url: str) -> tuple[str, str | None]:
+    """``url`` without its ``user:password@``, and the ``Authorization`` header that carries them
+    instead (``Basic base64(user:password)``, percent-escapes decoded as RFC 3986 asks), or None
+    when the URL has no userinfo."""
+    u = urlsplit(url)
+    userinfo, at, hostport = u.netloc.rpartition("@")
+    if not at:
+        return url, None
+    user, _, password = userinfo.partition(":")
+    token = base64.b64encode(f"{unquote(user)}:{unquote(password)}".encode()).decode("ascii")
+    return urlunsplit((u.scheme, hostport, u.path, u.query, u.fragment)), f"Basic {token}"
+
+
 def scrub_url(text: str, url: str) -> str:
-    """``text`` with the webhook URL, and its path and query (the token), replaced by the masked URL."""
+    """``text`` with the webhook URL, and its path and query (the token), and its userinfo
+    (the password) replaced by the masked URL or ``***``."""
     if not url:
         return text
     text = text.replace(url, mask_url(url))
     try:
         u = urlsplit(url)
+        bare, _ = split_userinfo(url)
     except ValueError:
         return text
+    text = text.replace(bare, mask_url(url))
+    userinfo = u.netloc.rpartition("@")[0]
+    if userinfo:
+        text = text.replace(userinfo + "@", "***@")
     for part in (u.path + (f"?{u.query}" if u.query else ""), u.path, u.query):
         if len(part) >= 8:
             text = text.replace(part, "/***")
+    for secret in {u.password or "", unquote(u.password or "")}:
+        if len(secret) >= 8:  # shorter: too likely to be a word of the text itself
+            text = text.replace(secret, "***")
     return text
 
 
 def _post(url: str, body: bytes, timeout: float) -> str | None:
-    req = urllib.request.Request(url, data=body, method="POST",
-                                 headers={"Content-Type": "application/json", "User-Agent": f"cockpit/{__version__}"})
+    headers = {"Content-Type": "application/json", "User-Agent": f"cockpit/{__version__}"}
+    try:
+        url, auth = split_userinfo(url)
+    except ValueError as e:
+        return f"ValueError: {e}"
+    if auth:
+        headers["Authorization"] = auth
+    req = urllib.request.Request(url, data=body, method="POST", headers=headers)
     try:
         with _OPENER.open(req, timeout=timeout) as r:
             r.read(4096)
