@@ -12,9 +12,9 @@ time in the same shell command (:func:`~.job.signal_group`), so a pid reused dur
 KILLed.
 
 Zombies are judged by persistence.  Right after the kill, the job's processes are briefly ``Z``
-until their new parent (PID 1, or a parent that is itself exiting) reaps them: such a zombie is
-re-checked for ``[job] zombie_grace`` seconds (2 by default) and only one that outlives it is a
-finding.  PID 1 is said not to reap only on evidence: a zombie of PID 1 that outlived the grace.
+until their new parent (PID 1, or a parent that is itself exiting) reaps them: every zombie of the
+job is re-checked for ``[job] zombie_grace`` seconds (2 by default) and only one that outlives it is
+a finding.  PID 1 is said not to reap only on evidence: a zombie of PID 1 that outlived the grace.
 A ``Zl`` that was already a zombie before stop sent anything, and whose process is older than the
 grace, is named at once: its live threads are stuck in the kernel, no reaper can take it.
 """
@@ -164,15 +164,6 @@ async def _wait_gone(ctx: ActionContext, job: JobRecord, timeout: float) -> list
         await asyncio.sleep(0.1)
 
 
-def _awaits_reaping(p: ProcStat, table: Table, mine: set[tuple[int, int]]) -> bool:
-    """A zombie whose reaper is on its way: PID 1 (it was orphaned), or a parent that is itself
-    exiting (a zombie, gone, or one of the job's own processes that stop just ended)."""
-    if p.ppid == 1:
-        return True
-    parent = table.by_pid().get(p.ppid)
-    return parent is None or _zombie(parent) or parent.state.startswith("X") or _key(parent) in mine
-
-
 async def _nothing_left(ctx: ActionContext, job: JobRecord, before: Table, st: Any) -> None:
     grace = zombie_grace(ctx.cfg)
     table = await proc_table(ctx)
@@ -188,7 +179,9 @@ async def _nothing_left(ctx: ActionContext, job: JobRecord, before: Table, st: A
         return (_key(p) in zombies_before and "l" in p.state[1:] and age is not None and age >= grace)
 
     keys = {_key(p) for p in mine}
-    waiting = {_key(p) for p in mine if _zombie(p) and not at_once(p) and _awaits_reaping(p, table, keys)}
+    # every fresh zombie is re-checked: PID 1 (the usual parent of a killed job's orphans), a parent
+    # that is itself exiting, or any live parent may be about to reap it
+    waiting = {_key(p) for p in mine if _zombie(p) and not at_once(p)}
     pid1_kids = {_key(p) for p in table.procs if _zombie(p) and p.ppid == 1 and _key(p) not in keys}
     t0 = table.at
     waited = 0.0

@@ -1,0 +1,124 @@
+"""Stop and strays never signal what is not the job: real processes on this machine (local transport).
+
+A record or a stray whose pid is 1 or whose process group is 0, 1 or missing (a Docker job running as
+the container's PID 1 has group 0 inside its namespace) is refused with a message in the stage: no
+exception, no signal, no match against group 0 (the kernel's threads).  Every signal to the leader
+pid is guarded by its start time in the same command, so a reused pid is never KILLed.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+
+import pytest
+
+from cockpit.config import parse_config
+from cockpit.core.actions.base import ActionContext
+from cockpit.core.actions.job import JobRecord, signal_group, stop, unsafe_ids
+from cockpit.core.actions.strays import Stray, refusal, stop_strays
+from cockpit.core.layers import Status
+from cockpit.core.procstat import read_local_stat
+from cockpit.core.remote import make_transport
+from tests.lab import wait_for
+
+
+@pytest.fixture
+async def ctx(tmp_path):
+    cfg = parse_config(f"""
+[target]
+transport = "local"
+[job]
+workdir = "{tmp_path}"
+command = "sleep 600"
+stop_timeout = 0.3
+[deploy]
+source = "{tmp_path}"
+dest = "{tmp_path}"
+[cache]
+paths = []
+[journal]
+path = "{tmp_path}/j/journal.jsonl"
+""")
+    transport = make_transport(cfg)
+    yield ActionContext(cfg, transport)
+    await transport.close()
+
+
+@pytest.fixture
+def sleeper():
+    """``make() -> (Popen, start_time)``: a real process leading its own group; killed afterwards."""
+    made: list[subprocess.Popen] = []
+
+    def make():
+        p = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"], start_new_session=True)
+        made.append(p)
+        st = wait_for(lambda: read_local_stat(p.pid), 5)
+        return p, st.start_time
+
+    yield make
+    for p in made:
+        p.kill()
+        p.wait()
+
+
+def _alive(p: subprocess.Popen) -> bool:
+    return p.poll() is None
+
+
+@pytest.mark.parametrize("pgid", [0, 1, None])
+async def test_stop_refuses_a_record_whose_group_is_0_1_or_missing(ctx, sleeper, pgid):
+    p, start = sleeper()
+    v = await stop(ctx, JobRecord(attempt=1, pid=p.pid, pgid=pgid, start_time=start))
+    ident = v.stages[0]
+    assert ident.name.endswith("identify job") and ident.status is Status.SKIPPED, v.summary()
+    assert "not signalled" in ident.detail and f"group {pgid}" in ident.detail
+    assert v.failed_stage is None, v.summary()  # never "still running after KILL: members of group 0"
+    assert not any(s.name.endswith(("terminate", "nothing left")) and s.status is not Status.NOT_REACHED
+                   for s in v.stages[1:]), v.summary()
+    assert _alive(p)  # the process the record names was never signalled (pgid or pid is no fallback)
+
+
+async def test_stop_refuses_pid_1(ctx):
+    v = await stop(ctx, JobRecord(attempt=1, pid=1, pgid=1, start_time=1))
+    assert v.failed_stage is None and "pid 1 is the container's init" in v.stages[0].detail
+
+
+async def test_a_good_record_is_still_stopped(ctx, sleeper):
+    p, start = sleeper()
+    threading.Thread(target=p.wait, daemon=True).start()  # its parent (this test) reaps it when it dies
+    v = await stop(ctx, JobRecord(attempt=1, pid=p.pid, pgid=p.pid, start_time=start))
+    assert v.ok, v.summary()
+    assert p.wait(5) == -15  # TERM
+
+
+@pytest.mark.parametrize("pgid", [0, 1])
+async def test_stop_strays_refuses_a_stray_whose_group_is_0_or_1(ctx, sleeper, pgid):
+    p, start = sleeper()
+    s = Stray(pgid=pgid, pids=[p.pid], leader=p.pid, start_time=start)
+    assert refusal(s) is not None
+    left = await stop_strays(ctx, [s], 0.3)  # before: ValueError (group 1) or TERM to the leader's own group (0)
+    assert left == []
+    assert _alive(p)
+
+
+def test_unsafe_ids_names_each_reason():
+    assert "init" in unsafe_ids(1, 1)
+    assert "outside this PID namespace" in unsafe_ids(57, 0)
+    assert "every process" in unsafe_ids(57, 1)
+    assert "no process group" in unsafe_ids(57, None)
+    assert "no usable pid" in unsafe_ids(None, 57) and "no usable pid" in unsafe_ids(0, 57)
+    assert unsafe_ids(57, 57) is None
+
+
+async def test_the_signal_to_the_leader_pid_is_guarded_by_its_start_time(ctx, sleeper):
+    group, _ = sleeper()   # the job's group: signalled by number, whatever the leader's fate
+    other, start = sleeper()  # a process now holding the leader's pid (as after a reuse)
+    rec = JobRecord(pid=other.pid, pgid=group.pid)
+    res = await ctx.run(signal_group("KILL", rec, start_time=start + 1))  # not the recorded process any more
+    assert res.exit_code == 0
+    assert group.wait(5) == -9
+    assert _alive(other)  # a reused pid is never KILLed
+    await ctx.run(signal_group("KILL", JobRecord(pid=other.pid, pgid=other.pid), start_time=start))
+    assert other.wait(5) == -9
