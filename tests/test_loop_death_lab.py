@@ -11,8 +11,12 @@ that hold the process, and the process is still there until the user stops it.
 from __future__ import annotations
 
 import json
+import re
+import shlex
+import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -111,3 +115,23 @@ async def test_a_loop_that_dies_in_the_settle_window_fails_the_attempt_with_that
     assert fs.data["loop_death"]["exception"] == "FloatingPointError"
     f = await await_for(lambda: fate_of(cfg, res.attempt), timeout=10, interval=0.1)
     assert f.state == "died" and f.layer == "app", f
+
+
+async def test_the_rank_whose_loop_died_is_named_while_the_other_waits_in_its_collective(lab, lab_config, engines):
+    ws = lab.workspace(200)
+    script = Path(ws) / "ranks_loopdeath.py"
+    shutil.copy(Path(__file__).parent / "lab" / "ranks_loopdeath.py", script)
+    python = lab.jobsim_argv()[0]
+    cfg = lab_config(job={"command": shlex.join([python, str(script), "80", "0.05"]), "progress_pattern": r"\]:step \d+"})
+    eng = engines(cfg)
+    res = await eng.attempt("two ranks, rank 1 diverges")
+    assert res.outcome is Outcome.PASSED, res.verdict.summary()
+
+    def died():
+        f = fate_of(cfg, res.attempt)
+        return f if f is not None and f.state == "died" else None
+
+    f = await await_for(died, timeout=20, interval=0.1)
+    assert f.layer == "app", f
+    assert f.cause.startswith("rank 1's training loop raised FloatingPointError at "), f.cause
+    assert re.search(r"still alive, held by 1 non-daemon thread \(pt_nccl_watchdg of pid \d+\)", f.cause), f.cause

@@ -159,16 +159,44 @@ def test_a_death_counts_once_the_process_outlived_it():
     assert unconfirmed_s(None) == 0.0
 
 
-def test_the_threads_that_hold_the_process():
-    cmd = threads_command([4242])
-    assert "/proc/4242/task/[0-9]*" in cmd and '[ "$n" = 4242 ]' in cmd  # the main thread itself is left out
-    out = "4242 4250 drafter-2\n4242 4248 drafter-0\n4242 4249 drafter-1\ngarbage\n"
+def test_the_threads_that_hold_the_process_are_read_from_proc():
+    """The probe runs for real here: this test's own process, with three named threads of its own."""
+    import ctypes
+    import os
+    import threading
+
+    stop = threading.Event()
+    ready = threading.Barrier(4)
+
+    def named(n: str) -> None:
+        ctypes.CDLL(None).prctl(15, n.encode(), 0, 0, 0)  # PR_SET_NAME, as jobsim's drafters do
+        ready.wait()
+        stop.wait()
+
+    ts = [threading.Thread(target=named, args=(f"probe-t{i}",), daemon=True) for i in range(3)]
+    for t in ts:
+        t.start()
+    ready.wait()
+    try:
+        out = subprocess.run(["sh", "-c", threads_command([os.getpid()])], capture_output=True, text=True, timeout=10).stdout
+    finally:
+        stop.set()
     threads = parse_threads(out)
-    assert threads == {4242: ["drafter-0", "drafter-1", "drafter-2"]}
+    mine = threads[os.getpid()]
+    assert {"probe-t0", "probe-t1", "probe-t2"} <= set(mine)
+    assert f"\n{os.getpid()} {os.getpid()} " not in "\n" + out  # the main thread itself is left out
+    assert f"@p {os.getpid()} " in out
+
+
+def test_what_holds_the_process_in_words():
+    out = "@p 4242 python3\n4242 4250 drafter-2\n4242 4248 drafter-0\n4242 4249 drafter-1\ngarbage\n@p 4240 sh\n"
+    threads = parse_threads(out)
+    assert threads == {4242: ["drafter-0", "drafter-1", "drafter-2"]}  # a wrapping shell is no job process
     assert held_by(threads) == "held by 3 threads (drafter-0, drafter-1, drafter-2), at least one of them non-daemon"
     assert held_by({7: ["python3", "python3"]}) == "held by 2 threads (python3 ×2), at least one of them non-daemon"
     assert held_by({7: ["pt_nccl_watchdg"]}) == "held by 1 non-daemon thread (pt_nccl_watchdg)"
-    assert "no other thread" in held_by({})
+    assert held_by({7: [], 8: ["pt_nccl_watchdg"]}) == "held by 1 non-daemon thread (pt_nccl_watchdg of pid 8)"
+    assert "no other thread" in held_by({7: []})
     assert held_by({7: ["a"], 8: ["b", "c"]}) == "held by 3 threads (pid 7: a; pid 8: b, c), at least one of them non-daemon"
 
 

@@ -55,6 +55,7 @@ _LOGGED = re.compile(r"\b(?:ERROR|WARNING|WARN|CRITICAL|FATAL|EXCEPTION|Error|Wa
 #: names listed in a cause before "+N more"
 MAX_NAMES = 8
 
+_SHELLS = ("sh", "bash", "dash", "ash", "zsh", "busybox")
 _STOP_HINT = "stop it (S in the TUI, or cockpit stop) to free its GPU memory"
 
 
@@ -168,33 +169,45 @@ def unconfirmed_s(ld: LoopDeath | None, now: float | None = None) -> float:
 
 
 def job_pids(st: JobState) -> list[int]:
-    """The job's live processes (not its supervisor shell), the leader first."""
+    """The job's live processes (not its supervisor, not a wrapping shell), the leader first."""
     lead = st.leader
     sup = st.supervisor.pid if st.supervisor is not None else None
     pids = [lead.pid] if lead is not None and not lead.state.startswith(("Z", "X")) else []
     for m in st.members:
-        if m.pid != sup and m.pid not in pids and not m.state.startswith(("Z", "X")):
+        if m.pid != sup and m.pid not in pids and not m.state.startswith(("Z", "X")) and m.comm not in _SHELLS:
             pids.append(m.pid)
     return pids
 
 
 def threads_command(pids: list[int]) -> str:
-    """One command: ``PID TID COMM`` for every thread of ``pids`` but each process's main thread."""
-    return " ".join(
-        f"for t in /proc/{int(p)}/task/[0-9]*; do n=${{t##*/}}; [ \"$n\" = {int(p)} ] || "
-        f"echo \"{int(p)} $n $(cat $t/comm 2>/dev/null)\"; done 2>/dev/null;" for p in pids)
+    """One command: the job's processes, ``pids`` and their descendants two levels down (ranks and
+    workers forked by the leader live below what the job's state probe reads), as ``@p PID COMM``,
+    and every thread of each but its main thread as ``PID TID COMM``."""
+    start = " ".join(str(int(p)) for p in pids)
+    return (
+        f"l='{start}'; k=; for p in $l; do k=\"$k $(cat /proc/$p/task/*/children 2>/dev/null)\"; done; "
+        "g=; for p in $k; do g=\"$g $(cat /proc/$p/task/*/children 2>/dev/null)\"; done; "
+        "for p in $l $k $g; do [ -d /proc/$p ] || continue; echo \"@p $p $(cat /proc/$p/comm 2>/dev/null)\"; "
+        "for t in /proc/$p/task/[0-9]*; do n=${t##*/}; [ \"$n\" = \"$p\" ] || echo \"$p $n $(cat $t/comm 2>/dev/null)\"; done; "
+        "done 2>/dev/null"
+    )
 
 
 def parse_threads(out: str) -> dict[int, list[str]]:
-    """:func:`threads_command`'s output: each process's other threads' names, in tid order."""
-    got: dict[int, list[tuple[int, str]]] = {}
+    """:func:`threads_command`'s output: each process of the job (wrapping shells left out) with its
+    other threads' names in tid order (an empty list: only its main thread)."""
+    procs: dict[int, str] = {}
+    got: dict[int, dict[int, str]] = {}
     for line in out.splitlines():
-        parts = line.split(" ", 2)
-        if len(parts) < 2 or not parts[0].isdigit() or not parts[1].isdigit():
+        if line.startswith("@p "):
+            w = line[3:].split(" ", 1)
+            if w[0].isdigit():
+                procs.setdefault(int(w[0]), w[1].strip() if len(w) > 1 else "?")
             continue
-        name = parts[2].strip() if len(parts) > 2 and parts[2].strip() else "?"
-        got.setdefault(int(parts[0]), []).append((int(parts[1]), name))
-    return {pid: [n for _, n in sorted(ts)] for pid, ts in got.items() if ts}
+        w = line.split(" ", 2)
+        if len(w) >= 2 and w[0].isdigit() and w[1].isdigit():
+            got.setdefault(int(w[0]), {})[int(w[1])] = w[2].strip() if len(w) > 2 and w[2].strip() else "?"
+    return {pid: [n for _, n in sorted(got.get(pid, {}).items())] for pid, comm in procs.items() if comm not in _SHELLS}
 
 
 def _names(names: list[str]) -> str:
@@ -208,7 +221,10 @@ def _names(names: list[str]) -> str:
 
 
 def held_by(threads: dict[int, list[str]]) -> str:
-    """``held by 3 non-daemon threads (drafter-0, …)``: what keeps the process alive, as a phrase."""
+    """``held by 3 threads (drafter-0, …), …``: what keeps the process alive, as a phrase (each
+    process's other threads, as :func:`parse_threads` gives them); with several processes (ranks,
+    workers) each thread's pid is said."""
+    processes = len(threads)
     live = {pid: ns for pid, ns in threads.items() if ns}
     n = sum(len(ns) for ns in live.values())
     if n == 0:
@@ -217,8 +233,8 @@ def held_by(threads: dict[int, list[str]]) -> str:
     # that at least one of them is not a daemon (Python joins those at exit)
     if n == 1:
         pid, ns = next((p, ns) for p, ns in live.items())
-        return f"held by 1 non-daemon thread ({ns[0]}" + (f" of pid {pid})" if len(threads) > 1 else ")")
-    if len(live) == 1:
+        return f"held by 1 non-daemon thread ({ns[0]}" + (f" of pid {pid})" if processes > 1 else ")")
+    if len(live) == 1 and processes <= 1:
         names = _names(next(iter(live.values())))
     else:
         names = "; ".join(f"pid {pid}: {_names(ns)}" for pid, ns in live.items())
