@@ -24,6 +24,7 @@ from .probes import gpu as gpu_probe
 from .probes import kmsg as kmsg_probe
 from .probes import procs as procs_probe
 from .probes.logs import LogFollowerState, LogRing, LogUpdate
+from .probes.procs.zombies import ZombieWatch, zombie_grace
 from .probes.signatures import Classifier, load_signatures
 from .remote.base import CommandResult, RemoteError, Transport
 from .remote.hostsession import HostSession
@@ -56,6 +57,8 @@ class Observer:
         #: set when the followed log changes (a new attempt): a wait on the old one returns
         self._log_switch: asyncio.Event | None = None
         self._kmsg_parsed: tuple[int, kmsg_probe.KmsgReport] | None = None
+        #: when each zombie was first seen: a young one of PID 1 is not yet a finding
+        self._zombies = ZombieWatch(zombie_grace(cfg))
 
     # -- job identity (set by the engine from the launch record) ---------------------------
     def set_job(self, pid: int | None, pgid: int | None, log_path: str | None, sched_id: str = "") -> None:
@@ -94,7 +97,7 @@ class Observer:
         for shell in self._stream_shells():  # the streams that run in the target are cockpit's too
             own |= procs_probe.own_processes(tree, shell, exclude=members)
         findings = procs_probe.analyse(procs, job_pids=self.job_pids, job_pgid=self.job_pgid,
-                                       job_command=self.cfg.job.command or None, own_pids=own,
+                                       job_command=self.cfg.job.command or None, own_pids=own, zombie_watch=self._zombies,
                                        engine=self.cfg.target.runtime if self.cfg.target.runtime in ("docker", "podman") else None)
         self.procs = ProcsView(collected_at=time.time(), duration_s=time.monotonic() - t0, procs=procs,
                                findings=findings, bad_lines=bad, job_pids=set(self.job_pids), own_pids=own,

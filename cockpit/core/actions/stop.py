@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..layers import Layer, Stage, Status, Verdict
+from ..probes.procs.zombies import ZOMBIE_GRACE, zombie_grace
 from ..procstat import ProcStat, read_stat
 from .base import ActionContext, StageFailed, VerdictBuilder
 from .job import KNOWN_REAPERS, JobRecord, scheduler_for, signal_group, unsafe_ids
@@ -36,15 +37,7 @@ __all__ = ["stop", "STOP_PLAN", "ZOMBIE_GRACE", "zombie_grace", "proc_table"]
 
 STOP_PLAN = [("identify job", Layer.PROCESS), ("terminate", Layer.PROCESS), ("nothing left", Layer.CONTAINER)]
 
-#: seconds a fresh zombie of PID 1 (or of an exiting parent) is given to be reaped before it counts
-ZOMBIE_GRACE = 2.0
 CLK_TCK = 100
-
-
-def zombie_grace(cfg: object) -> float:
-    """``[job] zombie_grace`` when the config has it, else :data:`ZOMBIE_GRACE`."""
-    v = getattr(getattr(cfg, "job", None), "zombie_grace", None)
-    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0 else ZOMBIE_GRACE
 
 
 @dataclass

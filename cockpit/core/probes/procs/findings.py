@@ -16,13 +16,14 @@ from __future__ import annotations
 
 import os
 import re
+import time
 from collections.abc import Iterable
 
 from ...layers import Finding, Layer, Severity
 from ..text import fmt_age, to_text
 from .command import HEADER
 from .tree import Proc, ProcTree
-from .zombies import engine_advice, pid1_reaps, zombie_findings
+from .zombies import ZombieWatch, engine_advice, pid1_reaps, zombie_findings
 
 __all__ = ["analyse", "job_members", "ps_probe_findings"]
 
@@ -67,6 +68,8 @@ def analyse(
     job_command: str | None = None,
     own_pids: Iterable[int] = (),
     engine: str | None = None,
+    zombie_watch: ZombieWatch | None = None,
+    now: float | None = None,
 ) -> list[Finding]:
     """Findings about a process table: zombies, ``D`` states, the job's own processes.
 
@@ -74,12 +77,15 @@ def analyse(
     ``job_command`` is the job's command line, used to spot other copies of the job.
     ``own_pids`` are cockpit's own processes (:func:`~.own.own_processes`): never counted.
     ``engine`` (``"docker"``/``"podman"``) fits the zombie advice to such a container.
+    ``zombie_watch`` (kept by the caller across polls) holds back a young zombie of PID 1 (or of an
+    exiting parent) until it outlives the watch's grace; ``now`` is its monotonic clock.
     """
     own = set(own_pids)
     tree = ProcTree([p for p in procs if p.pid not in own])
     pids = [int(p) for p in job_pids]
     members = job_members(tree, pids, job_pgid)
-    findings = zombie_findings(tree, members, pid1_reaps(tree.pid1))
+    young = zombie_watch.young(tree, time.monotonic() if now is None else now) if zombie_watch is not None else set()
+    findings = zombie_findings(tree, members, pid1_reaps(tree.pid1), young)
     if engine:
         for f in findings:
             f.advice = engine_advice(f.advice, engine)

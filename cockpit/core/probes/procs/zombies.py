@@ -6,6 +6,12 @@
 ``zombie-threads`` (layer ``container``)
     a ``Zl`` entry: the thread-group leader exited but other threads are still alive, stuck in the
     kernel (typically the GPU driver).  It cannot be reaped until they leave; reboot.
+
+Judged by persistence (:class:`ZombieWatch`): right after a job is killed its orphans are briefly
+``Z`` until PID 1 reaps them, so a zombie of PID 1 (or of a parent that is itself exiting) that the
+watch first saw less than ``grace`` seconds ago is not yet a finding.  One that outlives the grace
+is; so is every zombie present at the watch's first look (its age is unknown: judged as it always
+was, which keeps the seed's long-lived ``Zl`` named at once).
 """
 
 from __future__ import annotations
@@ -18,7 +24,16 @@ from ...layers import Finding, Layer, Severity
 from ..text import fmt_age
 from .tree import Proc, ProcTree
 
-__all__ = ["INIT_REAPS", "pid1_reaps", "zombie_findings"]
+__all__ = ["INIT_REAPS", "ZOMBIE_GRACE", "ZombieWatch", "zombie_grace", "awaits_reaping", "pid1_reaps", "zombie_findings"]
+
+#: seconds a fresh zombie of PID 1 (or of an exiting parent) is given to be reaped before it counts
+ZOMBIE_GRACE = 2.0
+
+
+def zombie_grace(cfg: object) -> float:
+    """``[job] zombie_grace`` when the config has it (seconds, 0 or more), else :data:`ZOMBIE_GRACE`."""
+    v = getattr(getattr(cfg, "job", None), "zombie_grace", None)
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0 else ZOMBIE_GRACE
 
 #: PID 1 programs and whether they reap orphaned children (None: depends / unknown).
 INIT_REAPS: dict[str, bool | None] = {
@@ -74,6 +89,50 @@ def pid1_reaps(pid1: Proc | None) -> bool | None:
         if m:
             return False
     return None
+
+
+def awaits_reaping(z: Proc, tree: ProcTree) -> bool:
+    """Whether ``z``'s reaper is on its way: it is PID 1's (orphaned), or its parent is exiting
+    (a zombie itself, or gone from the table since; a parent outside the namespace, ppid 0, is not)."""
+    if z.ppid == 1:
+        return True
+    parent = tree.parent(z.pid)
+    if parent is None:
+        return z.ppid != 0 and z.ppid not in tree
+    return parent.is_zombie or parent.code == "X"
+
+
+class ZombieWatch:
+    """When each zombie was first seen, across the polls of one observer.
+
+    :meth:`young` answers the zombies that are not yet findings: ones of PID 1 or of an exiting
+    parent (:func:`awaits_reaping`) first seen less than ``grace`` seconds ago.  At the first look
+    nothing is young: a zombie already there has an unknown age and is judged as before.
+    """
+
+    def __init__(self, grace: float = ZOMBIE_GRACE) -> None:
+        self.grace = grace
+        self._first: dict[tuple[int, str], float] | None = None  # None: no look yet
+
+    def young(self, tree: ProcTree, now: float) -> set[int]:
+        seen = self._first
+        first: dict[tuple[int, str], float] = {}
+        out: set[int] = set()
+        for p in tree.by_pid.values():
+            if not p.is_zombie:
+                continue
+            key = (p.pid, p.comm)
+            t = seen.get(key, now) if seen is not None else float("-inf")
+            first[key] = t
+            if now - t < self.grace and awaits_reaping(p, tree):
+                out.add(p.pid)
+        self._first = first
+        return out
+
+    def seen_for(self, pid: int, comm: str, now: float) -> float | None:
+        """Seconds since the watch first saw this zombie (None: at the first look, or never)."""
+        t = (self._first or {}).get((pid, comm))
+        return None if t is None or t == float("-inf") else now - t
 
 
 def _short(text: str, n: int = 120) -> str:
@@ -184,12 +243,13 @@ def _zombie_finding(group: list[Proc], tree: ProcTree, reaps: bool | None, in_jo
     )
 
 
-def zombie_findings(tree: ProcTree, members: set[int], reaps: bool | None) -> list[Finding]:
-    """One finding per zombie of the job and per ``Zl`` zombie; the other zombies grouped by parent."""
+def zombie_findings(tree: ProcTree, members: set[int], reaps: bool | None, young: set[int] | frozenset[int] = frozenset()) -> list[Finding]:
+    """One finding per zombie of the job and per ``Zl`` zombie; the other zombies grouped by parent.
+    ``young`` (:meth:`ZombieWatch.young`): zombies whose reaper may still be on its way, not yet findings."""
     findings: list[Finding] = []
     plain: dict[int, list[Proc]] = {}
     for p in sorted(tree.by_pid.values(), key=lambda p: p.pid):
-        if not p.is_zombie:
+        if not p.is_zombie or p.pid in young:
             continue
         in_job = p.pid in members
         if p.multithreaded or in_job:
