@@ -1,7 +1,8 @@
 """The ``cockpit`` command: the TUI by default, headless sub-commands for scripts and loops.
 
 Exit codes (all sub-commands): 0 success, 1 verification failed (the verdict names the layer),
-2 usage or config error (the message names the file, key and fix), 130 interrupted.
+2 usage or config error (the message names the file, key and fix), 3 pending (``attempt``: the job
+is queued by the scheduler, not yet verified: neither passed nor failed), 130 interrupted.
 """
 
 from __future__ import annotations
@@ -318,7 +319,7 @@ def cmd_attempt(args: argparse.Namespace, cfg: Config) -> int:
     emit(args, {**res.to_dict(), **({"journal_error": fault.to_dict()} if fault else {})}, render_attempt)
     if journal_trouble(args, fault):
         return EXIT_USAGE
-    return EXIT_OK if res.outcome.value == "passed" else EXIT_FAILED
+    return EXIT_OK if res.outcome.value == "passed" else 3 if res.outcome.value == "pending" else EXIT_FAILED  # 3: queued, not yet verified
 
 
 def journal_fault(args: argparse.Namespace) -> Any:
