@@ -142,3 +142,29 @@ def test_lock_names_follow_runtime_and_container(lab, tmp_path):
     assert name() == "cockpit-pct-200.lock"
     assert name(runtime="docker", container="trainer", ctid=200) == "cockpit-docker-trainer.lock"
     assert name(runtime="none", container=None).startswith("cockpit-none-var_tmp_cockpit-lab-")
+
+
+@pytest.mark.parametrize("sessions", [2, 3])
+async def test_a_tight_max_sessions_never_stalls_an_action_for_the_lock(lab, two_configs, sessions, caplog):
+    """The host's lock holds an SSH channel; where sshd allows too few for it, the host's shell and
+    one command, it gives its channel back (said in the log) rather than stall the action."""
+    caplog.set_level(logging.INFO, logger="cockpit.core.target_lock")
+    lab.set_max_sessions(sessions)
+    try:
+        eng = Engine(load_config(two_configs[0]))
+        try:
+            assert (await eng.transport.run("true")).ok  # the target's session, as during any action
+            async with eng.exclusive("attempt"):
+                assert who_files(lab)
+                # the host's shell (the observer's), then a command on a channel of its own
+                assert (await asyncio.wait_for(eng.observer.host.run("echo host"), 30)).stdout == b"host\n"
+                assert (await asyncio.wait_for(eng.transport.run_host("echo own"), 30)).stdout == b"own\n"
+                assert "gives its own back" in caplog.text
+            v = await asyncio.wait_for(eng.run_action("deploy"), 60)
+            assert v.ok, v.summary()
+            # known too tight: went without it; or the limit grew back (see remote/channels.py) and it gave way again
+            assert caplog.text.count("host's lock") >= 2
+        finally:
+            await eng.close()
+    finally:
+        lab.set_max_sessions(10)

@@ -403,7 +403,8 @@ class Lab:
                 "X11Forwarding no",
                 "AllowTcpForwarding yes",
                 "AcceptEnv LANG LC_*",
-                # how the pct emulator gets on the PATH of `ssh host cmd` (OpenSSH >= 8.7)
+                # how the pct emulator gets on the PATH of `ssh host cmd` (OpenSSH >= 8.7); each lab its own
+                # directory for the targets' action locks (two labs on one machine share no /run/lock)
                 f"SetEnv PATH={self.path_env} COCKPIT_LAB={d} COCKPIT_LOCK_DIR={d}/run-lock",
                 "Subsystem sftp internal-sftp",
                 "LogLevel VERBOSE",
