@@ -70,6 +70,7 @@ OUTCOME_GLYPH = {
     Outcome.UNTESTED.value: "⊘",
     Outcome.INTERRUPTED.value: "■",
     Outcome.RUNNING.value: "▶",
+    Outcome.PENDING.value: "…",
 }
 
 LAYER_NAMES = [layer.value for layer in Layer]
@@ -103,6 +104,7 @@ def outcome_text(outcome: Outcome | str | None, layer: Layer | str | None = None
         "untested": "the fix never ran",
         "interrupted": "cockpit stopped before a verdict",
         "running": "no verdict yet",
+        "pending": "queued by the scheduler, not verified yet",
     }.get(o, "unknown outcome")
     tag = f" ({lay})" if lay and o in ("failed", "untested") else ""
     return f"{glyph} {word} — {rest}{tag}"

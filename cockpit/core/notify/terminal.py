@@ -74,7 +74,7 @@ def error_text(d: Mapping[str, Any]) -> str:
                 return v.strip().splitlines()[0]
     elif isinstance(fe, str) and fe.strip():
         return fe.strip().splitlines()[0]
-    if _val(d.get("outcome")) in ("passed", "running"):
+    if _val(d.get("outcome")) in ("passed", "running", "pending"):
         return ""
     summary = d.get("summary")
     if isinstance(summary, str) and summary.strip():

@@ -30,7 +30,7 @@ def data_text(value: object, style: Style | str = "") -> Text:
 STYLE_CLASSES = frozenset(
     {f"layer--{layer.value}" for layer in Layer}
     | {f"st--{s}" for s in ("ok", "fail", "pending", "running", "skipped", "not-reached")}
-    | {f"out--{o}" for o in ("passed", "failed", "untested", "interrupted", "running")}
+    | {f"out--{o}" for o in ("passed", "failed", "untested", "interrupted", "pending", "running")}
     | {"sev--error", "sev--warning", "sev--info", "txt--dim", "txt--key", "txt--job", "txt--zombie", "txt--dstate",
        "txt--stale", "txt--fresh", "txt--readonly", "txt--action", "txt--title", "txt--spark"}
 )

@@ -87,7 +87,7 @@ class HelpBody(Styled, Static):
             outer.add_row(t)
         outer.add_row(Text(""))
         outer.add_row(Text("Outcomes of an attempt", style=self.cs("txt--title")))
-        for o, lay in (("passed", None), ("failed", "app"), ("untested", "ssh"), ("interrupted", None), ("running", None)):
+        for o, lay in (("passed", None), ("failed", "app"), ("untested", "ssh"), ("interrupted", None), ("pending", None), ("running", None)):
             outer.add_row(Text("  " + outcome_text(o, lay), style=self.outcome_style(o)))
         outer.add_row(Text(""))
         outer.add_row(Text("Stage glyphs", style=self.cs("txt--title")))
