@@ -8,6 +8,7 @@ pid is guarded by its start time in the same command, so a reused pid is never K
 
 from __future__ import annotations
 
+import shlex
 import subprocess
 import sys
 import threading
@@ -17,8 +18,8 @@ import pytest
 from cockpit.config import parse_config
 from cockpit.core.actions.base import ActionContext
 from cockpit.core.actions.job import JobRecord, signal_group, stop, unsafe_ids
-from cockpit.core.actions.strays import Stray, refusal, stop_strays
-from cockpit.core.layers import Status
+from cockpit.core.actions.strays import Stray, find_strays, refusal, stop_strays, strays_stage
+from cockpit.core.layers import Status, Verdict
 from cockpit.core.procstat import read_local_stat
 from cockpit.core.remote import make_transport
 from tests.lab import wait_for
@@ -122,3 +123,27 @@ async def test_the_signal_to_the_leader_pid_is_guarded_by_its_start_time(ctx, sl
     assert _alive(other)  # a reused pid is never KILLed
     await ctx.run(signal_group("KILL", JobRecord(pid=other.pid, pgid=other.pid), start_time=start))
     assert other.wait(5) == -9
+
+
+# -- against the lab: a copy of the job that is the container's PID 1 -------------------------------
+
+
+@pytest.mark.lab
+async def test_a_stray_that_is_the_containers_pid_1_is_refused_in_the_stage(lab, lab_config, engines):
+    """Like a Docker job run as the container's main process: PID 1, its group outside the namespace."""
+    lab.add_container(235)
+    try:
+        argv = lab.exec_in(235, "tr '\\0' '\\n' </proc/1/cmdline").stdout.split("\n")
+        cfg = lab_config(target={"container": 235}, job={"command": shlex.join([a for a in argv if a]), "workdir": "/"})
+        ctx = ActionContext(cfg, engines(cfg).transport)
+        found = await find_strays(ctx, cfg.job.command, "/", None)
+        assert [(s.leader, s.pgid) for s in found] == [(1, 0)]
+        v = Verdict("stop")
+        await strays_stage(ctx, None, v, "stop")  # before: ValueError out of signal_group
+        failed = v.failed_stage
+        assert failed is not None and failed.name.endswith("strays"), v.summary()
+        assert "pid 1 (group 0) is never signalled" in failed.detail and "container's init" in failed.detail
+        assert "main process" in failed.advice and failed.data["refused"] == [1]
+        assert lab.container_running(235)  # nothing was signalled
+    finally:
+        lab.remove_container(235)
