@@ -1,8 +1,17 @@
-"""Journal export: :func:`render_markdown`, a post-mortem timeline of attempts, and its cell helpers."""
+"""Journal export: :func:`render_markdown`, a post-mortem timeline of attempts, and its cell helpers.
+
+Everything a record holds is text cockpit did not write (a remote error line, a stage's detail, a
+path, the hypothesis), and the post-mortem is pasted where Markdown is rendered.  So every piece is
+escaped for where it lands (:func:`_md` for running text, :func:`_code` for code spans, :func:`_fence`
+for blocks): a remote ``[click](http://evil)`` or ``<img src=x onerror=…>`` renders as the text it
+is, never as a link or HTML, and a ``__init__`` keeps its underscores.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import re
+from collections.abc import Callable, Iterable, Mapping
+from contextvars import ContextVar
 from datetime import datetime, timezone
 from typing import Any
 
@@ -22,16 +31,53 @@ LEGEND = (
 
 def _bold_label(outcome: Outcome | str, layer: Layer | str | None) -> str:
     word, _, rest = outcome_label(outcome, layer).partition(" — ")
-    return f"**{word}** — {rest}"
+    return f"**{_md(word)}** — {_md(rest)}"
 
 
-def _cell(text: Any, limit: int | None = None) -> str:
-    """One Markdown table cell: a single line, pipes escaped, optionally shortened."""
-    s = _str(text)
+#: the redactor of the render under way: each piece is redacted before it is escaped (an escaped
+#: secret, ``p\*ss``, would no longer match the final pass over the whole text)
+_REDACT: ContextVar[Callable[[str], str] | None] = ContextVar("cockpit_md_redact", default=None)
+
+#: backslash escapes and entities that make text inert: no emphasis, code span, link, image,
+#: autolink, raw HTML, entity, strikethrough or table cell break can start from it.  ``(`` and
+#: ``)`` stay as they are: with ``[`` and ``]`` escaped they can no longer make a link.
+_INERT = str.maketrans({"\\": "\\\\", "`": "\\`", "*": "\\*", "[": "\\[", "]": "\\]", "~": "\\~", "|": "\\|",
+                        "<": "&lt;", ">": "&gt;", "&": "&amp;"})
+#: an underscore that could open or close emphasis (one inside a word never does, CommonMark 6.2)
+_EDGE_UNDERSCORE = re.compile(r"(?<![^\W_])_|_(?![^\W_])")
+
+
+def _one_line(text: Any, limit: int | None = None) -> str:
+    red = _REDACT.get()
+    s = red(_str(text)) if red is not None else _str(text)
     s = " ⏎ ".join(part.strip() for part in s.replace("\r\n", "\n").replace("\r", "\n").split("\n") if part.strip())
     if limit is not None and len(s) > limit:
         s = s[: limit - 1].rstrip() + "…"
-    return s.replace("|", "\\|") if s else "—"
+    return s
+
+
+def _md(text: Any, limit: int | None = None) -> str:
+    """``text`` as inert Markdown on one line (shortened first, so an escape is never cut in half)."""
+    s = _EDGE_UNDERSCORE.sub(r"\\_", _one_line(text, limit).translate(_INERT))
+    return "\\" + s if s.startswith("#") else s
+
+
+def _cell(text: Any, limit: int | None = None) -> str:
+    """One Markdown table cell: a single line, escaped (pipes too), optionally shortened; — when empty."""
+    return _md(text, limit) or "—"
+
+
+def _code(text: Any, *, table: bool = False) -> str:
+    """A code span that ``text`` cannot close: delimited by more backticks than its longest run,
+    padded when it starts or ends with a backtick.  In a table a pipe is escaped (GFM splits cells
+    before it sees code spans)."""
+    s = _one_line(text)
+    if not s:
+        return "—"
+    longest = max((len(run) for run in re.findall(r"`+", s)), default=0)
+    ticks = "`" * (longest + 1)
+    pad = " " if s[0] in "` " or s[-1] in "` " else ""
+    return f"{ticks}{pad}{s.replace('|', chr(92) + '|') if table else s}{pad}{ticks}"
 
 
 def _fmt_ts(ts: float | None) -> str:
@@ -101,7 +147,7 @@ def _code_cell(cv: dict[str, Any] | None) -> str:
     short = sha[:7] if sha else (_str(cv.get("source")) or "no git")
     if cv.get("dirty"):
         short += "+dirty"
-    return f"`{short}`" if short else "—"
+    return _code(short, table=True)
 
 
 def _first_error_lines(fe: Mapping[str, Any] | None) -> list[str]:
@@ -142,7 +188,8 @@ def _first_error_line(fe: Mapping[str, Any] | None) -> str:
 
 def _fence(lines: list[str]) -> str:
     """A fenced block longer than any backtick run inside it, so the content cannot close it."""
-    body = "\n".join(lines)
+    red = _REDACT.get()
+    body = "\n".join(red(ln) if red is not None else ln for ln in lines)
     ticks = 3
     while "`" * ticks in body:
         ticks += 1
@@ -160,12 +207,16 @@ def render_markdown(attempts: Iterable[AttemptRecord], *, title: str = "cockpit 
     :meth:`Journal.attempts(redactor) <cockpit.core.journal.store.Journal.attempts>` too: a
     table cell is shortened before this pass could see a whole secret).
     """
-    text = _render(list(attempts), title)
+    token = _REDACT.set(redactor.text if redactor is not None else None)
+    try:
+        text = _render(list(attempts), title)
+    finally:
+        _REDACT.reset(token)
     return redactor.text(text) if redactor is not None else text
 
 
 def _render(recs: list[AttemptRecord], title: str) -> str:
-    out: list[str] = [f"# {title}", ""]
+    out: list[str] = [f"# {_md(title)}", ""]
     if not recs:
         out += ["No attempts recorded.", "", LEGEND, ""]
         return "\n".join(out)
@@ -175,7 +226,7 @@ def _render(recs: list[AttemptRecord], title: str) -> str:
     for r in recs:
         counts[_value(r.outcome)] = counts.get(_value(r.outcome), 0) + 1
     order = [o.value for o in (Outcome.PASSED, Outcome.FAILED, Outcome.UNTESTED, Outcome.INTERRUPTED, Outcome.PENDING, Outcome.RUNNING)]
-    tally = ", ".join(f"{counts[o]} {o}" for o in order + sorted(set(counts) - set(order)) if counts.get(o))
+    tally = ", ".join(f"{counts[o]} {_md(o)}" for o in order + sorted(set(counts) - set(order)) if counts.get(o))
     span = f"{_fmt_ts(min(starts))} → {_fmt_ts(max(starts))} (UTC)" if starts else "times unknown"
     out += [f"{len(recs)} attempt{'s' if len(recs) != 1 else ''}, {span}: {tally}.", "", LEGEND, ""]
 
@@ -188,7 +239,7 @@ def _render(recs: list[AttemptRecord], title: str) -> str:
             "| "
             + " | ".join(
                 [
-                    str(r.attempt),
+                    _cell(r.attempt),
                     _fmt_ts(r.started_at),
                     _cell(r.note, 80),
                     _code_cell(r.code_version),
@@ -204,7 +255,7 @@ def _render(recs: list[AttemptRecord], title: str) -> str:
     out.append("")
 
     for r in recs:
-        out += [f"## Attempt {r.attempt}: {outcome_label(r.outcome, r.layer)}", ""]
+        out += [f"## Attempt {_md(r.attempt)}: {_md(outcome_label(r.outcome, r.layer))}", ""]
         out.append(f"- **Hypothesis:** {_cell(r.note)}")
         if r.fate:
             out.append(f"- **Then:** {_cell(fate_line(r.fate))}")
@@ -224,21 +275,21 @@ def _render(recs: list[AttemptRecord], title: str) -> str:
         if cv:
             bits = [_code_cell(cv)]
             if cv.get("dirty_hash"):
-                bits.append(f"dirty hash `{_str(cv['dirty_hash'])[:12]}`")
+                bits.append(f"dirty hash {_code(_str(cv['dirty_hash'])[:12])}")
             files = cv.get("files")
             if isinstance(files, list) and files:
-                shown = ", ".join(_str(f) for f in files[:8]) + (f", … {len(files) - 8} more" if len(files) > 8 else "")
+                shown = ", ".join(_md(f) for f in files[:8]) + (f", … {len(files) - 8} more" if len(files) > 8 else "")
                 bits.append(f"files: {shown}")
             if cv.get("source"):
-                bits.append(f"source: {_str(cv['source'])}")
-            out.append(f"- **Code:** {_cell('; '.join(bits))}")
+                bits.append(f"source: {_md(cv['source'])}")
+            out.append(f"- **Code:** {'; '.join(bits)}")
         if r.diff:
             d = r.diff
             changed = d.get("files")
-            text = f"{len(changed) if isinstance(changed, list) else 0} file(s), +{d.get('added', '?')} −{d.get('removed', '?')}"
+            text = _md(f"{len(changed) if isinstance(changed, list) else 0} file(s), +{d.get('added', '?')} −{d.get('removed', '?')}")
             if d.get("diff_path"):
-                text += f", `{_str(d['diff_path'])}`"
-            out.append(f"- **Diff:** {_cell(text)}")
+                text += f", {_code(d['diff_path'])}"
+            out.append(f"- **Diff:** {text}")
         if r.caches is None:
             out.append("- **Caches cleared:** no")
         elif not r.caches:
@@ -247,10 +298,10 @@ def _render(recs: list[AttemptRecord], title: str) -> str:
             parts = []
             for c in r.caches:
                 size = _fmt_bytes(_cache_size(c))
-                parts.append(f"`{_cache_path(c)}`" + (f" ({size})" if size else ""))
+                parts.append(_code(_cache_path(c)) + (f" ({size})" if size else ""))
             out.append(f"- **Caches cleared:** {', '.join(parts)}")
         if r.log_path:
-            out.append(f"- **Log:** `{_str(r.log_path)}`")
+            out.append(f"- **Log:** {_code(r.log_path)}")
         if r.job:
             j = r.job
             bits = [f"{k} {j[k]}" for k in ("unit", "pid", "pgid", "start_time") if j.get(k) not in (None, "")]
@@ -279,13 +330,13 @@ def _render(recs: list[AttemptRecord], title: str) -> str:
         if fe:
             meta = []
             if fe.get("layer"):
-                meta.append(f"layer `{_str(fe['layer'])}`")
+                meta.append(f"layer {_code(fe['layer'])}")
             if fe.get("label"):
-                meta.append(_str(fe["label"]))
+                meta.append(_md(fe["label"]))
             where = fe.get("path") or fe.get("log_path")
             lineno = fe.get("line_no", fe.get("lineno"))
             if where:
-                meta.append(f"`{_str(where)}`" + (f" line {lineno}" if lineno is not None else ""))
+                meta.append(_code(where) + (f" line {_md(lineno)}" if lineno is not None else ""))
             out.append("**First error**" + (f" ({', '.join(meta)})" if meta else "") + ":")
             out.append("")
             lines = _first_error_lines(fe)
