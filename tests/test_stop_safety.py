@@ -8,16 +8,18 @@ pid is guarded by its start time in the same command, so a reused pid is never K
 
 from __future__ import annotations
 
+import asyncio
 import shlex
 import subprocess
 import sys
 import threading
+from typing import Any
 
 import pytest
 
 from cockpit.config import parse_config
 from cockpit.core.actions.base import ActionContext
-from cockpit.core.actions.job import JobRecord, signal_group, stop, unsafe_ids
+from cockpit.core.actions.job import JobRecord, launch, signal_group, stop, unsafe_ids
 from cockpit.core.actions.strays import Stray, find_strays, refusal, stop_strays, strays_stage
 from cockpit.core.layers import Status, Verdict
 from cockpit.core.procstat import read_local_stat
@@ -147,3 +149,47 @@ async def test_a_stray_that_is_the_containers_pid_1_is_refused_in_the_stage(lab,
         assert lab.container_running(235)  # nothing was signalled
     finally:
         lab.remove_container(235)
+
+
+class _TakesThePidAfterTerm(ActionContext):
+    """The real lab transport; right after stop's TERM has ended the job, another process is started
+    with the job leader's pid (``ns_last_pid`` in the container's own PID namespace): a reuse."""
+
+    lab: Any = None
+    ctid = 0
+    leader = 0
+    imposter: int | None = None
+
+    async def run(self, command: str, *, timeout: float = 10.0):
+        res = await super().run(command, timeout=timeout)
+        if "kill -s TERM" in command and self.imposter is None:
+            self.imposter = await asyncio.to_thread(self._take_pid)
+        return res
+
+    def _take_pid(self) -> int:
+        leader, lab, ct = self.leader, self.lab, self.ctid
+        wait_for(lambda: lab.exec_in(ct, f"test -e /proc/{leader}").returncode != 0, 10, message="the job's leader never went")
+        script = (f"for i in 1 2 3 4 5 6 7 8 9 10; do echo {leader - 1} >/proc/sys/kernel/ns_last_pid; "
+                  f"sleep 600 </dev/null >/dev/null 2>&1 & p=$!; [ $p = {leader} ] && break; kill $p; done; echo $p")
+        got = int(lab.exec_in(ct, script).stdout.split()[-1])
+        assert got == leader, "could not take the leader's pid"
+        return got
+
+
+@pytest.mark.lab
+async def test_a_reused_leader_pid_is_never_waited_for_nor_killed(lab, lab_config, engines):
+    lab.add_container(236)
+    try:
+        cfg = lab_config(target={"container": 236}, job={"stop_timeout": 1})
+        ctx = _TakesThePidAfterTerm(cfg, engines(cfg).transport)
+        v, rec = await launch(ctx, 1)
+        assert v.ok and rec is not None and rec.pgid == rec.pid, v.summary()
+        ctx.lab, ctx.ctid, ctx.leader = lab, 236, rec.pid
+        v = await stop(ctx, rec)
+        assert ctx.imposter == rec.pid
+        assert v.ok, v.summary()
+        assert [s.detail for s in v.stages if s.name.endswith("terminate")] == ["stopped with TERM"]  # before: KILL after 1s
+        stat = lab.exec_in(236, f"cat /proc/{rec.pid}/stat").stdout
+        assert ") S " in stat and "(sleep)" in stat  # the process now holding the pid lives on
+    finally:
+        lab.remove_container(236)
