@@ -133,6 +133,13 @@ def test_cockpit_stop_cancels_every_own_job_in_the_queue_and_no_one_elses(slurm_
     a_gone = _old_record(j, slurm, 1, "cancelled from outside, journal still says running", gone, Outcome.PASSED)
     slurm.run("/usr/bin/scancel", gone)
     slurm.wait_state(gone, "CANCELLED")
+    # two more that ended by themselves while the journal still said running: a failure, a clean finish
+    failed = slurm.sbatch("--job-name=cockpit-cluster-1", "--wrap", "exit 3")
+    slurm.wait_state(failed, "FAILED")
+    a_failed = _old_record(j, slurm, 1, "its job failed later", failed, Outcome.PASSED)
+    done = slurm.sbatch("--job-name=cockpit-cluster-1", "--wrap", "true")
+    slurm.wait_state(done, "COMPLETED")
+    a_done = _old_record(j, slurm, 1, "its job finished", done, Outcome.PASSED)
     running = slurm.sbatch("--job-name=cockpit-cluster-2", "--wrap", "sleep 300")
     slurm.wait_state(running, "RUNNING")
     a_run = _old_record(j, slurm, 2, "failed, its job runs on", running, Outcome.FAILED)
@@ -157,6 +164,8 @@ def test_cockpit_stop_cancels_every_own_job_in_the_queue_and_no_one_elses(slurm_
     assert fates[a_run]["state"] == fates[a_queued]["state"] == "stopped", fates
     # the job cancelled long ago by someone else: its attempt no longer reads `passed → running`
     assert fates[a_gone]["state"] == "stopped" and "CANCELLED" in fates[a_gone]["cause"], fates[a_gone]
+    assert fates[a_failed]["state"] == "died" and "FAILED" in fates[a_failed]["cause"] and "code 3" in fates[a_failed]["cause"], fates[a_failed]
+    assert fates[a_done]["state"] == "finished", fates[a_done]
 
 
 async def test_cancelled_from_outside_reads_stopped_in_history(engines: Any, slurm_config: Any, slurm: SlurmLab, conf: Path) -> None:
