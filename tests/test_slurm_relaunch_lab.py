@@ -76,7 +76,7 @@ def slurm_config(lab: Any, slurm: SlurmLab, conf: Path) -> Callable[..., Any]:
 def _stage(verdict: Any, suffix: str) -> Any:
     stages = verdict.stages if hasattr(verdict, "stages") else verdict["stages"]
     names = [s.name if hasattr(s, "name") else s["name"] for s in stages]
-    found = [s for s, n in zip(stages, names) if n.endswith(suffix)]
+    found = [s for s, n in zip(stages, names, strict=True) if n.endswith(suffix)]
     assert found, f"no stage {suffix!r} in {names}"
     return found[0]
 
