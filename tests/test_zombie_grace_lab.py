@@ -52,7 +52,7 @@ async def test_orphans_reaped_late_by_pid_1_do_not_fail_the_stop(lab, lab_config
 async def test_the_seed_zombie_under_a_non_reaping_init_is_still_named(lab, lab_config, engines):
     lab.add_container(232, reaping_init=False)
     try:
-        cfg = lab_config(target={"container": 232})
+        cfg = lab_config(target={"container": 232}, job={"zombie_grace": 1.0})  # [job] zombie_grace
         ctx = ActionContext(cfg, engines(cfg).transport)
         v, rec = await launch(ctx, 1)
         assert v.ok and rec is not None, v.summary()
@@ -62,8 +62,9 @@ async def test_the_seed_zombie_under_a_non_reaping_init_is_still_named(lab, lab_
         assert failed.name.endswith("nothing left")
         assert "zombie" in failed.detail and "parent 1 (sleepy-init)" in failed.detail
         assert "not a known reaping init" in failed.detail and "does not reap" in failed.detail
-        # named only once it had outlived the grace period: persistence, not one glance
-        assert failed.data["waited_s"] >= ZOMBIE_GRACE and failed.data["pid1_reaps"] is False
+        # named only once it had outlived the (configured) grace period: persistence, not one glance
+        assert failed.data["zombie_grace_s"] == 1.0 and 1.0 <= failed.data["waited_s"] < ZOMBIE_GRACE
+        assert failed.data["pid1_reaps"] is False
         assert "reboot" in failed.advice
     finally:
         lab.remove_container(232)
