@@ -47,7 +47,7 @@ def slurm_config(lab: Any, slurm: SlurmLab, tmp_path: Path) -> Callable[..., Any
             job={"workdir": str(slurm.work), "log": f"{slurm.work}/train-{{attempt}}.log", "command": lab.jobsim_command(*(args or STEP)),
                  "stop_timeout": 5, "startup_timeout": 20, **job},
             deploy={"source": str(src), "dest": str(slurm.work / "deployed")},
-            cache={"paths": [str(slurm.work / "cache")]},
+            cache={"paths": [str(slurm.dir / "cache")]},
             gpu=None,
             slurm={"partition": PARTITION, "queue_wait": 3, **(slurm_over or {})},
         )
