@@ -32,10 +32,12 @@ from tests.lab.sshd import to_toml
 RELATIVE_MARK = "HOSTILE-MARK"
 
 
-def payload(marks: Path, tag: str) -> str:
-    """Every escape from a quoting mistake, each touching ``marks/TAG<n>``."""
+def payload(marks: Path, tag: str, *, newline: bool = True) -> str:
+    """Every escape from a quoting mistake, each touching ``marks/TAG<n>``.  ``newline=False`` for
+    the values the loader keeps to one line (paths and commands): the same escapes, a space for
+    the newline."""
     m = f"{marks}/{tag}"
-    return (f"-x '$(touch {m}1)' \"`touch {m}2`\" ;touch {m}3;\ntouch {m}4 $(touch {m}5) \\$(touch {m}6) "
+    return (f"-x '$(touch {m}1)' \"`touch {m}2`\" ;touch {m}3;{chr(10) if newline else ' '}touch {m}4 $(touch {m}5) \\$(touch {m}6) "
             f"&& touch {m}7 | touch {m}8 ;touch {RELATIVE_MARK}")
 
 
@@ -62,15 +64,15 @@ class Hostile:
             f.unlink()
         ws = str(lab.workspace(200))
         self.ws = ws
-        p = self.p
+        p = self.p1
         self.workdir = f"{ws}/-wd {p('wd')}"
         self.log = f"{ws}/-logs {p('log')}/train-{{attempt}}.log"
         self.cache = f"{ws}/-cache {p('cache')}"
-        self.env_value = p("env")
+        self.env_value = self.p("env")  # env values and the command may hold newlines
         self.pct = _symlink(lab.pct_path, f"{lab.dir}/-pct {p('pct')}/pct")
         self.smi = _symlink(lab.nvidia_smi, f"{lab.dir}/-smi {p('smi')}/nvidia-smi")
         self.py_spy = f"/nonexistent/-spy {p('spy')}"
-        self.command = (f"printf %s \"$HOSTILE\" > env-seen.txt; : {shlex.quote(p('cmd'))}; "
+        self.command = (f"printf %s \"$HOSTILE\" > env-seen.txt; : {shlex.quote(self.p('cmd'))}; "
                         f"exec {lab.jobsim_command('--steps', 0, '--interval', 0.1)}")
         for d in (self.workdir, self.cache + "/inductor"):
             _mkdir(d)
@@ -78,9 +80,13 @@ class Hostile:
     def p(self, tag: str) -> str:
         return payload(self.marks, tag)
 
+    def p1(self, tag: str) -> str:
+        return payload(self.marks, tag, newline=False)
+
     def overrides(self, **job: Any) -> dict[str, Any]:
         return {
-            "target": {"name": self.p("name"), "pct": self.pct},
+            # a target name is letters, digits, space and . _ - @ + : (checked at load): these the unit name cannot hold
+            "target": {"name": "lab x@y:z+w.v_u-t", "pct": self.pct},
             "job": {"workdir": self.workdir, "log": self.log, "command": self.command,
                     "env": {"HOSTILE": self.env_value, "PLAIN": "1"}, "py_spy": self.py_spy,
                     "progress_pattern": r"^step \d+|" + re.escape(self.p("re")), **job},
@@ -238,7 +244,7 @@ async def test_systemd_run_launch_and_stop_with_hostile_values(lab, lab_config, 
     # systemd-run received each value as one argument, exactly as configured
     assert f"--setenv=HOSTILE={h.env_value}" in argv and f"WorkingDirectory={h.workdir}" in argv
     assert argv[-1] == h.command and argv[-7:-5] == ["/bin/sh", "-c"] and argv[-4] == "cockpit-job"
-    assert re.fullmatch(r"cockpit-[A-Za-z0-9_-]+-1-\d+", job.unit)  # the hostile target name made safe for a unit
+    assert re.fullmatch(r"cockpit-[A-Za-z0-9_-]+-1-\d+", job.unit)  # the target name made safe for a unit
     await await_for(lambda: Path(os.fsdecode(os.path.join(os.fsencode(h.workdir), b"env-seen.txt"))).exists(), timeout=10)
     sv = await stop(ctx, job)
     assert sv.failed_stage is None, sv.summary()
@@ -249,7 +255,7 @@ async def test_systemd_run_launch_and_stop_with_hostile_values(lab, lab_config, 
 @pytestmark_lab
 async def test_hostile_pct_path_fails_in_the_host_layer_and_runs_nothing(lab, lab_config, engines) -> None:
     h = Hostile(lab)
-    cfg = lab_config(target={"pct": f"/nonexistent/-pct {h.p('badpct')}"})
+    cfg = lab_config(target={"pct": f"/nonexistent/-pct {h.p1('badpct')}"})
     eng = engines(cfg)
     v = await eng.run_action("deploy")
     assert v.failed_stage is not None and v.failed_stage.layer is Layer.HOST
