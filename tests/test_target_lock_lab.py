@@ -19,6 +19,7 @@ import pytest
 
 from cockpit.config import load_config
 from cockpit.core.engine import Busy, Engine
+from cockpit.core.layers import Layer
 from cockpit.core.status import collect_status
 from cockpit.core.target_lock import Holder, lock_name
 from tests.lab import await_for
@@ -168,3 +169,16 @@ async def test_a_tight_max_sessions_never_stalls_an_action_for_the_lock(lab, two
             await eng.close()
     finally:
         lab.set_max_sessions(10)
+
+
+async def test_a_host_out_of_reach_is_the_actions_ssh_fault_not_busy(lab, two_configs):
+    """No host, no host lock: the action goes on under this machine's lock and fails where it
+    should (connectivity, layer ssh), saying why it had no lock on the host."""
+    eng = Engine(load_config(two_configs[0]))
+    lab.stop()  # sshd down (two_configs puts it back)
+    try:
+        v = await asyncio.wait_for(eng.run_action("deploy"), 60)
+        assert v.layer is Layer.SSH, v.summary()
+        assert eng._target_lock.without_host.startswith("no lock on the host (unavailable: ")
+    finally:
+        await eng.close()

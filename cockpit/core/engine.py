@@ -160,6 +160,7 @@ class Engine:
             await self.follower.cancel()
             self.follower = None
         await self.observer.close()
+        await self._target_lock.release()  # before its channel goes with the transport: released, not "lost"
         await self.transport.close()
 
     # -- fate ------------------------------------------------------------------------------

@@ -52,7 +52,7 @@ log = logging.getLogger(__name__)
 
 #: the first word of each status line the host's lock shell prints
 MARK = "@@cockpit-lock"
-#: seconds to wait for the host to answer the lock's shell before going on without it
+#: seconds to wait for the host to answer the lock's shell (past connecting) before going on without it
 ANSWER_S = 20.0
 #: ``wait=True``: first and longest pause between tries for a lock held elsewhere
 POLL_S, POLL_MAX_S = 0.5, 5.0
@@ -190,9 +190,11 @@ class _LocalLock:
 class _HostLock:
     """The lock's shell on the host, on a channel of its own, for as long as the action runs."""
 
-    def __init__(self, transport: Transport, name: str) -> None:
+    def __init__(self, transport: Transport, name: str, answer_s: float = ANSWER_S) -> None:
         self.transport = transport
         self.name = name
+        #: seconds for the connection (when there is none yet) and the lock's first answer
+        self.answer_s = answer_s
         self.path = ""
         self.task: asyncio.Task[None] | None = None
         self.released = False
@@ -204,11 +206,14 @@ class _HostLock:
         self.released = False
         self.task = asyncio.ensure_future(self._hold(self.transport.stream_host(cmd), answer))
         try:
-            state, text = await asyncio.wait_for(asyncio.shield(answer), ANSWER_S)
+            state, text = await asyncio.wait_for(asyncio.shield(answer), self.answer_s)
         except (asyncio.TimeoutError, TimeoutError):
-            state, text = "unavailable", f"the host did not answer in {ANSWER_S:g}s"
+            state, text = "unavailable", f"the host did not answer in {self.answer_s:g}s"
         except RemoteError as e:
             state, text = "unavailable", e.message
+        except BaseException:  # cancelled while asking: a lock taken a moment later must not stay behind
+            await self.release()
+            raise
         if state != "held":
             await self.release()
         return state, text
@@ -258,7 +263,7 @@ class TargetLock:
     def __init__(self, cfg: Config, transport: Transport) -> None:
         self.target = cfg.display_name
         self.local = _LocalLock(cfg.journal_path.parent / f"{safe_name(cfg.display_name)}.lock")
-        self.host: _HostLock | None = None if _is_local(transport) else _HostLock(transport, lock_name(cfg))
+        self.host: _HostLock | None = None if _is_local(transport) else _HostLock(transport, lock_name(cfg), ANSWER_S + cfg.ssh.connect_timeout)
         self.transport = transport
         #: why the last action ran without the host's lock ("" when it had it, or needs none)
         self.without_host = ""
