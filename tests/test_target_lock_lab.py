@@ -182,3 +182,23 @@ async def test_a_host_out_of_reach_is_the_actions_ssh_fault_not_busy(lab, two_co
         assert eng._target_lock.without_host.startswith("no lock on the host (unavailable: ")
     finally:
         await eng.close()
+
+
+async def test_slurm_the_lock_is_on_the_login_node_named_after_the_workdir(lab, tmp_path):
+    """A Slurm target's host is its login node (the lab's sshd here): two checkouts submitting from
+    one workdir are one target."""
+    paths = [lab.write_config(tmp_path / d / "cockpit.toml", target={"name": f"cluster-{d}", "runtime": "slurm", "container": None},
+                              gpu=None, slurm={"partition": "debug"}) for d in ("a", "b")]
+    a, b = (Engine(load_config(p)) for p in paths)
+    name = lock_name(a.cfg)
+    assert name.startswith("cockpit-slurm-") and name == lock_name(b.cfg)
+    try:
+        async with a.exclusive("attempt"):
+            assert (lock_dir(lab) / name).exists()
+            with pytest.raises(Busy, match=rf"^cluster-b is busy: attempt by .*\(pid {os.getpid()}\)"):
+                await b.run_action("stop")
+        async with b.exclusive("stop"):
+            pass
+    finally:
+        await a.close()
+        await b.close()
