@@ -20,6 +20,7 @@ from cockpit.core.actions.loopdeath import (
     find_loop_death,
     held_by,
     parse_threads,
+    python_names,
     threads_command,
     unconfirmed_s,
 )
@@ -207,3 +208,38 @@ def test_the_cause_says_what_when_and_how_to_end_it():
     assert re.match(r"the training loop raised FloatingPointError at \d\d:\d\d:\d\d \(loss is nan at step 3\); "
                     r"the process is still alive, held by 3 threads \(drafter-0, drafter-1, drafter-2\), .*"
                     r": it will not exit by itself; stop it \(S in the TUI, or cockpit stop\)", text), text
+
+
+def test_the_layer_comes_from_the_signature():
+    lines = run_py("""
+        class OutOfMemoryError(RuntimeError):
+            pass
+        OutOfMemoryError.__module__ = "torch"
+        def step():
+            raise OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
+        step()
+    """)
+    assert lines[-1].startswith("torch.OutOfMemoryError: CUDA out of memory")
+    ld = find_loop_death(scan_of(lines))
+    assert ld is not None and ld.exc == "torch.OutOfMemoryError" and ld.match.layer.value == "gpu"
+
+
+def test_a_fatal_line_counts_only_as_the_interpreters_or_the_cuda_runtimes_own():
+    assert find_loop_death(scan_of(["step 1 loss 2.5", "installing a SIGSEGV handler for the profiler"])) is None
+    assert find_loop_death(scan_of(["step 1 loss 2.5", "see: Segmentation fault (core dumped) in the FAQ"])) is None
+    cuda = ("/pytorch/aten/src/ATen/native/cuda/IndexKernel.cu:92: operator(): block: [0,0,0], thread: [0,0,0] "
+            "Assertion `-sizes[i] <= index && index < sizes[i] && \"index out of bounds\"` failed.")
+    ld = find_loop_death(scan_of(["step 1 loss 2.5", cuda]))
+    assert ld is not None and "device-side assert" in ld.message
+
+
+def test_py_spy_names_python_threads_the_kernel_knows_only_as_python3():
+    tids = {40: {41: "python3", 42: "python3", 43: "pt_nccl_watchdg"}}
+    spy = ('Process 40: python3 train.py\nPython v3.11.2 (/usr/bin/python3.11)\n\n'
+           'Thread 40 (idle): "MainThread"\n    _shutdown (threading.py:1583)\n'
+           'Thread 41 (idle): "drafter-0"\n    wait (threading.py:327)\n'
+           'Thread 42 (idle): "drafter-1"\n    wait (threading.py:327)\n')
+    python_names(tids, 40, spy)
+    assert tids == {40: {41: "drafter-0", 42: "drafter-1", 43: "pt_nccl_watchdg"}}  # the native thread keeps its comm
+    python_names(tids, 99, spy)  # a process it does not know: nothing changes
+    assert 99 not in tids

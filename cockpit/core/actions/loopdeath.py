@@ -17,7 +17,8 @@ and no progress line of the same writer after it.  It counts once the process ha
 :data:`LOOP_CONFIRM_S` (a process that is merely exiting after its traceback is given that long
 to go, and then its exit status tells the story).  The cause names the exception, when it was
 seen, and the threads that hold the process, read from ``/proc/PID/task/*/comm`` of the job's
-processes in one remote command (the main thread itself left out).  With torchrun's
+processes in one remote command (the main thread itself left out), and with ``[job] py_spy`` set,
+the Python names ``py-spy dump`` gives for them.  With torchrun's
 ``[rank1]:``/``[default1]:`` line prefixes, the rank whose loop died is named, even while the
 others wait in a collective.
 
@@ -27,24 +28,33 @@ Stopping the job stays the user's choice: the cause says how.
 from __future__ import annotations
 
 import asyncio
+import logging
 import re
+import shlex
 import time
 from dataclasses import dataclass
 from typing import Any
 
 from ..probes.signatures import Match
+from ..remote.base import RemoteError
 from .base import ActionContext
 from .cause import Cause, fmt_secs
 from .job import JobRecord
 from .jobstate import JobReader, JobState, LogScan, error_dict
+from .stacks import parse_py_spy
 
 __all__ = ["LoopDeath", "LOOP_CONFIRM_S", "find_loop_death", "threads_command", "parse_threads", "held_by",
-           "loop_death_cause", "unconfirmed_s", "confirm_loop_death"]
+           "loop_death_cause", "unconfirmed_s", "confirm_loop_death", "python_names"]
+
+log = logging.getLogger(__name__)
 
 #: how long the process must outlive its main thread's death before it counts as held
 LOOP_CONFIRM_S = 1.0
-#: the signatures whose line means the interpreter (or the CUDA context) is finished, any thread
+#: the signatures whose line means the interpreter (or the CUDA context) is finished, any thread …
 FATAL_KINDS = ("segfault", "cuda-assert")
+#: … when the line is the interpreter's (or the CUDA runtime's) own, not a mention of it in another line
+_FATAL_LINE = re.compile(r"^(?:Fatal Python error: |Segmentation fault\b)|device-side assert triggered"
+                         r"|\bblock: \[\d+,\d+,\d+\], thread: \[\d+,\d+,\d+\] Assertion ")
 #: the outermost frame of a traceback that unwound the whole program
 _ENTRY = re.compile(r'^\s+File "[^"]*", line \d+, in (?:<module>|_run_module_as_main|_run_code)\s*$')
 _HEADER = "Traceback (most recent call last):"
@@ -131,7 +141,9 @@ def _candidate(scan: LogScan, m: Match) -> tuple[str, str, str] | None:
             exc, msg = "", m.label
         return exc, msg.strip(), prefix
     if m.kind in FATAL_KINDS:
-        return "", m.label, _prefix_of(m)
+        prefix = _prefix_of(m)
+        body = m.line[len(prefix):] if m.line.startswith(prefix) else m.line
+        return ("", m.label, prefix) if _FATAL_LINE.search(body.strip()) else None
     return None
 
 
@@ -193,9 +205,8 @@ def threads_command(pids: list[int]) -> str:
     )
 
 
-def parse_threads(out: str) -> dict[int, list[str]]:
-    """:func:`threads_command`'s output: each process of the job (wrapping shells left out) with its
-    other threads' names in tid order (an empty list: only its main thread)."""
+def _parse(out: str) -> dict[int, dict[int, str]]:
+    """:func:`threads_command`'s output as pid → {tid: name} (wrapping shells left out)."""
     procs: dict[int, str] = {}
     got: dict[int, dict[int, str]] = {}
     for line in out.splitlines():
@@ -207,7 +218,29 @@ def parse_threads(out: str) -> dict[int, list[str]]:
         w = line.split(" ", 2)
         if len(w) >= 2 and w[0].isdigit() and w[1].isdigit():
             got.setdefault(int(w[0]), {})[int(w[1])] = w[2].strip() if len(w) > 2 and w[2].strip() else "?"
-    return {pid: [n for _, n in sorted(got.get(pid, {}).items())] for pid, comm in procs.items() if comm not in _SHELLS}
+    return {pid: got.get(pid, {}) for pid, comm in procs.items() if comm not in _SHELLS}
+
+
+def _lists(tids: dict[int, dict[int, str]]) -> dict[int, list[str]]:
+    return {pid: [n for _, n in sorted(ts.items())] for pid, ts in tids.items()}
+
+
+def parse_threads(out: str) -> dict[int, list[str]]:
+    """:func:`threads_command`'s output: each process of the job (wrapping shells left out) with its
+    other threads' names in tid order (an empty list: only its main thread)."""
+    return _lists(_parse(out))
+
+
+def python_names(tids: dict[int, dict[int, str]], pid: int, spy_text: str) -> None:
+    """Put ``py-spy dump``'s Python thread names (``threading.Thread(name=…)``) over the kernel's
+    ``comm`` for the threads it knows: before Python 3.14 an unnamed Python thread's comm is only
+    the interpreter's name.  Threads py-spy does not list (native ones: NCCL, CUDA) keep theirs."""
+    mine = tids.get(pid)
+    if mine is None:
+        return
+    for t in parse_py_spy(pid, spy_text):
+        if t.tid in mine and t.name:
+            mine[t.tid] = t.name
 
 
 def _names(names: list[str]) -> str:
@@ -255,14 +288,27 @@ def describe(ld: LoopDeath, held: str) -> str:
     return f"{who} training loop {what}; the process is still alive, {held}: it will not exit by itself; {_STOP_HINT}"
 
 
+async def _read_threads(ctx: ActionContext, pids: list[int]) -> dict[int, list[str]]:
+    res = await ctx.run(threads_command(pids), timeout=10)
+    tids = _parse(res.text)
+    spy = ctx.cfg.job.py_spy  # configured: the Python names of the threads too (one dump per process that has any)
+    for pid in [p for p, ts in tids.items() if ts] if spy else []:
+        dump = await ctx.run(f"timeout 5 {shlex.quote(spy)} dump --nonblocking --pid {int(pid)} 2>/dev/null", timeout=10)
+        python_names(tids, pid, dump.text)
+    return _lists(tids)
+
+
 async def loop_death_cause(ctx: ActionContext, job: JobRecord, st: JobState, scan: LogScan, ld: LoopDeath) -> Cause:
     """The :class:`Cause` of a confirmed loop death, with the threads that hold the job (one command)."""
-    threads: dict[int, list[str]] = {}
     pids = [] if job.scheduler else job_pids(st)  # a scheduler's processes live on its nodes, not here
-    if pids:
-        res = await ctx.run(threads_command(pids), timeout=10)
-        threads = parse_threads(res.text)
-    held = held_by(threads) if pids else "held by threads that outlive the loop"
+    held = "held by threads that outlive the loop"
+    threads: dict[int, list[str]] = {}
+    try:
+        if pids:
+            threads = await _read_threads(ctx, pids)
+            held = held_by(threads)
+    except RemoteError as e:  # the names are evidence; the death is already certain
+        log.info("could not read the job's threads: %s", e.message)
     after = max(0.0, ld.seen_at - job.launched_at) if job.launched_at else None
     when = (f"{fmt_secs(after)} after launch; " if after is not None else "") + (
         f"last progress: {scan.last_progress[:120]}" if scan.last_progress else "no progress line before it")
