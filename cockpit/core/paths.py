@@ -15,8 +15,8 @@ The rules, for a cache path ``C`` (text here, resolved on the target):
 * homes (``/root``, ``/home/NAME``, the target user's ``$HOME``): ``C`` is one, contains one, or is
   one of a home's own entries (``~/.ssh``, ``~/.cache``: they hold more than caches).  Deeper paths
   stay allowed: ``~/.triton/cache`` and ``~/.cache/torch_extensions`` are where real caches live;
-* the job's workdir and the deploy dest: ``C`` is one, contains one, or lies inside one (a cache in
-  the workdir shares it with checkpoints and logs, one in the dest is part of the deployed code).
+* the job's workdir and the deploy dest: ``C`` is one or contains one.  A cache *inside* them stays
+  allowed (``/workspace/.inductor`` is a common choice): removing it leaves the directory whole.
 """
 
 from __future__ import annotations
@@ -75,7 +75,7 @@ def check_cache_path(p: str, protect: tuple[str, ...] = ()) -> str | None:
 
     The path is judged normalised (``/home/./someone`` is a home directory, ``/x/`` is ``/x``);
     ``protect`` are directories that must survive (the job's workdir, the deploy dest): a cache
-    that is one of them, contains one or lies inside one is refused too."""
+    that is one of them or contains one is refused too."""
     if not p or not p.strip():
         return "is empty"
     if not p.startswith("/"):
@@ -105,7 +105,6 @@ def check_cache_path(p: str, protect: tuple[str, ...] = ()) -> str | None:
         if not d:
             continue
         nd = norm_remote_path(d)
-        if inside(nd, norm) or inside(norm, nd):
-            how = "is" if nd == norm else "contains" if inside(nd, norm) else "lies inside"
-            return f"{how} {nd}, the job's workdir or deploy dest (rule: what the job needs)"
+        if inside(nd, norm):
+            return f"{'is' if nd == norm else 'contains'} {nd}, the job's workdir or deploy dest (rule: what the job needs)"
     return None

@@ -1,17 +1,23 @@
 """The exact commands a destructive action will run, for its confirmation modal.
 
 They come from the same core functions the actions use (``actions.job`` for the stop signals,
-the runtime's ``pct_command`` for the reboot), so what the modal shows is what runs.
+the runtime's ``pct_command`` for the reboot, ``actions.cache_guard`` for clear-cache), so what the
+modal shows is what runs.  clear-cache removes what each path *resolves to on the target*; its text
+shows that resolution when a preview (:func:`~cockpit.core.actions.cache_guard.resolve_cache_paths`)
+was taken, and otherwise says that the target resolves them before removal.
 """
 
 from __future__ import annotations
 
+import shlex
 from typing import Any
 
 from ..core.actions import job as job_actions
+from ..core.actions.cache_guard import Judged, refusal
+from ..core.paths import norm_remote_path
 from ..core.remote.runtime import Runtime
 
-__all__ = ["stop_commands", "reboot_command", "target_where"]
+__all__ = ["stop_commands", "reboot_command", "target_where", "clear_cache_text"]
 
 
 def _signal_group(sig: str, job: Any) -> str:
@@ -60,3 +66,26 @@ def reboot_command(engine: Any) -> str | None:
     if rt is None or not getattr(rt, "in_container", False):
         return None
     return rt.restart_command()
+
+
+def clear_cache_text(cfg: Any, judged: list[Judged] | None = None) -> tuple[str, str]:
+    """(what happens, the commands) for clearing ``[cache] paths``: with ``judged`` (the target's
+    preview) each path as the target resolved it, its size, or why it is refused; without one the
+    configured paths, marked as resolved on the target before removal."""
+    body = ("Removes each [cache] path after resolving it on the target, in the same command: one that is or "
+            "holds the workdir or the deploy dest, is or holds a home, or lies in a system tree "
+            "(/usr, /lib*, /etc, /var/lib, …) is refused, and then nothing is removed.")
+    if not cfg.cache.paths:
+        return body, "(no [cache] paths configured)"
+    if judged is None:
+        return body, "\n".join(f"rm -rf -- {shlex.quote(norm_remote_path(p))}   # resolved on the target before removal" for p in cfg.cache.paths)
+    lines = []
+    for j in judged:
+        if j.what == "refused":
+            lines.append(f"# {refusal(j, cfg.job.workdir, cfg.deploy.dest or '')}")
+        elif j.what == "absent":
+            lines.append(f"# {j.configured}: absent, nothing to remove")
+        else:
+            notes = ([f"configured as {j.configured}"] if j.resolved != j.configured else []) + ([f"{j.kib} KiB"] if j.kib is not None else [])
+            lines.append(f"rm -rf -- {shlex.quote(j.resolved)}" + (f"   # {'; '.join(notes)}" if notes else ""))
+    return body, "\n".join(lines)

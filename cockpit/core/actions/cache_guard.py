@@ -78,8 +78,8 @@ judge() {
   what=present; rule=; prot=; R=$1;
   if [ -L "$1" ]; then no symlink "$(ex "$1" || readlink -- "$1")"; return; fi;
   R=$(ex "$1") || { R=$1; what=absent; return; };
-  if [ -n "$W" ] && { under "$R" "$W" || under "$W" "$R"; }; then no workdir "$W"; return; fi;
-  if [ -n "$D" ] && { under "$R" "$D" || under "$D" "$R"; }; then no dest "$D"; return; fi;
+  if [ -n "$W" ] && under "$W" "$R"; then no workdir "$W"; return; fi;
+  if [ -n "$D" ] && under "$D" "$R"; then no dest "$D"; return; fi;
   if [ "$R" = / ]; then no root /; return; fi;
   case "$R" in @SYSTEM@) no system "$R"; return;; esac;
   k=0; while [ "$k" -lt "$hn" ]; do eval "h=\$H_$k"; k=$((k+1));
@@ -152,7 +152,7 @@ def refusal(j: Judged, workdir: str, dest: str) -> str:
     rule = RULE_TEXT.get(j.rule, j.rule)
     if j.rule in ("workdir", "dest"):
         name, conf = ("the workdir", workdir) if j.rule == "workdir" else ("the deploy dest", dest)
-        how = "is" if j.resolved == j.protected else "contains" if j.protected.startswith(j.resolved.rstrip("/") + "/") else "lies inside"
+        how = "is" if j.resolved == j.protected else "contains"
         return f"{head}: it {how} {name} {conf} (resolved {j.protected}) (rule: {rule})"
     if j.rule == "symlink":
         return f"{head}: it is a symlink to {j.protected or '?'}; list the real cache directory, not a link to it (rule: {rule})"

@@ -4,7 +4,8 @@ system the login node sees, so removing them on the login node would clear nothi
 
 * **clear-cache** runs, on each node of the job cockpit launched last while it holds nodes, a step
   overlapping the job's (``srun --jobid=ID --overlap -N1 -n1 -w NODE``) that resolves, judges,
-  measures, removes and proves gone each path; a node srun cannot reach fails the stage naming it.  With no job on nodes there is nothing to reach: the stage says so (skipped).
+  measures, removes and proves gone each path; a node srun cannot reach fails the stage naming it.
+  With no job on nodes there is nothing to reach: the stage says so (skipped).
 * **the generated batch script** clears them on every node of the new allocation before the
   command (``srun --overlap --ntasks-per-node=1 -N $SLURM_JOB_NUM_NODES``), so an attempt's job
   starts on fresh caches wherever Slurm puts it; the lines land in the job's log, and a path that
@@ -13,8 +14,9 @@ system the login node sees, so removing them on the login node would clear nothi
 Paths pass the same safety rules as any clear-cache: by their text first
 (:func:`~cockpit.core.paths.check_cache_path`), then on each node by what they resolve to there,
 through the very guard script the plain clear-cache runs (:mod:`cockpit.core.actions.cache_guard`):
-a path that is, holds or lies in the workdir, the deploy dest, a home or a system tree is refused
-(the node removes nothing then), and a symlink is refused, as everywhere.
+a path that is or holds the workdir or the deploy dest, is or holds a home (or is an entry directly
+in one) or touches a system tree is refused (the node removes nothing then), and a symlink is
+refused, as everywhere.
 """
 
 from __future__ import annotations
