@@ -151,9 +151,9 @@ class _LocalLock:
         self.path = path
         self.fh: IO[str] | None = None
 
-    def acquire(self, me: Holder) -> Holder | None:
+    def acquire(self, me: Holder) -> str | None:
         """None once held (or when the file cannot be had: a full or read-only disk, the journal
-        says so); else the holder it names (or an unnamed one)."""
+        says so); else who holds it, in words."""
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             fh = open(self.path, "a+")
@@ -166,7 +166,8 @@ class _LocalLock:
             fh.seek(0)
             text = fh.read()
             fh.close()
-            return Holder.parse(text) or Holder("?", "?", "another action", time.time(), 0)
+            holder = Holder.parse(text)
+            return holder.describe() if holder is not None else f"another cockpit holds {self.path}"
         self.fh = fh
         with contextlib.suppress(OSError):  # who holds it, for a refused cockpit (a full disk may not take it)
             fh.seek(0)
@@ -287,7 +288,7 @@ class TargetLock:
         """None once every lock is held; else who holds the target, in words."""
         other = self.local.acquire(me)
         if other is not None:
-            return other.describe()
+            return other
         self.without_host = ""
         if self.host is None:
             return None
