@@ -37,12 +37,15 @@ def test_an_ended_jobs_fate_is_slurms_state(state: str, exit_code: str, fate: st
     assert f.after_s == 252.0  # RunTime 00:04:12
 
 
-def test_a_queued_or_running_job_is_no_end_and_an_unknown_one_says_nothing() -> None:
+def test_a_queued_or_running_job_is_no_end_and_a_forgotten_one_vanished() -> None:
     pending = slurm_fate(_job("PENDING", reason="Resources"))
     assert pending is not None and pending.state == "pending" and not pending.final and "Resources" in pending.cause
     running = slurm_fate(_job("RUNNING"))
     assert running is not None and running.state == "running" and not running.final
-    assert slurm_fate(SlurmJob("77", known=False, error="slurm_load_jobs error: Invalid job id specified")) is None
+    gone = slurm_fate(SlurmJob("77", known=False, error="slurm_load_jobs error: Invalid job id specified; sacct: Slurm accounting storage is disabled"))
+    assert gone is not None and gone.state == "vanished" and gone.final and "MinJobAge" in gone.cause
+    # slurmctld not answering says nothing about the job
+    assert slurm_fate(SlurmJob("77", known=False, error="slurm_load_jobs error: Unable to contact slurm controller")) is None
 
 
 def _submitted(j: Journal, target: str, job_id: str) -> int:

@@ -12,8 +12,9 @@ never used to find one: anybody can submit a job called ``cockpit-…``.
 The fate of a job that has ended is Slurm's word (:func:`slurm_fate`, from ``scontrol show job``,
 else ``sacct``): CANCELLED is ``stopped`` (by cockpit or by someone else: the job did not die of
 itself), COMPLETED with exit 0 ``finished``, FAILED / TIMEOUT / NODE_FAIL / OUT_OF_MEMORY / … ``died``
-with the Slurm state in the cause.  The stop records it for every recorded attempt whose story
-was still open, so ``history`` never says ``running`` for a job Slurm ended long ago.
+with the Slurm state in the cause, and an id neither scontrol nor sacct knows any more
+``vanished``.  The stop records it for every recorded attempt whose story was still open (the
+latest :data:`SETTLE_MAX`), so ``history`` never says ``running`` for a job Slurm ended long ago.
 """
 
 from __future__ import annotations
@@ -35,6 +36,8 @@ __all__ = ["OwnJob", "own_jobs", "still_queued", "read_jobs", "slurm_fate", "set
 
 #: squeue's and scontrol's answer for ids Slurm no longer knows (not a failure: they ended long ago)
 _UNKNOWN = re.compile(r"invalid job id", re.I)
+#: at most this many ended jobs get their fate read per stop
+SETTLE_MAX = 32
 
 
 @dataclass(frozen=True)
@@ -131,13 +134,17 @@ def _secs(run_time: str) -> float | None:
 
 
 def slurm_fate(sj: SlurmJob, *, now: float | None = None) -> Any:
-    """The :class:`~cockpit.core.fate.Fate` Slurm's state of the job gives, or None when Slurm no
-    longer knows it (nothing to say: the log and the fate follower had the last word)."""
+    """The :class:`~cockpit.core.fate.Fate` Slurm's state of the job gives: ``vanished`` when
+    neither scontrol nor sacct knows the id any more, None when they could not be asked."""
     from ..fate import Fate
 
+    now = time.time() if now is None else now
+    if not sj.known and _UNKNOWN.search(sj.error):
+        # purged after MinJobAge, and no accounting record (sacct was asked): it ended, nobody can say how
+        return Fate("vanished", Layer.PROCESS.value, f"{sj.describe()}: it ended more than MinJobAge ago and sacct keeps no record of it",
+                    now, None)
     if not sj.known or not sj.state:
         return None
-    now = time.time() if now is None else now
     after = _secs(sj.fields.get("RunTime", ""))
     state, said = sj.state, sj.describe()
     if state in QUEUED:
@@ -170,7 +177,9 @@ async def settle_ended(ctx: ActionContext, own: list[OwnJob], live: dict[str, st
     """Record Slurm's fate for each recorded attempt whose story is still open and whose job is no
     longer queued or running; returns what was recorded."""
     rec = record_fate(ctx)
-    ended = [o for o in own if o.attempt is not None and not o.fate_final and o.job_id not in live]
+    # the latest ones: a journal of hundreds of attempts costs no more than this per stop (each
+    # settled job is never asked again: its fate is final)
+    ended = [o for o in own if o.attempt is not None and not o.fate_final and o.job_id not in live][-SETTLE_MAX:]
     if rec is None or not ended:
         return []
     jobs = await read_jobs(ctx, [o.job_id for o in ended])
