@@ -201,3 +201,26 @@ def test_slurm_node_local_clearing_applies_the_same_rule(lab, base):
                           deploy=SimpleNamespace(dest=""))
     line = batch_clear_lines(cfg)
     assert node_cache_script(paths, f"{base}/wslink/proj", "") in shlex.split(line), line
+
+
+def test_a_target_that_cannot_resolve_paths_removes_nothing(tmp_path):
+    """No realpath and no readlink on the target: the guard cannot judge, so it refuses (a real
+    /bin/sh with a PATH holding only the other tools the script uses)."""
+    import os
+    import subprocess
+
+    from cockpit.core.actions.cache_guard import guard_script, parse_guard, refusal
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for tool in ("sh", "printf", "hostname", "od", "tr", "du", "head", "cut", "rm"):
+        found = shutil.which(tool)
+        if found:
+            os.symlink(found, bin_dir / tool)
+    keep = _keep(tmp_path / "cache")
+    paths = [str(tmp_path / "cache")]
+    r = subprocess.run([str(bin_dir / "sh"), "-c", guard_script(paths, "/w", "", remove=True)], capture_output=True,
+                       text=True, env={"PATH": str(bin_dir)}, timeout=20)
+    rows = parse_guard(r.stdout, paths)
+    assert r.returncode == 3 and [j.rule for j in rows] == ["unresolved"], (r.stdout, r.stderr)
+    assert "could not resolve it" in refusal(rows[0], "/w", "") and keep.read_text() == "precious"

@@ -44,6 +44,7 @@ RULE_TEXT = {
     "workdir": "what the job needs",
     "dest": "what the job needs",
     "symlink": "no symlinks",
+    "unresolved": "judged as the target resolves it",
 }
 
 

@@ -64,7 +64,7 @@ _EXCEPT = "|".join(TREE_EXCEPTIONS)  # shell patterns already (constants: nothin
 _BODY = r"""
 T=$(printf '\t'); NL=$(printf '\nx'); NL=${NL%x}; n=${SLURMD_NODENAME:-$(hostname 2>/dev/null)}; n=${n:-target};
 rs() { r=$(realpath -m -- "$1" 2>/dev/null) || r=$(readlink -f -- "$1" 2>/dev/null) || r=; printf '%s\n' "${r:-$1}"; };
-ex() { [ -e "$1" ] || return 1; r=$(realpath -e -- "$1" 2>/dev/null) || r=$(readlink -f -- "$1" 2>/dev/null) || return 1; printf '%s\n' "$r"; };
+ex() { [ -e "$1" ] || return 1; r=$(realpath -e -- "$1" 2>/dev/null) || r=$(readlink -f -- "$1" 2>/dev/null) || return 2; [ -n "$r" ] || return 2; printf '%s\n' "$r"; };
 under() { [ "$2" = / ] && return 0; case "$1" in "$2"|"$2"/*) return 0;; esac; return 1; };
 enc() { case "$1" in *"$NL"*|*"$T"*) printf 'hex:'; printf '%s' "$1" | od -An -v -tx1 | tr -d ' \n';; *) printf '%s' "$1";; esac; };
 W=; [ -n "$WD" ] && W=$(rs "$WD"); D=; [ -n "$DE" ] && D=$(rs "$DE");
@@ -77,7 +77,7 @@ no() { what=refused; rule=$1; prot=$2; };
 judge() {
   what=present; rule=; prot=; R=$1;
   if [ -L "$1" ]; then no symlink "$(ex "$1" || readlink -- "$1")"; return; fi;
-  R=$(ex "$1") || { R=$1; what=absent; return; };
+  R=$(ex "$1"); c=$?; if [ "$c" = 1 ]; then R=$1; what=absent; return; elif [ "$c" != 0 ]; then R=$1; no unresolved ""; return; fi;
   if [ -n "$W" ] && under "$W" "$R"; then no workdir "$W"; return; fi;
   if [ -n "$D" ] && under "$D" "$R"; then no dest "$D"; return; fi;
   if [ "$R" = / ]; then no root /; return; fi;
@@ -166,6 +166,8 @@ def refusal(j: Judged, workdir: str, dest: str) -> str:
         how = "contains" if j.protected.startswith(j.resolved.rstrip("/") + "/") else "lies in"
         return (f"{head}: it {how} the system tree {j.protected}; only caches below /dev/shm and /run/user/UID "
                 f"are allowed there (rule: {rule})")
+    if j.rule == "unresolved":
+        return f"{head}: the target could not resolve it (it needs realpath or readlink -f) (rule: {rule})"
     if j.rule in ("system", "root"):
         return f"{head}: it is {j.resolved} itself (rule: {rule})"
     return f"{head} (rule: {rule})"
