@@ -17,8 +17,13 @@ removing a link's target through the link surprises, and removing only the link 
 Each path gives one line ``cockpit-cache NODE INDEX WHAT X RESOLVED[<TAB>PROTECTED]``: WHAT is
 ``absent``, ``present``, ``removed``, ``left`` or ``refused``; X is the size in KiB (``?`` when
 ``du`` cannot tell, ``-`` when not measured) or, when refused, the rule's key (see
-:data:`~cockpit.core.paths.RULE_TEXT`); PROTECTED is the resolved path that refused it.  Exit 3:
-refused (nothing removed); 1: a path is still there after ``rm``.
+:data:`~cockpit.core.paths.RULE_TEXT`); PROTECTED is the resolved path that refused it.  A path
+holding a newline or a tab is printed ``hex:…`` so each line stays one path.  Exit 3: refused
+(nothing removed; only the refused paths get a line); 1: a path is still there after ``rm``.
+Paths are kept in numbered shell variables between the judging and the removal (``eval`` of a
+variable *name* only), so any byte in a path survives.  When the target has neither
+``realpath`` nor ``readlink -f`` a present path is refused (rule key ``unresolved``): unjudged
+is never removed.
 """
 
 from __future__ import annotations
