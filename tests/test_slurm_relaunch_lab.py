@@ -105,6 +105,7 @@ async def test_next_attempt_cancels_the_failed_attempts_job_that_runs_on(engines
     assert ident.status is Status.OK and f"{old} RUNNING (attempt {first.attempt})" in ident.detail, ident.detail
     assert term.status is Status.OK and f"cancelled Slurm job {old}" in term.detail, term.detail
     assert slurm.job_field(old, "JobState") == "CANCELLED"
+    print(f"\nstop after a failed attempt ({second.timings.get('stop', 0):.2f}s):\n  identify job: {ident.detail}\n  terminate: {term.detail}")
     # the new job got the node: not PENDING (Resources) behind the old one
     assert second.outcome is Outcome.PASSED, second.verdict.summary()
     assert second.job is not None and slurm.job_field(second.job.sched_id, "JobState") == "RUNNING"
