@@ -133,10 +133,10 @@ async def test_the_signal_to_the_leader_pid_is_guarded_by_its_start_time(ctx, sl
 @pytest.mark.lab
 async def test_a_stray_that_is_the_containers_pid_1_is_refused_in_the_stage(lab, lab_config, engines):
     """Like a Docker job run as the container's main process: PID 1, its group outside the namespace."""
-    lab.add_container(235)
+    lab.add_container(245)
     try:
-        argv = lab.exec_in(235, "tr '\\0' '\\n' </proc/1/cmdline").stdout.split("\n")
-        cfg = lab_config(target={"container": 235}, job={"command": shlex.join([a for a in argv if a]), "workdir": "/"})
+        argv = lab.exec_in(245, "tr '\\0' '\\n' </proc/1/cmdline").stdout.split("\n")
+        cfg = lab_config(target={"container": 245}, job={"command": shlex.join([a for a in argv if a]), "workdir": "/"})
         ctx = ActionContext(cfg, engines(cfg).transport)
         found = await find_strays(ctx, cfg.job.command, "/", None)
         assert [(s.leader, s.pgid) for s in found] == [(1, 0)]
@@ -146,9 +146,9 @@ async def test_a_stray_that_is_the_containers_pid_1_is_refused_in_the_stage(lab,
         assert failed is not None and failed.name.endswith("strays"), v.summary()
         assert "pid 1 (group 0) is never signalled" in failed.detail and "container's init" in failed.detail
         assert "main process" in failed.advice and failed.data["refused"] == [1]
-        assert lab.container_running(235)  # nothing was signalled
+        assert lab.container_running(245)  # nothing was signalled
     finally:
-        lab.remove_container(235)
+        lab.remove_container(245)
 
 
 class _TakesThePidAfterTerm(ActionContext):
@@ -178,18 +178,18 @@ class _TakesThePidAfterTerm(ActionContext):
 
 @pytest.mark.lab
 async def test_a_reused_leader_pid_is_never_waited_for_nor_killed(lab, lab_config, engines):
-    lab.add_container(236)
+    lab.add_container(246)
     try:
-        cfg = lab_config(target={"container": 236}, job={"stop_timeout": 1})
+        cfg = lab_config(target={"container": 246}, job={"stop_timeout": 1})
         ctx = _TakesThePidAfterTerm(cfg, engines(cfg).transport)
         v, rec = await launch(ctx, 1)
         assert v.ok and rec is not None and rec.pgid == rec.pid, v.summary()
-        ctx.lab, ctx.ctid, ctx.leader = lab, 236, rec.pid
+        ctx.lab, ctx.ctid, ctx.leader = lab, 246, rec.pid
         v = await stop(ctx, rec)
         assert ctx.imposter == rec.pid
         assert v.ok, v.summary()
         assert [s.detail for s in v.stages if s.name.endswith("terminate")] == ["stopped with TERM"]  # before: KILL after 1s
-        stat = lab.exec_in(236, f"cat /proc/{rec.pid}/stat").stdout
+        stat = lab.exec_in(246, f"cat /proc/{rec.pid}/stat").stdout
         assert ") S " in stat and "(sleep)" in stat  # the process now holding the pid lives on
     finally:
-        lab.remove_container(236)
+        lab.remove_container(246)

@@ -8,16 +8,21 @@ with PID 1, as before.  The observer follows the same rule across its polls (:cl
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import time
 
 import pytest
 
+from cockpit.config import parse_config
 from cockpit.core.actions.base import ActionContext
-from cockpit.core.actions.job import launch, stop
+from cockpit.core.actions.job import JobRecord, launch, stop
 from cockpit.core.actions.stop import ZOMBIE_GRACE
 from cockpit.core.layers import Layer, Status
 from cockpit.core.probes.procs import Proc, analyse
 from cockpit.core.probes.procs.zombies import ZombieWatch
+from cockpit.core.procstat import read_local_stat
+from cockpit.core.remote import make_transport
 from tests.lab import await_for, wait_for
 
 lab_only = pytest.mark.lab
@@ -28,10 +33,17 @@ def _stage(v, name):
 
 
 @lab_only
-async def test_orphans_reaped_late_by_pid_1_do_not_fail_the_stop(lab, lab_config, engines):
-    lab.add_container(231, reap_delay=0.3)  # PID 1 reaps, 0.3 s after each death
+@pytest.mark.parametrize("runtime", ["pct", "docker"])
+async def test_orphans_reaped_late_by_pid_1_do_not_fail_the_stop(lab, lab_config, engines, runtime):
+    ctid = 241
+    if runtime == "pct":
+        lab.add_container(ctid, reap_delay=0.3)  # PID 1 reaps, 0.3 s after each death
+        target = {"container": ctid}
+    else:
+        lab.add_engine_container("docker", "late-reaper", ctid, reap_delay=0.3)
+        target = {"runtime": "docker", "container": "late-reaper", "ctid": ctid, "docker": str(lab.bin_dir / "docker")}
     try:
-        cfg = lab_config(target={"container": 231})
+        cfg = lab_config(target=target)
         ctx = ActionContext(cfg, engines(cfg).transport)
         v, rec = await launch(ctx, 1)
         assert v.ok and rec is not None, v.summary()
@@ -43,16 +55,16 @@ async def test_orphans_reaped_late_by_pid_1_do_not_fail_the_stop(lab, lab_config
         assert left.data["reaped_zombies"] >= 1, left.detail
         assert left.data["waited_s"] < ZOMBIE_GRACE
         assert "not a known reaping init" not in v.summary() and "zombie (" not in v.summary()
-        assert ") Z " not in lab.exec_in(231, "cat /proc/[0-9]*/stat").stdout
+        assert ") Z " not in lab.exec_in(ctid, "cat /proc/[0-9]*/stat").stdout
     finally:
-        lab.remove_container(231)
+        lab.remove_container(ctid)
 
 
 @lab_only
 async def test_the_seed_zombie_under_a_non_reaping_init_is_still_named(lab, lab_config, engines):
-    lab.add_container(232, reaping_init=False)
+    lab.add_container(242, reaping_init=False)
     try:
-        cfg = lab_config(target={"container": 232}, job={"zombie_grace": 1.0})  # [job] zombie_grace
+        cfg = lab_config(target={"container": 242}, job={"zombie_grace": 1.0})  # [job] zombie_grace
         ctx = ActionContext(cfg, engines(cfg).transport)
         v, rec = await launch(ctx, 1)
         assert v.ok and rec is not None, v.summary()
@@ -67,7 +79,7 @@ async def test_the_seed_zombie_under_a_non_reaping_init_is_still_named(lab, lab_
         assert failed.data["pid1_reaps"] is False
         assert "reboot" in failed.advice
     finally:
-        lab.remove_container(232)
+        lab.remove_container(242)
 
 
 # -- the observer: one rule across polls ----------------------------------------------------------
@@ -137,11 +149,56 @@ async def _one_zombie_under(lab, obs, ctid: int, reaps: bool) -> None:
 
 @lab_only
 async def test_the_observer_waits_for_persistence_against_the_lab(lab, lab_config, engines):
-    lab.add_container(233, reap_delay=1.0)  # reaps, 1 s late (less than the grace)
-    lab.add_container(234, reaping_init=False)  # never reaps
+    lab.add_container(243, reap_delay=1.0)  # reaps, 1 s late (less than the grace)
+    lab.add_container(244, reaping_init=False)  # never reaps
     try:
-        for ctid, reaps in ((233, True), (234, False)):
+        for ctid, reaps in ((243, True), (244, False)):
             await _one_zombie_under(lab, engines(lab_config(target={"container": ctid})).observer, ctid, reaps)
     finally:
-        lab.remove_container(233)
-        lab.remove_container(234)
+        lab.remove_container(243)
+        lab.remove_container(244)
+
+
+# -- the seed's Zl: named at once, real process on this machine ------------------------------------
+
+ZL = ("import ctypes, signal, threading, time\n"
+      "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+      "threading.Thread(target=lambda: time.sleep(600), daemon=True).start()\n"
+      "ctypes.CDLL(None).pthread_exit(None)\n")  # the leader exits, its thread lives on: Zl
+
+
+async def test_a_zl_older_than_the_grace_is_named_at_once(tmp_path):
+    cfg = parse_config(f"""
+[target]
+transport = "local"
+[job]
+workdir = "{tmp_path}"
+command = "true"
+zombie_grace = 0.5
+[deploy]
+source = "{tmp_path}"
+dest = "{tmp_path}"
+[cache]
+paths = []
+[journal]
+path = "{tmp_path}/journal.jsonl"
+""")
+    p = subprocess.Popen([sys.executable, "-c", ZL], start_new_session=True)
+    transport = make_transport(cfg)
+    try:
+        st = wait_for(lambda: (s := read_local_stat(p.pid)) is not None and s.state.startswith("Z") and s.threads > 1 and s, 5)
+
+        def age() -> float:
+            with open("/proc/uptime") as f:
+                return float(f.read().split()[0]) - st.start_time / 100
+
+        wait_for(lambda: age() >= 0.6, 5)  # older than the grace
+        v = await stop(ActionContext(cfg, transport), JobRecord(attempt=1, pid=p.pid, pgid=p.pid, start_time=st.start_time))
+        failed = v.failed_stage
+        assert failed is not None and failed.name.endswith("nothing left"), v.summary()
+        assert "stuck in the kernel" in failed.detail and f"{p.pid} (Z" in failed.detail
+        assert failed.data["waited_s"] == 0  # not re-checked: it was a Zl before stop began
+    finally:
+        await transport.close()
+        p.kill()
+        p.wait()

@@ -72,6 +72,17 @@ def _zombie(p: ProcStat) -> bool:
     return p.state.startswith("Z")
 
 
+def _zl(p: ProcStat) -> bool:
+    """A zombie leader whose other threads live on (``ps`` shows ``Zl``; ``/proc/PID/stat`` has
+    only ``Z`` and the thread count)."""
+    return _zombie(p) and (p.threads > 1 or "l" in p.state[1:])
+
+
+def _state(p: ProcStat) -> str:
+    """The state as ``ps`` would show it: ``Zl`` for a zombie with live threads."""
+    return "Zl" if _zl(p) and "l" not in p.state else p.state
+
+
 def _mine(table: Table, job: JobRecord) -> list[ProcStat]:
     """The job's processes: its process group, and its pid while the start time is the recorded one."""
     return [p for p in table.procs if p.pgid == job.pgid or (p.pid == job.pid and p.start_time == job.start_time)]
@@ -169,7 +180,7 @@ async def _nothing_left(ctx: ActionContext, job: JobRecord, before: Table, st: A
     def at_once(p: ProcStat) -> bool:
         # the seed's Zl: a zombie already before stop sent anything, old enough, with live threads
         age = table.age(p)
-        return (_key(p) in zombies_before and "l" in p.state[1:] and age is not None and age >= grace)
+        return _key(p) in zombies_before and _zl(p) and age is not None and age >= grace
 
     keys = {_key(p) for p in mine}
     # every fresh zombie is re-checked: PID 1 (the usual parent of a killed job's orphans), a parent
@@ -204,9 +215,9 @@ def _leftovers(ctx: ActionContext, job: JobRecord, table: Table, mine: list[Proc
     reaps_by_name = name in KNOWN_REAPERS
     outlived = waited >= grace
     zombies = [p for p in mine if _zombie(p)]
-    stuck = [p for p in mine if p.state.startswith("D") or p.state.startswith("Zl") or not _zombie(p)]
+    stuck = [p for p in mine if _zl(p) or not _zombie(p)]  # D, Zl, or anything alive after KILL
     # evidence that PID 1 does not reap: a zombie of it outlived the grace (the job's, or another one)
-    persisted_1 = [p for p in zombies if p.ppid == 1 and _key(p) in waiting and outlived and "l" not in p.state[1:]]
+    persisted_1 = [p for p in zombies if p.ppid == 1 and _key(p) in waiting and outlived and not _zl(p)]
     others_1 = [p for p in table.procs if _key(p) in pid1_kids and outlived]
     not_reaping = bool(persisted_1 or others_1)
     parts = []
@@ -214,9 +225,12 @@ def _leftovers(ctx: ActionContext, job: JobRecord, table: Table, mine: list[Proc
         parent = by_pid.get(p.ppid)
         pname = parent.comm if parent else "?"
         held = f" for {waited:.1f}s" if _key(p) in waiting and outlived else ""
-        parts.append(f"pid {p.pid} ({p.comm}) is a zombie ({p.state}), parent {p.ppid} ({pname}) has not reaped it{held}")
+        if _zl(p):  # nobody can reap it while its threads live
+            parts.append(f"pid {p.pid} ({p.comm}) is a zombie ({_state(p)}) whose other threads still live{held}")
+        else:
+            parts.append(f"pid {p.pid} ({p.comm}) is a zombie ({_state(p)}), parent {p.ppid} ({pname}) has not reaped it{held}")
     if stuck:
-        parts.append("stuck in the kernel: " + ", ".join(f"{p.pid} ({p.state})" for p in stuck))
+        parts.append("stuck in the kernel: " + ", ".join(f"{p.pid} ({_state(p)})" for p in stuck))
     rt = ctx.cfg.target.runtime
     engine = rt in ("docker", "podman")
     again = "restart" if engine else "reboot"
@@ -228,7 +242,7 @@ def _leftovers(ctx: ActionContext, job: JobRecord, table: Table, mine: list[Proc
         reap_note += f"only a {again} of the container (or the parent's death) clears it"
         if engine:
             reap_note += f"; start it with `{rt} run --init` so PID 1 reaps"
-    elif any(p.ppid != 1 for p in zombies):
+    elif any(p.ppid != 1 and not _zl(p) for p in zombies):
         reap_note = f"ending its parent hands it to PID 1 ({name}{', which reaps orphans' if reaps_by_name else ''})"
     else:
         reap_note = ""
