@@ -115,6 +115,16 @@ def test_unsafe_ids_names_each_reason():
     assert unsafe_ids(57, 57) is None
 
 
+@pytest.mark.parametrize("pid, pgid", [(1, 1), (1, 0), (4242, 0)])
+def test_the_stop_confirmation_names_a_refused_record_instead_of_raising(pid, pgid):
+    from types import SimpleNamespace
+
+    from cockpit.ui.confirmtext import stop_commands
+
+    body, cmd = stop_commands(SimpleNamespace(job=JobRecord(attempt=2, pid=pid, pgid=pgid, start_time=5), cfg=None))
+    assert "Stop signals nothing" in body and f"process group {pgid}" in body and "kill" not in cmd
+
+
 async def test_the_signal_to_the_leader_pid_is_guarded_by_its_start_time(ctx, sleeper):
     group, _ = sleeper()   # the job's group: signalled by number, whatever the leader's fate
     other, start = sleeper()  # a process now holding the leader's pid (as after a reuse)

@@ -47,6 +47,10 @@ def stop_commands(engine: Any) -> tuple[str, str] | None:
     job = getattr(engine, "job", None)
     if job is None or not getattr(job, "pid", None):
         return None
+    why = job_actions.unsafe_ids(job.pid, job.pgid)  # stop refuses such a record: say so, never raise
+    if why is not None:
+        return (f"The record of attempt #{job.attempt} names pid {job.pid}, process group {job.pgid}: {why}. "
+                "Stop signals nothing of it.", "# nothing is signalled")
     timeout = engine.cfg.job.stop_timeout
     lines = []
     if job.unit:

@@ -145,7 +145,7 @@ async def stop(ctx: ActionContext, job: JobRecord | None, verdict: Verdict | Non
                 left = await _wait_gone(ctx, job, 5.0)
                 how = f"KILL after {timeout:g}s of TERM"
             if left:
-                still = ", ".join(f"{p.pid} ({p.comm}, {p.state})" for p in left)
+                still = ", ".join(f"{p.pid} ({p.comm}, {_state(p)})" for p in left)
                 raise StageFailed(Layer.CONTAINER, f"still running after KILL: {still}", advice="a process that ignores KILL is stuck in the kernel; reboot the container")
             st.ok(f"stopped with {how}")
         if vb.failed:
