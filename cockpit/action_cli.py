@@ -22,6 +22,7 @@ import json
 import sys
 from typing import Any
 
+from .cli_args import add_globals
 from .config import Config
 
 __all__ = ["add_parser", "cmd_run_action"]
@@ -30,10 +31,8 @@ HELP = "run one of your [[actions]] (a command of your own, in the target or on 
 
 
 def add_parser(sub: Any) -> None:
-    from .cli import _common
-
     s = sub.add_parser("run-action", aliases=["action"], help=HELP, description=HELP)
-    _common(s)
+    add_globals(s)
     s.add_argument("name", nargs="?", metavar="NAME", help="the action's name ([[actions]] name); without it: list the actions")
     s.add_argument("--yes", action="store_true", help="confirm a destructive action (required when stdin is not a terminal)")
     s.add_argument("--wait", action="store_true", help="a destructive action: wait for a running action to finish instead of refusing")

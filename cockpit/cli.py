@@ -16,8 +16,9 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from . import __version__
-from .config import Config, ConfigError, find_config, load_config
-from .targets_cli import add_target_args, fan_out, members
+from .cli_args import add_globals, merge_globals, resolve
+from .config import Config, ConfigError
+from .targets_cli import fan_out, members
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_BUSY, EXIT_INTERRUPTED = 0, 1, 2, 75, 130
 
@@ -25,10 +26,9 @@ GLYPH = {"ok": "✔", "fail": "✘", "pending": "…", "running": "▶", "skippe
 
 
 def _common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--config", "-c", metavar="PATH", help="config file (default: $COCKPIT_CONFIG, ./cockpit.toml, ~/.config/cockpit/config.toml)")
-    p.add_argument("--demo", action="store_true", help="use the built-in demo target on this machine (no remote, no root)")
-    p.add_argument("--json", action="store_true", help="print machine-readable JSON instead of text")
-    add_target_args(p)
+    """A sub-command's copy of the global options (:mod:`cockpit.cli_args`: the same meaning
+    before or after the sub-command)."""
+    add_globals(p)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -39,12 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Exit codes: 0 ok, 1 verification failed, 2 usage or config error.",
     )
     p.add_argument("--version", action="version", version=f"cockpit {__version__}")
-    p.add_argument("--config", "-c", metavar="PATH", help="config file (default: $COCKPIT_CONFIG, ./cockpit.toml, ~/.config/cockpit/config.toml)")
-    p.add_argument("--demo", action="store_true", help="run the built-in demo target on this machine (no remote, no root)")
-    p.add_argument("--target", metavar="NAME", default=None, help="which target of the config ([[targets]] name; default: the first)")
-    p.add_argument("--read-only", action="store_true", help="TUI: disable every action (a second viewer)")
-    p.add_argument("--share", action="store_true", help="TUI for screen sharing: read-only, and secrets ([job.env] values, tokens, "
-                   "passwords, [redact] patterns) hidden on every pane and screen")
+    add_globals(p, top=True)
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
     s = sub.add_parser("status", help="check the target layer by layer (ssh, host, container, ...)")
@@ -66,7 +61,7 @@ def build_parser() -> argparse.ArgumentParser:
             s.add_argument("--group", metavar="NAME", default=None, help="every target of this [[groups]] entry, at once")
         if name in ("stop", "relaunch"):
             s.add_argument("--stop-strays", action="store_true", help="also stop copies of the job that cockpit did not start (same command, same workdir)")
-        s.set_defaults(func=cmd_action, action=name)
+        s.set_defaults(func=cmd_action, action=name, acts=True)
 
     s = sub.add_parser("attempt", help=BY_ID["attempt"].help)
     _common(s)
@@ -74,11 +69,11 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--wait", action="store_true", help="wait for a running action to finish instead of refusing")
     s.add_argument("--stop-strays", action="store_true", help="stop copies of the job that cockpit did not start (same command, same workdir) before the launch")
     s.add_argument("--group", metavar="NAME", default=None, help="every target of this [[groups]] entry, at once: one verdict each and a combined one")
-    s.set_defaults(func=cmd_attempt)
+    s.set_defaults(func=cmd_attempt, acts=True)
 
     s = sub.add_parser("stacks", help="every thread's stack of the job (py-spy inside the target, else the kernel's view); saved with its attempt")
     _common(s)
-    s.set_defaults(func=cmd_stacks)
+    s.set_defaults(func=cmd_stacks, acts=True)
 
     from .action_cli import add_parser as add_run_action
 
@@ -109,7 +104,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "crash-later: make the running demo job die in a few seconds (to see a passed attempt's fate change); "
                    "hang: make it deadlock instead (to see a stall and its stacks)")
     s.add_argument("--after", type=float, default=5.0, metavar="S", help="crash-later, hang: seconds from now (default 5)")
-    s.set_defaults(func=cmd_demo, demo=True)
+    s.set_defaults(func=cmd_demo, demo_command=True)
 
     s = sub.add_parser("check-config", help="validate the config file and print the resolved values")
     _common(s)
@@ -118,17 +113,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def resolve_config(args: argparse.Namespace) -> Config:
-    if getattr(args, "demo", False):
-        from .demo import demo_config
-
-        return demo_config()
-    path = find_config(getattr(args, "config", None))
-    if path is None:
-        raise ConfigError(None, "", "no config file found (looked at --config, $COCKPIT_CONFIG, ./cockpit.toml, ~/.config/cockpit/config.toml)",
-                          "copy sample_config.toml to ./cockpit.toml and edit it, or add --demo to try the built-in demo")
-    cfg = load_config(path)
-    name = getattr(args, "target", None)
-    return cfg.for_target(name) if name else cfg
+    """The config for a sub-command's (merged) arguments: :func:`cockpit.cli_args.resolve`."""
+    return resolve(args).cfg
 
 
 def render_verdict(v: dict[str, Any]) -> str:
@@ -169,6 +155,10 @@ def cmd_status(args: argparse.Namespace, cfg: Config) -> int:
 
         return fan_out(args, cfg, fan[0], fan[1], one, render_status)
     report = asyncio.run(collect_status(cfg, quick=getattr(args, "quick", False)))
+    if args.share:  # screen sharing: secrets hidden in the output too
+        from .core.redact import Redactor
+
+        report = Redactor.from_config(cfg).data(report)
     emit(args, report, render_status)
     return EXIT_OK if report["ok"] else EXIT_FAILED
 
@@ -367,7 +357,7 @@ def cmd_stacks(args: argparse.Namespace, cfg: Config) -> int:
     except _Busy:
         return EXIT_BUSY
     if dump is None:
-        print("cockpit: no job recorded by cockpit: nothing to dump", file=sys.stderr)
+        print(f"cockpit: no job recorded by cockpit for {cfg.display_name} (journal {cfg.journal_path}): nothing to dump", file=sys.stderr)
         return EXIT_FAILED
     emit(args, dump.to_dict(), lambda d: str(d["text"]))
     journal_trouble(args, journal_fault(args))
@@ -392,8 +382,11 @@ def cmd_history(args: argparse.Namespace, cfg: Config) -> int:
         sys.stdout.write(safe_text(render_markdown(attempts, redactor=red)))
         return EXIT_OK
     from .core.fate import story
+    from .core.status import as_read
 
     rows = [a.to_dict() for a in attempts]
+    for row, rec in zip(rows, attempts, strict=True):  # an attempt whose cockpit died reads as status says
+        row["outcome"], row["summary"] = as_read(rec)
     if red is not None:
         rows = red.data(rows)
     if args.json:
@@ -452,15 +445,22 @@ def cmd_check_config(args: argparse.Namespace, cfg: Config) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = merge_globals(parser.parse_args(argv), parser)
+    if getattr(args, "demo_command", False):
+        if args.config:
+            parser.error("`cockpit demo` works on the built-in demo: drop --config")
+        args.demo = True
+    if args.read_only and _acts(args):
+        parser.error(f"{'--share' if args.share else '--read-only'}: `cockpit {args.command}` acts on the target; "
+                     "run it without that option (status, history, compare, check-config only read)")
+    if args.share and getattr(args, "no_redact", False):
+        parser.error("--share hides secrets: it cannot be combined with --no-redact")
     try:
-        cfg = resolve_config(args) if args.command or args.demo or args.config or args.target else None
         if args.command is None:
             from .app_entry import run_tui
 
-            return run_tui(cfg, read_only=args.read_only, share=args.share)
-        assert cfg is not None
-        return int(args.func(args, cfg))
+            return run_tui(resolve(args, demo_if_none=True), read_only=args.read_only, share=args.share)
+        return int(args.func(args, resolve_config(args)))
     except ConfigError as e:
         if getattr(args, "json", False):
             json.dump({"ok": False, "error": e.to_dict()}, sys.stdout, indent=2)
@@ -474,6 +474,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return EXIT_OK
+
+
+def _acts(args: argparse.Namespace) -> bool:
+    """Whether the sub-command acts on the target (refused in read-only and share modes): every
+    action, attempt, stacks (it runs py-spy there and journals the dump), watch, and run-action
+    with a name (without one it lists)."""
+    if args.command == "watch" or (args.command in ("run-action", "action") and getattr(args, "name", None)):
+        return True
+    return bool(getattr(args, "acts", False))
 
 
 if __name__ == "__main__":  # pragma: no cover

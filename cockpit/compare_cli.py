@@ -16,6 +16,7 @@ import json
 import sys
 from typing import Any
 
+from .cli_args import add_globals
 from .config import Config
 
 __all__ = ["add_parser", "cmd_compare", "render_compare"]
@@ -25,10 +26,8 @@ WIDTH = 38
 
 
 def add_parser(sub: Any) -> None:
-    from .cli import _common
-
     s = sub.add_parser("compare", help=HELP, description=HELP)
-    _common(s)
+    add_globals(s)
     s.add_argument("a", type=int, metavar="A", help="an attempt number (as in cockpit history)")
     s.add_argument("b", type=int, metavar="B", help="the attempt to compare with A")
     s.add_argument("--metric", action="append", metavar="NAME", help="the metric to compare at matching steps (repeatable; default: the loss)")

@@ -18,6 +18,7 @@ import hmac
 import secrets
 import shlex
 import sys
+from pathlib import Path
 from typing import Any
 
 __all__ = ["add_parser", "cmd_serve", "serve_command", "DEFAULT_PORT"]
@@ -34,12 +35,17 @@ def add_parser(sub: Any, common: Any) -> None:
     s.set_defaults(func=cmd_serve)
 
 
-def serve_command(args: argparse.Namespace) -> str:
-    """The command each browser tab runs: this cockpit, the same config and target, ``--share``."""
+def serve_command(args: argparse.Namespace, cfg: Any = None) -> str:
+    """The command each browser tab runs: this cockpit, ``--share``, and the very config this
+    serve resolved (its absolute path, so the tab cannot find another file from another working
+    directory or environment), or ``--demo``; the same target."""
     argv = [sys.executable, "-m", "cockpit", "--share"]
-    if getattr(args, "demo", False):
+    path = getattr(cfg, "path", None)
+    if path is not None:
+        argv += ["--config", str(Path(path).absolute())]
+    elif getattr(args, "demo", False) or cfg is not None:
         argv.append("--demo")
-    if getattr(args, "config", None):
+    elif getattr(args, "config", None):
         argv += ["--config", args.config]
     if getattr(args, "target", None):
         argv += ["--target", args.target]
@@ -53,10 +59,11 @@ def cmd_serve(args: argparse.Namespace, cfg: Any) -> int:
         print("cockpit: serve needs textual-serve: pip install 'cockpit[serve]' (or pip install textual-serve)", file=sys.stderr)
         return 2
     token = args.token or secrets.token_urlsafe(16)
-    server = _server_class(Server)(serve_command(args), host=args.host, port=args.port, title=f"cockpit · {cfg.display_name} (read-only)")
+    server = _server_class(Server)(serve_command(args, cfg), host=args.host, port=args.port, title=f"cockpit · {cfg.display_name} (read-only)")
     server.token = token
     url = f"http://{'127.0.0.1' if args.host in ('0.0.0.0', '::') else args.host}:{args.port}/?token={token}"
-    print(f"cockpit serve: {cfg.display_name}, read-only, secrets hidden\n  open: {url}", flush=True)
+    where = f"config {Path(cfg.path).absolute()}" if cfg.path is not None else "the built-in demo"
+    print(f"cockpit serve: {cfg.display_name} ({where}), read-only, secrets hidden\n  open: {url}", flush=True)
     if args.host in ("127.0.0.1", "localhost", "::1"):
         print(f"  a teammate: ssh -L {args.port}:127.0.0.1:{args.port} {_whoami()}, then open the URL above", flush=True)
     else:

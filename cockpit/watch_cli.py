@@ -25,6 +25,8 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from .cli_args import add_globals, merge_globals, resolve
+
 __all__ = ["add_parser", "cmd_watch", "main", "verdict_payload"]
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_BUSY, EXIT_TIMEOUT, EXIT_INTERRUPTED = 0, 1, 2, 75, 124, 130
@@ -33,9 +35,7 @@ HELP = "run an attempt each time the deploy source is saved (headless attempt-on
 
 
 def _add_arguments(s: argparse.ArgumentParser) -> None:
-    s.add_argument("--config", "-c", metavar="PATH", help="config file (default: $COCKPIT_CONFIG, ./cockpit.toml, ~/.config/cockpit/config.toml)")
-    s.add_argument("--demo", action="store_true", help="use the built-in demo target on this machine (no remote, no root)")
-    s.add_argument("--json", action="store_true", help="one JSON object per verdict line instead of text")
+    add_globals(s, json="one JSON object per verdict line instead of text")
     s.add_argument("--note", "-m", default=None, help="the hypothesis under test (default: the last note in the journal)")
     s.add_argument("--once", action="store_true", help="wait for one change, run one attempt, exit with its result")
     s.add_argument("--timeout", type=float, default=None, metavar="S", help="with --once: give up after S seconds without a change (exit 124)")
@@ -251,14 +251,15 @@ async def _watch(args: argparse.Namespace, cfg: Any) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m cockpit.watch_cli``: the same as ``cockpit watch`` (before cli.py registers it)."""
-    from .cli import resolve_config  # late: cli.py imports this module to register ``watch``
     from .config import ConfigError
 
     p = argparse.ArgumentParser(prog="cockpit watch", description=HELP)
     _add_arguments(p)
-    args = p.parse_args(argv)
+    args = merge_globals(p.parse_args(argv), p)
+    if args.read_only:
+        p.error("watch runs attempts: it cannot run read-only")
     try:
-        return cmd_watch(args, resolve_config(args))
+        return cmd_watch(args, resolve(args).cfg)
     except ConfigError as e:
         if args.json:
             print(json.dumps({"ok": False, "error": e.to_dict()}))

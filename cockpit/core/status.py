@@ -20,7 +20,7 @@ from .journal import writer_state
 from .layers import Status, Verdict
 from .remote.base import RemoteError
 
-__all__ = ["collect_status", "latest_attempt"]
+__all__ = ["collect_status", "latest_attempt", "as_read"]
 
 
 def latest_attempt(eng: Engine) -> dict[str, Any] | None:
@@ -30,17 +30,23 @@ def latest_attempt(eng: Engine) -> dict[str, Any] | None:
         return None
     rec = attempts[-1]
     fate = latest_fate(rec)
-    outcome = getattr(rec.outcome, "value", rec.outcome)
+    outcome, summary = as_read(rec)
     layer = getattr(rec.layer, "value", rec.layer)
-    summary = rec.summary
-    if rec.open:
-        # still open in the journal: when the cockpit that ran it is gone (killed, its terminal
-        # closed), it will never end; say so (status only reads: the next attempt closes it)
-        alive, why = writer_state(rec)
-        if alive is False:
-            outcome, summary = "interrupted", f"cockpit stopped before a verdict: {why}"
     return {"attempt": rec.attempt, "note": rec.note, "outcome": outcome, "layer": layer, "summary": summary,
             "first_error": rec.first_error, "fate": fate.to_dict() if fate else None}
+
+
+def as_read(rec: Any) -> tuple[str, str | None]:
+    """An attempt's outcome and summary as a reader of the journal must see them now (``status``
+    and ``history`` alike): an attempt still open in the journal whose cockpit is gone (killed,
+    its terminal closed) will never end, so it reads ``interrupted`` with the reason.  Only read:
+    the next attempt closes it in the journal."""
+    outcome = str(getattr(rec.outcome, "value", rec.outcome))
+    if rec.open:
+        alive, why = writer_state(rec)
+        if alive is False:
+            return "interrupted", f"cockpit stopped before a verdict: {why}"
+    return outcome, rec.summary
 
 
 async def collect_status(cfg: Config, *, quick: bool = False, engine: Engine | None = None, reconcile: bool = True) -> dict[str, Any]:

@@ -77,7 +77,7 @@ class CockpitApp(SettingsMixin, TargetKeys, TargetSwitch, MetricsKeys, UserActio
 
     def __init__(self, engine: Any, *, read_only: bool = False, refresh: bool = True, demo: bool = False,
                  clock: Callable[[], float] | None = None, themes: ThemeSet | None = None, notice: str = "",
-                 owns_engine: bool = False, live: bool = True, share: bool = False) -> None:
+                 owns_engine: bool = False, live: bool = True, share: bool = False, source: str = "") -> None:
         unpin_styles_caches()  # Textual's StylesCache leak (see leaks.py)
         super().__init__()
         self.engine = engine
@@ -118,7 +118,11 @@ class CockpitApp(SettingsMixin, TargetKeys, TargetSwitch, MetricsKeys, UserActio
             target=self.cfg.display_name, transport=t.transport,
             where=getattr(engine.transport, "description", "") or "", read_only=read_only, shared=share,
             interval=ui.refresh_interval, demo=demo,
+            # the file in use, always on the line (``./cockpit.toml``; ``demo`` for the built-in one)
+            config=source or ("demo" if demo else str(self.cfg.path or "")),
         )
+        if demo:
+            self.title = "cockpit · demo"
 
     # -- composition --------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -462,7 +466,7 @@ class CockpitApp(SettingsMixin, TargetKeys, TargetSwitch, MetricsKeys, UserActio
 
 def create_app(cfg: Config, *, engine: Any = None, read_only: bool = False, refresh: bool = True, demo: bool | None = None,
                clock: Callable[[], float] | None = None, themes: ThemeSet | None = None, notice: str = "",
-               live: bool = True, share: bool = False) -> CockpitApp:
+               live: bool = True, share: bool = False, source: str = "") -> CockpitApp:
     """The app for ``cfg`` (shared by ``cockpit`` and the tests, which inject an engine).
     ``share``: read-only, with secrets hidden on every pane and screen (``cockpit --share``)."""
     owns = engine is None
@@ -473,4 +477,4 @@ def create_app(cfg: Config, *, engine: Any = None, read_only: bool = False, refr
     if demo is None:
         demo = cfg.path is None and cfg.display_name == "demo" and cfg.target.transport == "local"
     return CockpitApp(engine, read_only=read_only, refresh=refresh, demo=demo, clock=clock, themes=themes,
-                      notice=notice, owns_engine=owns, live=live, share=share)
+                      notice=notice, owns_engine=owns, live=live, share=share, source=source)

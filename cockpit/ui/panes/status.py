@@ -45,6 +45,8 @@ class StatusState:
     queued: bool = False
     #: the last config reload failed: the ConfigError's text (the running config stays)
     config_error: str | None = None
+    #: the config file in use as a person reads it (``./cockpit.toml``), ``demo``, or '' (none: a test's config)
+    config: str = ""
     #: part → "stream" (one long-lived remote command feeds it) or "poll" (a command per refresh),
     #: for the parts that can stream (gpu, kernel, log)
     modes: dict[str, str] = field(default_factory=dict)
@@ -135,10 +137,12 @@ class StatusLine(Styled, Static):
         if st.read_only:
             t.append(" SHARED · READ-ONLY " if st.shared else " READ-ONLY ", style=self.cs("txt--readonly"))
             t.append(" ")
-        t.append(st.target or "?", style=self.cs("txt--title"))
+        t.append(one_line(st.target, 60) or "?", style=self.cs("txt--title"))  # a name is data: never an escape
+        if st.config and st.config != st.target:
+            t.append(f" · {one_line(st.config, 80)}", style=self.cs("txt--dim"))
         if st.where:
             t.append(f" · {st.where}", style=self.cs("txt--dim"))
-        if st.demo and st.target != "demo":
+        if st.demo and "demo" not in (st.target, st.config):
             t.append(" (demo)", style=self.cs("txt--dim"))
         t.append_text(sep)
         links = self.link()
