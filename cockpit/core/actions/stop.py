@@ -236,7 +236,8 @@ def _leftovers(ctx: ActionContext, job: JobRecord, table: Table, mine: list[Proc
     again = "restart" if engine else "reboot"
     if not_reaping:
         what = (f"{len(others_1)} other zombie child{'ren' if len(others_1) != 1 else ''} of it outlived {grace:g}s too"
-                if others_1 and not persisted_1 else f"its zombie child outlived {grace:g}s")
+                if others_1 and not persisted_1
+                else f"{len(persisted_1)} zombie child{'ren' if len(persisted_1) != 1 else ''} of it outlived {grace:g}s")
         reap_note = (f"PID 1 is {name}, which should reap orphans, but does not ({what}): it is not calling wait(); "
                      if reaps_by_name else f"PID 1 is {name}, not a known reaping init, and does not reap ({what}): ")
         reap_note += f"only a {again} of the container (or the parent's death) clears it"
