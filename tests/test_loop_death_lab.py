@@ -135,3 +135,26 @@ async def test_the_rank_whose_loop_died_is_named_while_the_other_waits_in_its_co
     assert f.layer == "app", f
     assert f.cause.startswith("rank 1's training loop raised FloatingPointError at "), f.cause
     assert re.search(r"still alive, held by 1 non-daemon thread \(pt_nccl_watchdg of pid \d+\)", f.cause), f.cause
+
+
+EXITS_SOON = """
+import sys, threading, time
+for i in range(1, 21):
+    print(f"step {i} loss 2.5", flush=True)
+    time.sleep(0.05)
+threading.Thread(target=time.sleep, args=(0.8,), name="flusher").start()  # non-daemon, but it ends (after the 0.3 s error grace)
+raise FloatingPointError("loss is nan at step 20")
+"""
+
+
+async def test_a_process_that_exits_soon_after_its_traceback_is_judged_by_its_exit(lab, lab_config, engines):
+    """The loop's death counts only once the process outlived it: one that exits a moment later is
+    a plain death with its exit status, never "it will not exit by itself"."""
+    script = Path(lab.workspace(200)) / "exits_soon.py"
+    script.write_text(EXITS_SOON)
+    cfg = lab_config(job={"command": shlex.join([lab.jobsim_argv()[0], str(script)])}, verify={"settle": 4.0})
+    res = await engines(cfg).attempt("raises, then exits")
+    assert res.outcome is Outcome.FAILED and res.verdict.layer is Layer.APP, res.verdict.summary()
+    fs = res.verdict.failed_stage
+    assert fs.name == "verify: alive" and "exited with code 1" in fs.detail and "FloatingPointError" in fs.detail, fs.detail
+    assert "still alive" not in fs.detail

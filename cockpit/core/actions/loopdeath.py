@@ -48,8 +48,9 @@ __all__ = ["LoopDeath", "LOOP_CONFIRM_S", "find_loop_death", "threads_command", 
 
 log = logging.getLogger(__name__)
 
-#: how long the process must outlive its main thread's death before it counts as held
-LOOP_CONFIRM_S = 1.0
+#: how long the process must outlive its main thread's death before it counts as held (a large job's
+#: teardown after an uncaught exception, CUDA and NCCL included, takes a second or two)
+LOOP_CONFIRM_S = 2.0
 #: the signatures whose line means the interpreter (or the CUDA context) is finished, any thread …
 FATAL_KINDS = ("segfault", "cuda-assert")
 #: … when the line is the interpreter's (or the CUDA runtime's) own, not a mention of it in another line
