@@ -243,3 +243,12 @@ def test_py_spy_names_python_threads_the_kernel_knows_only_as_python3():
     assert tids == {40: {41: "drafter-0", 42: "drafter-1", 43: "pt_nccl_watchdg"}}  # the native thread keeps its comm
     python_names(tids, 99, spy)  # a process it does not know: nothing changes
     assert 99 not in tids
+
+
+def test_a_warning_that_is_no_log_record_does_not_hide_the_death():
+    lines = run_py(LOOP)
+    at = lines.index("Traceback (most recent call last):")
+    for warning in ("[W1203 12:08:21.153684 91451 ProcessGroupNCCL.cpp:1168] Warning: destroy_process_group() was not called",
+                    "loss: nan (Error: the loss is not finite)"):
+        ld = find_loop_death(scan_of(lines[:at] + [warning] + lines[at:]))
+        assert ld is not None and ld.exc == "FloatingPointError", warning

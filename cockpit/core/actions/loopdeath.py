@@ -61,8 +61,10 @@ _ENTRY = re.compile(r'^\s+File "[^"]*", line \d+, in (?:<module>|_run_module_as_
 _HEADER = "Traceback (most recent call last):"
 #: torchrun's per-rank prefixes: ``[rank1]:`` (its default) and ``[default1]:`` (``--tee``/``--log-dir``)
 _RANK = re.compile(r"^\[(?:rank|default)(\d+)\]:")
-#: a log record at ERROR/WARNING (``ERROR:root:…``, ``… - ERROR - …``, ``[…][WARNING]``, glog ``E1203 …``)
-_LOGGED = re.compile(r"\b(?:ERROR|WARNING|WARN|CRITICAL|FATAL|EXCEPTION|Error|Warning|Critical)\b[:\] -]|^[EWF]\d{4} ")
+#: a Python log record at ERROR/WARNING: the level name as a field of its own, in capitals
+#: (``ERROR:root:…``, ``… - ERROR - …``, ``[…][WARNING]``, ``| ERROR    |``); not torch's C++
+#: ``[W1203 …] Warning: …`` nor a message that merely says "Error:"
+_LOGGED = re.compile(r"(?:^|[\s\[|(-])(?:ERROR|WARNING|WARN|CRITICAL|FATAL|EXCEPTION)(?:[\s\]|:)-]|$)")
 #: names listed in a cause before "+N more"
 MAX_NAMES = 8
 
