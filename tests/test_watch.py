@@ -547,10 +547,11 @@ async def test_cockpit_watch_once_times_out_without_change(tmp_path: Path, src: 
 def test_watch_parser_registers(tmp_path: Path):
     import argparse
 
+    from cockpit.cli_args import merge_globals
     from cockpit.watch_cli import add_parser, cmd_watch
 
     parser = argparse.ArgumentParser()
     sub = parser.add_subparsers(dest="command")
     add_parser(sub)
-    args = parser.parse_args(["watch", "--once", "--json", "-m", "h"])
+    args = merge_globals(parser.parse_args(["watch", "--once", "--json", "-m", "h"]), parser)
     assert args.func is cmd_watch and args.once and args.json and args.note == "h"
