@@ -61,14 +61,20 @@ StageListener = Callable[[str, Stage], None]
 
 
 class Engine:
-    def __init__(self, cfg: Config, transport: Transport | None = None, journal: Journal | None = None, *, recover: bool = True) -> None:
+    def __init__(self, cfg: Config, transport: Transport | None = None, journal: Journal | None = None, *, recover: bool = True,
+                 read_only: bool = False) -> None:
         self.cfg = cfg
+        #: a viewer (``--read-only``, ``--share``, ``cockpit serve``): it follows and shows fates but
+        #: never writes the journal nor runs anything in the target for it (the acting cockpit does)
+        self.read_only = read_only
+        #: the fate last shown per attempt when read-only (the journal holds it otherwise)
+        self._viewed_fates: dict[int, Fate] = {}
         self.transport = transport or make_transport(cfg)
         self.journal = journal or Journal(cfg.journal_path, Redactor.from_config(cfg))
         self.observer = Observer(cfg, self.transport)
         #: each attempt's metrics from its log, beside the journal (every job reader from the log's start feeds it)
         self.metrics = MetricsStore(self.journal.path.parent, cfg, self.journal.redactor)
-        self._recover = recover
+        self._recover = recover and not read_only
         self.listeners: list[StageListener] = []
         self._subscribers: list[Subscriber] = []
         self.current_action: str | None = None
@@ -188,11 +194,15 @@ class Engine:
     def record_fate(self, attempt: int, fate: Fate) -> None:
         """Journal a fate change of ``attempt`` (never its outcome) and tell the subscribers."""
         rec = self.journal.get(attempt)
-        last = latest_fate(rec) if rec is not None else None
+        last = self._viewed_fates.get(attempt) or (latest_fate(rec) if rec is not None else None)
         if last is not None and last.state == fate.state:
             return
         if last is not None and last.final:
             return  # the end of a story is written once
+        if self.read_only:  # shown, never journalled, no stack dump in the target
+            self._viewed_fates[attempt] = fate
+            self.publish(FateChanged(attempt, fate, self._outcome_of(attempt)))
+            return
         self.journal.record(attempt, FATE_EVENT, **fate.to_dict())
         self.publish(FateChanged(attempt, fate, self._outcome_of(attempt)))
         if fate.state == "stalled" and attempt == self.job_attempt:

@@ -87,6 +87,8 @@ class CockpitApp(SettingsMixin, TargetKeys, TargetSwitch, MetricsKeys, UserActio
         set_share(Redactor.from_config(self.cfg) if share else None)
         read_only = read_only or share
         self.read_only = read_only
+        if read_only:
+            engine.read_only = True  # a viewer's engine never writes the journal (core/engine.py)
         #: the journal's write problem last shown (its start time), so a toast says it once
         self._journal_fault_since: float | None = None
         self.poll_enabled = refresh
@@ -473,7 +475,7 @@ def create_app(cfg: Config, *, engine: Any = None, read_only: bool = False, refr
     if engine is None:
         from ..core.engine import Engine
 
-        engine = Engine(cfg)
+        engine = Engine(cfg, read_only=read_only or share)  # a viewer never writes the journal
     if demo is None:
         demo = cfg.path is None and cfg.display_name == "demo" and cfg.target.transport == "local"
     return CockpitApp(engine, read_only=read_only, refresh=refresh, demo=demo, clock=clock, themes=themes,
