@@ -443,13 +443,22 @@ async def test_job_only_view_and_zombie_parent(tmp_path):
 
 
 async def test_engine_actions_run_through_the_engine(tmp_path):
-    """clear-cache and verify run at once (not destructive); relaunch asks first, showing the stop
-    and the launch command."""
+    """clear-cache asks first, showing each path as the target resolved it; verify runs at once;
+    relaunch asks first, showing the stop and the launch command."""
     rec = Recorder()
-    app = app_for(tmp_path)
+    (tmp_path / "cache-real").mkdir()
+    (tmp_path / "cache-real" / "graph.bin").write_bytes(b"x" * 4096)
+    (tmp_path / "cache-link-parent").symlink_to(tmp_path)
+    app = app_for(tmp_path, extra=f'[cache]\npaths = ["{tmp_path}/cache-link-parent/cache-real"]\n')
     async with app.run_test(size=SIZE, message_hook=rec) as pilot:
         await pilot.press("C")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), timeout=10, what="the clear-cache confirmation")
+        command = str(app.screen.query_one("#confirm-command").content)
+        assert f"rm -rf -- {tmp_path}/cache-real" in command and "configured as" in command, command
+        assert not rec.of(ActionStarted)
+        await pilot.press("y")
         await wait_for(pilot, lambda: len(rec.of(ActionFinished)) == 1, what="clear-cache")
+        assert not (tmp_path / "cache-real").exists() and (tmp_path / "cache-link-parent").is_symlink()
         await pilot.press("V")
         await wait_for(pilot, lambda: len(rec.of(ActionFinished)) == 2, what="verify")
         assert [m.action for m in rec.of(ActionFinished)] == ["clear-cache", "verify"]

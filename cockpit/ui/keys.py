@@ -121,8 +121,29 @@ class TargetKeys(_AppBase):
             self._run_engine("deploy")
 
     def action_clear_cache(self) -> None:
-        if not self._busy():
-            self._run_engine("clear-cache")
+        """Ask first, showing each path as the target resolves it (a link followed, its size) or why
+        it would be refused: the removal judges again in the command that removes."""
+        if self._busy():
+            return
+        if not self.cfg.cache.paths:
+            self.notify("no [cache] paths configured: nothing to clear", timeout=4, markup=False)
+            return
+        self.run_worker(self._confirm_clear_cache(), name="clear-cache-preview", group="preview", exit_on_error=False)
+
+    async def _confirm_clear_cache(self) -> None:
+        from ..core.actions.cache_guard import resolve_cache_paths
+        from ..core.remote.base import RemoteError
+        from .confirmtext import clear_cache_text
+
+        judged = None
+        if not (self.cfg.target.runtime == "slurm" and self.cfg.slurm.node_local_cache):  # on the nodes: judged there
+            try:
+                judged, _ = await resolve_cache_paths(self.engine.context(), measure=True)
+            except RemoteError as e:
+                self.notify(f"could not resolve the cache paths on the target: {e.message}", severity="warning", timeout=6, markup=False)
+        body, command = clear_cache_text(self.cfg, judged)
+        self.push_screen(ConfirmScreen(CORE["clear-cache"].confirm, body, command, where=target_where(self.cfg), yes="Clear"),
+                         lambda ok: self._run_engine("clear-cache") if ok else None)
 
     def action_verify(self) -> None:
         if not self._busy():
