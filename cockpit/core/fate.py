@@ -133,8 +133,11 @@ async def read_fate(ctx: ActionContext, job: JobRecord, reader: JobReader | None
         after = (now - ago - job.launched_at) if (ago is not None and job.launched_at) else since
         return Fate("finished", None, "exited with code 0", now, after, scan.last_progress)
     cause = await death_cause(ctx, job, st, scan)
-    return Fate(cause.state if cause.state in FATE_STATES else "died", cause.layer.value, cause.detail, now,
-                cause.after_s if cause.after_s is not None else since, scan.last_progress)
+    state = cause.state if cause.state in FATE_STATES else "died"
+    # a stopped job (a scheduler's CANCELLED) is no failure: no layer, as cockpit's own stop and
+    # the stop stage's reading of Slurm record it, so every reader tells the same story
+    layer = None if state == "stopped" else cause.layer.value
+    return Fate(state, layer, cause.detail, now, cause.after_s if cause.after_s is not None else since, scan.last_progress)
 
 
 def stopped_fate(job: JobRecord, how: str) -> Fate:
