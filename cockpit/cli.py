@@ -20,7 +20,7 @@ from .cli_args import add_globals, merge_globals, resolve
 from .config import Config, ConfigError
 from .targets_cli import fan_out, members
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_BUSY, EXIT_INTERRUPTED = 0, 1, 2, 75, 130
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_PENDING, EXIT_BUSY, EXIT_INTERRUPTED = 0, 1, 2, 3, 75, 130
 
 GLYPH = {"ok": "✔", "fail": "✘", "pending": "…", "running": "▶", "skipped": "–", "not reached": "⊘"}
 
@@ -36,7 +36,10 @@ def build_parser() -> argparse.ArgumentParser:
         prog="cockpit",
         description="A terminal cockpit for debugging ML training jobs on remote GPU machines. "
         "Without a sub-command it opens the TUI.",
-        epilog="Exit codes: 0 ok, 1 verification failed, 2 usage or config error.",
+        epilog="The options above work before or after COMMAND (cockpit --config B.toml status = cockpit status --config B.toml). "
+        "The config: --config, else $COCKPIT_CONFIG, else ./cockpit.toml, else ~/.config/cockpit/config.toml; "
+        "with none, the TUI runs the built-in demo. "
+        "Exit codes: 0 ok, 1 verification failed, 2 usage or config error, 3 pending (queued), 75 target busy, 130 interrupted.",
     )
     p.add_argument("--version", action="version", version=f"cockpit {__version__}")
     add_globals(p, top=True)
@@ -309,7 +312,13 @@ def cmd_attempt(args: argparse.Namespace, cfg: Config) -> int:
     emit(args, {**res.to_dict(), **({"journal_error": fault.to_dict()} if fault else {})}, render_attempt)
     if journal_trouble(args, fault):
         return EXIT_USAGE
-    return EXIT_OK if res.outcome.value == "passed" else 3 if res.outcome.value == "pending" else EXIT_FAILED  # 3: queued, not yet verified
+    return outcome_exit(res.outcome.value)
+
+
+def outcome_exit(outcome: str) -> int:
+    """An attempt's exit code: 0 passed, 3 pending (queued, not yet verified: neither passed nor
+    failed), 1 any other outcome."""
+    return EXIT_OK if outcome == "passed" else EXIT_PENDING if outcome == "pending" else EXIT_FAILED
 
 
 def journal_fault(args: argparse.Namespace) -> Any:

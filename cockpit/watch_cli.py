@@ -6,7 +6,7 @@ Progress (what changed, which attempt starts, a busy target) goes to stderr.  Th
 attempt is ``--note`` the first time, then ``"<note> (#n)"`` (``[loop] note_template``); without
 ``--note`` the last hypothesis in the journal is reused.  A save during an attempt queues one more
 attempt, never more.  With ``--once`` it waits for one change, runs one attempt and exits with
-its result (0 passed, 1 not passed, 75 the target stayed busy, 124 no change within
+its result (0 passed, 1 not passed, 3 pending in a scheduler's queue, 75 the target stayed busy, 124 no change within
 ``--timeout``).  Ctrl-C exits with 130 (an attempt in flight is journalled ``interrupted``).
 
 Registered in ``cockpit/cli.py`` with ``add_parser(sub)``; also runs alone:
@@ -29,7 +29,7 @@ from .cli_args import add_globals, merge_globals, resolve
 
 __all__ = ["add_parser", "cmd_watch", "main", "verdict_payload"]
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_BUSY, EXIT_TIMEOUT, EXIT_INTERRUPTED = 0, 1, 2, 75, 124, 130
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_PENDING, EXIT_BUSY, EXIT_TIMEOUT, EXIT_INTERRUPTED = 0, 1, 2, 3, 75, 124, 130
 
 HELP = "run an attempt each time the deploy source is saved (headless attempt-on-save)"
 
@@ -201,7 +201,7 @@ async def _watch(args: argparse.Namespace, cfg: Any) -> int:
         else:
             sys.stdout.write(_text_line(p) + "\n")
         sys.stdout.flush()
-        rc = EXIT_OK if p["outcome"] == "passed" else EXIT_FAILED
+        rc = EXIT_OK if p["outcome"] == "passed" else EXIT_PENDING if p["outcome"] == "pending" else EXIT_FAILED
 
     loop_ = AttemptLoop(engine, watcher, notes=notes, busy_retry=lc.busy_retry, busy_timeout=lc.busy_timeout,
                         on_change=on_change, on_attempt_start=on_start, on_verdict=on_verdict, on_busy=on_busy, on_error=on_error)

@@ -154,7 +154,7 @@ async def test_inline_and_pipelined_frames_through_ssh_and_pct(lab, lab_config):
         rs = await s.run_many([f"echo {i}; exit {i}" for i in range(20)], inline=True)
         assert [(r.stdout, r.exit_code) for r in rs] == [(f"{i}\n".encode(), i) for i in range(20)]
         t0 = time.monotonic()  # a spin that ends by itself: the abandoned shell then dies writing to the closed channel
-        r = await s.run("local i=0; while [ $i -lt 400000 ]; do i=$((i+1)); done", inline=True, timeout=0.5)
+        r = await s.run("local i=0; while [ $i -lt 4000000 ]; do i=$((i+1)); done", inline=True, timeout=0.5)
         assert r.timed_out and time.monotonic() - t0 < 3
         with pytest.raises(RemoteError):
             await s.run_many([f"echo 1 >>{marks}", "kill -9 $$", f"echo 3 >>{marks}"], inline=True)

@@ -146,16 +146,19 @@ class Engine:
     async def exclusive(self, what: str, *, wait: bool = False) -> AsyncIterator[None]:
         """Hold the target for ``what`` (this process, then every cockpit: :class:`.target_lock.TargetLock`);
         :class:`Busy` naming the holder, or with ``wait`` wait for it to finish."""
-        if self._lock.locked() and not wait:
+        if self._lock.locked() and not wait and self.current_action is not None:
             raise Busy(f"{self.cfg.display_name} is busy: {self.current_action} is running in this cockpit")
-        async with self._lock:
-            await self._target_lock.acquire(what, wait=wait)
-            self.current_action = what
+        async with self._lock:  # an action that has finished and is giving the target's lock back is waited for
+            self.current_action = what  # named from the start: taking the target's lock is part of the action
             try:
-                yield
+                await self._target_lock.acquire(what, wait=wait)
+                try:
+                    yield
+                finally:
+                    self.current_action = None  # finished: what is left is giving the lock back
+                    await self._target_lock.release()
             finally:
                 self.current_action = None
-                await self._target_lock.release()
 
     async def close(self) -> None:
         for task in list(self._tasks):
