@@ -4,7 +4,7 @@
     python -m bench --quick             every benchmark with small n; the five that mostly wait on
                                         their job's timeline side by side (about a minute)
     python -m bench probe modals        only these (names: see --list)
-    python -m bench --markdown          the table as Markdown (the README's Benchmarks section)
+    python -m bench --markdown          the table as Markdown (docs/performance.md)
     python -m bench soak --minutes 120  the TUI in tmux with a streaming job and modal churn:
                                         RSS and CPU every minute (see bench/soak.py)
 

@@ -93,3 +93,21 @@ async def engines():
                 await e.run_action("stop")
         finally:
             await e.close()
+
+
+#: fixtures that start a lab (a real sshd, containers, a Slurm cluster): their tests are ``lab``
+LAB_FIXTURES = frozenset({"lab", "fresh_lab", "lab_config"})
+#: whole files that drive a real terminal, browser or container engine: ``e2e``
+E2E_FILES = frozenset({"test_front_door.py", "test_ui_tmux.py", "test_serve_browser.py", "test_runtime_podman_real.py"})
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark the slow tiers so ``./scripts/test --quick`` (``-m "not lab and not e2e"``) keeps only
+    the tests that need no lab and no real terminal: ``lab`` for a test that uses a lab fixture or
+    lives in a ``*_lab.py`` file, ``e2e`` for the terminal, browser and engine files."""
+    for item in items:
+        name = item.path.name
+        if name.endswith("_lab.py") or LAB_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.lab)
+        if name in E2E_FILES:
+            item.add_marker(pytest.mark.e2e)
