@@ -238,6 +238,7 @@ class Tmux:
 @pytest.mark.parametrize("argv, name, file", [
     ([], "cwdone", "./cockpit.toml"),
     (["--read-only"], "cwdone", "./cockpit.toml"),
+    (["--share"], "cwdone", "./cockpit.toml"),
     (["--target", "cwdtwo"], "cwdtwo", "./cockpit.toml"),
     (["--config", "../other/B.toml"], "otherbox", "B.toml"),
 ], ids=lambda v: " ".join(v) if isinstance(v, list) else v)
@@ -256,6 +257,8 @@ def test_tui_from_a_directory_with_a_config(world: World, argv: list[str], name:
         assert "no config found" not in screen
         if "--read-only" in argv:
             assert "READ-ONLY" in screen
+        if "--share" in argv:
+            assert "SHARED · READ-ONLY" in screen
         tmux("send-keys", "-t", "main", "q")
         tmux.wait(lambda s: "processes [1]" not in s, 15, "cockpit to quit")
     finally:
