@@ -32,5 +32,9 @@ class MetricsConfig:
                              "false: only pattern.")
     total_steps: int = _f(0, "The run's total steps, for the ETA; 0: the total the log gives (a progress bar's 120/1000, "
                              "'step 120/1000'), else no ETA.", lambda v: None if v >= 0 else "must be 0 or more")
+    required_finite: list[str] = dataclasses.field(default_factory=lambda: ["loss"], metadata={
+        "doc": "Metrics that must stay finite: one that turns NaN or inf is a diverged run ([verify] nonfinite). A name "
+               "matches itself and any metric ending in it after a separator (loss: train_loss, train/loss, eval_loss).",
+        "choices": None, "check": None})
     max_points: int = _f(2000, "Points kept per metric and attempt; past it a series is thinned evenly, keeping its first, "
                                "last and best points.", lambda v: None if v >= 100 else "must be 100 or more")

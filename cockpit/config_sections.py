@@ -140,6 +140,7 @@ class VerifyConfig:
     ignore_signatures: list[str] = _f(doc="Signature ids (the `id` of a [[signatures]] entry or a built-in kind, e.g. \"python-traceback\") that never fail a verdict.", factory=list)
     stall_after: float | str = _f("auto", "Seconds without a progress line after which a live job is stalled (not healthy): \"auto\" is the larger of 10x the median step interval and 120 s; 0 turns stall detection off.", check=_stall_after)
     fate_interval: float = _f(1.0, "Seconds between checks of a passed attempt's job after its verdict (its fate: running, finished, died, stopped, vanished).", check=_positive)
+    nonfinite: str = _f("fail", "A metric of [metrics] required_finite (the loss by default) that turns NaN or inf: \"fail\" fails verify, and after a pass the job's fate is diverged (app); \"warn\" says so in the verdict and leaves both as they are.", choices=("fail", "warn"))
 
 
 @dataclass

@@ -60,9 +60,11 @@ def test_lines_without_metrics_give_nothing(line):
     assert P.parse(line) is None
 
 
-def test_nan_and_inf_are_not_values_but_the_step_stays():
+def test_nan_and_inf_are_kept_as_values_and_the_step_stays():
+    """A loss that turned NaN is the run's most important number (it diverged), not noise."""
     r = P.parse("RuntimeError: loss is NaN at step 1200 (loss nan, grad inf)")
-    assert r is not None and r.values == {} and r.step == 1200
+    assert r is not None and r.step == 1200
+    assert math.isnan(r.values["loss"]) and r.values["grad"] == math.inf
 
 
 def test_the_user_pattern_comes_first_and_names_step_and_total():

@@ -6,7 +6,9 @@ so the median interval between steps is the job's own rhythm, not cockpit's poll
 
 ``[verify] stall_after``: ``"auto"`` (the default) is the larger of 10× the median interval and
 120 s; a number of seconds sets it; ``0`` turns stall detection off.  A job whose last progress
-line is older than that, and that is still alive, is **stalled**.  A job whose steps are merely
+line is older than that, and that is still alive, is **stalled**.  The time of a progress line is
+when it was read, or the time the line itself says for a backlog read late; never the log file's
+mtime, which any other line (a heartbeat) keeps fresh (:mod:`.backlog`).  A job whose steps are merely
 slow (a long evaluation every N steps) raises the median and stays within the threshold.
 
 :func:`stall_layer` says where a stall lives, from evidence cockpit already has: GPU utilisation
@@ -25,7 +27,8 @@ from dataclasses import dataclass, field
 
 from ..layers import Layer
 
-__all__ = ["ProgressClock", "Stall", "detect_stall", "stall_threshold", "stall_layer", "AUTO_FLOOR_S", "AUTO_FACTOR"]
+__all__ = ["ProgressClock", "Stall", "detect_stall", "stall_threshold", "stall_layer", "stall_unknown", "AUTO_FLOOR_S",
+           "AUTO_FACTOR"]
 
 AUTO_FLOOR_S = 120.0
 AUTO_FACTOR = 10.0
@@ -39,6 +42,9 @@ class ProgressClock:
     last_at: float | None = None
     last_line: str | None = None
     count: int = 0
+    #: the last progress was read in a backlog without a time of its own (:mod:`.backlog`):
+    #: ``last_at`` is only a bound of it, until a progress line is read as it comes
+    undated: bool = False
     _pending: int = 0
     _pending_line: str | None = None
 
@@ -57,6 +63,7 @@ class ProgressClock:
             self.intervals.extend([step] * min(self._pending, 64))
         self.count += self._pending
         self.last_at, self.last_line = now, self._pending_line
+        self.undated = False
         self._pending, self._pending_line = 0, None
 
     def median_interval(self) -> float | None:
@@ -74,6 +81,25 @@ def stall_threshold(setting: float | str, clock: ProgressClock) -> float | None:
         return float(setting) if setting > 0 else None
     med = clock.median_interval()
     return max(AUTO_FLOOR_S, AUTO_FACTOR * med) if med is not None else AUTO_FLOOR_S
+
+
+def stall_unknown(setting: float | str, clock: ProgressClock, now: float, launched_at: float | None = None) -> float | None:
+    """Seconds a judge must still follow the job before it can say stalled or not, when the last
+    progress came in a backlog without a time of its own (``clock.undated``); None when it can say now.
+
+    ``last_at`` of an undated clock is the latest the progress can have been: silence past the
+    threshold from there is a stall for sure; a job launched less than the threshold ago cannot be
+    stalled yet.  Otherwise the answer comes from watching: new progress (dated as it is read), or
+    none until the silence passes the threshold."""
+    if not clock.undated or clock.last_at is None:
+        return None
+    limit = stall_threshold(setting, clock)
+    if limit is None:
+        return None
+    silent = max(0.0, now - clock.last_at)
+    if silent > limit or (launched_at and now - launched_at <= limit):
+        return None
+    return limit - silent
 
 
 @dataclass(frozen=True)

@@ -15,8 +15,9 @@ metric).  The built-in forms, tried on every line that passes a keyword prefilte
   ``Epoch 2:  12%|…| 120/1000 […]`` (Lightning) also the epoch.  Validation, sanity-check, test
   and predict bars are not training steps and are left out.
 
-A line rewritten with carriage returns (a bar in a file) is read at its last segments.  Numbers
-that are not finite (``nan``, ``inf``) are not values.  The parser holds no state: resolving a
+A line rewritten with carriage returns (a bar in a file) is read at its last segments.  Values
+that are not finite (``nan``, ``inf``, ``-inf``, ``NaN``, ``Infinity``) are kept as such: a loss
+that turned NaN is the most important number of a run, not noise (a step or a total must be finite).  The parser holds no state: resolving a
 reading's step (a bar's epoch, a restarted bar, a dict line without a step) is
 :class:`~cockpit.core.metrics.series.AttemptMetrics`'s job, so a reading can be stored and replayed.
 """
@@ -32,7 +33,7 @@ from ..probes.sig_model import derive_keywords
 
 __all__ = ["Reading", "MetricParser", "goal", "pattern_problem", "STEP_KEYS", "BUILTIN_KEYWORDS"]
 
-_NUM = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
+_NUM = r"[-+]?(?:(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|(?i:nan|inf(?:inity)?)(?![A-Za-z]))"
 #: ``key value`` / ``key=value`` / ``key: value`` (a separator is required: ``rank0`` is no pair)
 #: (the key is matched whole, as an atomic group would: a lookahead and its backreference; the
 #: lookbehind after its first letter keeps a key from starting inside a word, cheaply)
@@ -98,7 +99,7 @@ class Reading:
         v = d.get("v")
         if not isinstance(v, dict):
             return None
-        values = {str(k): float(x) for k, x in v.items() if _finite(x)}
+        values = {str(k): x for k, x in ((k, _stored(x)) for k, x in v.items()) if x is not None}
         step = d.get("s")
         tot = d.get("tot")
         b = d.get("b")
@@ -112,16 +113,29 @@ def _finite(x: Any) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
 
 
+def _stored(x: Any) -> float | None:
+    """A stored value: a number, or a non-finite one written as a string (JSON has no NaN)."""
+    if isinstance(x, str) and x in ("nan", "inf", "-inf"):
+        return float(x)
+    return float(x) if isinstance(x, (int, float)) and not isinstance(x, bool) else None
+
+
 def _fnum(x: Any) -> float | None:
     return float(x) if _finite(x) else None
 
 
 def _num(text: str) -> float | None:
+    """A value as the line wrote it, non-finite ones included (see :func:`_step`)."""
     try:
-        v = float(text)
+        return float(text)
     except ValueError:
         return None
-    return v if math.isfinite(v) else None
+
+
+def _step(text: str) -> float | None:
+    """A step or a total: finite only (``step nan`` says nothing about where the run is)."""
+    v = _num(text)
+    return v if v is not None and math.isfinite(v) else None
 
 
 def pattern_problem(pattern: str) -> str | None:
@@ -181,10 +195,13 @@ def _from_groups(m: re.Match[str]) -> Reading | None:
         v = _num(text.strip())
         if v is None:
             continue
-        if name == "step":
-            r.step = v
-        elif name == "total":
-            r.total = int(v) if v >= 0 else None
+        if name in ("step", "total"):
+            if not math.isfinite(v):
+                continue
+            if name == "step":
+                r.step = v
+            else:
+                r.total = int(v) if v >= 0 else None
         else:
             r.values[name] = v
     return r if r.values or r.step is not None else None
@@ -221,7 +238,7 @@ def _bar(r: Reading, desc: str, m: re.Match[str]) -> None:
     for part in info[1:]:
         rm = _RATE.match(part)
         if rm is not None:
-            v = _num(rm.group(1))
+            v = _step(rm.group(1))
             if v is not None and v > 0:
                 r.values[f"{rm.group(2) or rm.group(3)}/s"] = v if rm.group(2) else 1.0 / v
             continue
@@ -243,7 +260,7 @@ def _pairs(r: Reading, s: str, *, strict: bool) -> None:
         if x is None:
             continue
         if k.lower() in STEP_KEYS:
-            if r.step is None:
+            if r.step is None and math.isfinite(x):
                 r.step = x
                 if of:
                     r.total = int(of)
@@ -262,7 +279,7 @@ def _put(r: Reading, key: str, text: str) -> None:
     if v is None or not key:
         return
     if key.lower() in STEP_KEYS:
-        if r.step is None:
+        if r.step is None and math.isfinite(v):
             r.step = v
         return
     r.values.setdefault(key, v)

@@ -175,6 +175,9 @@ class AttemptMetrics:
         #: ``(done, total)``: the latest progress a line gave (a bar, or ``step 120/1000``)
         self.progress: tuple[float, int] | None = None
         self.clock = _Clock(deque(maxlen=64))
+        #: the first non-finite value of each metric: ``{name: {"value": "nan", "step": x, "line": n}}``
+        #: (kept out of the series: a plot or a best has no place for NaN)
+        self.nonfinite: dict[str, dict[str, Any]] = {}
         #: bumped on every change (front ends redraw only when it moved)
         self.version = 0
 
@@ -200,6 +203,9 @@ class AttemptMetrics:
             self.clock.saw(t, x)
         self.readings += 1
         for name, v in values.items():
+            if not math.isfinite(v):  # a plot has no place for it: named apart (the run diverged there)
+                self.nonfinite.setdefault(name, {"value": repr(v), "step": x, "line": line_no})
+                continue
             s = self.series.get(name)
             if s is None:
                 if len(self.series) >= MAX_METRICS:
@@ -288,7 +294,7 @@ class AttemptMetrics:
                 "last_step": self.last_step, "ordinal": self.ordinal, "main_total": self.main_total,
                 "bar": [self.bar_n, self.bar_total, self.bar_offset], "progress": list(self.progress) if self.progress else None,
                 "clock": {"recent": [list(p) for p in self.clock.recent], "first": self.clock.first, "last": self.clock.last},
-                "dropped": sorted(self.dropped), "series": {k: s.to_dict() for k, s in self.series.items()}}
+                "dropped": sorted(self.dropped), "nonfinite": self.nonfinite, "series": {k: s.to_dict() for k, s in self.series.items()}}
 
     def restore(self, d: dict[str, Any]) -> None:
         self.lines = int(d.get("lines") or 0)
@@ -307,6 +313,8 @@ class AttemptMetrics:
         self.clock = _Clock(deque((p for p in (_pt(x) for x in clock.get("recent") or []) if p is not None), maxlen=64),
                             _pt(clock.get("first")), _pt(clock.get("last")))
         self.dropped = {str(x) for x in d.get("dropped") or []}
+        nf = d.get("nonfinite")
+        self.nonfinite = {str(k): dict(v) for k, v in nf.items() if isinstance(v, dict)} if isinstance(nf, dict) else {}
         series: dict[str, Any] = d["series"] if isinstance(d.get("series"), dict) else {}
         self.series = {str(k): Series.from_dict(str(k), v, self.cap) for k, v in series.items() if isinstance(v, dict)}
         self.version += 1

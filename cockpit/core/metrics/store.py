@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import math
 import os
 import time
 from collections import OrderedDict
@@ -81,6 +82,12 @@ def load_attempt(path: Path, attempt: int, cap: int = DEFAULT_CAP) -> tuple[Atte
     return m, since
 
 
+def _jnum(v: float) -> str:
+    """A value as JSON: a finite float's repr, a non-finite one as the string ``"nan"``/``"inf"``/``"-inf"``
+    (JSON has no NaN; :meth:`Reading.from_record` reads the strings back as floats)."""
+    return repr(v) if math.isfinite(v) else f'"{v!r}"'
+
+
 class Recorder:
     """Feeds one attempt's log lines to its :class:`AttemptMetrics` and its file.
 
@@ -114,7 +121,7 @@ class Recorder:
         """The reading's line in the file (:meth:`Reading.to_record`, written by hand: a finite
         float's repr is JSON, and each name is encoded once)."""
         names = self._json_names
-        vals = ",".join(f"{names.get(k) or names.setdefault(k, json.dumps(k))}:{v!r}" for k, v in r.values.items())
+        vals = ",".join(f"{names.get(k) or names.setdefault(k, json.dumps(k))}:{_jnum(v)}" for k, v in r.values.items())
         s = f'{{"n":{n},"t":{t!r},"v":{{{vals}}}'
         if r.step is not None:
             s += f',"s":{r.step!r}'

@@ -1,0 +1,82 @@
+"""A reader that comes to a job late: dating the backlog's last progress, and the console capture.
+
+**When was the last progress?**  A first read sees lines written long ago.  Its last progress
+line is dated by its own timestamp (:func:`~.logline.line_time`, by the target's clock) when it has
+one.  Without one the time is unknown (``clock.undated``): the log's mtime bounds it (progress was
+written no later than the log) but does not date it, since any other line moves it (a heartbeat
+thread keeps a deadlocked job's log fresh).  :func:`follow_undated` then follows the job for one
+``stall_after`` window before a one-shot judge (``cockpit status``, ``cockpit verify``) says
+stalled or not: progress within it dates itself; none is a stall.
+
+**The console file** (``[job] capture_output = false``): :func:`read_console` reads the new bytes of
+``LOG.console`` with every reading of the job, so its tracebacks count while the job runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import TYPE_CHECKING
+
+from .logline import console_command, line_time, parse_console
+from .stall import ProgressClock, stall_unknown
+
+if TYPE_CHECKING:
+    from .base import ActionContext
+    from .job import JobRecord
+    from .jobstate import JobReader, JobState
+
+__all__ = ["date_backlog", "read_console", "follow_undated"]
+
+#: how often a one-shot judge looks again while it follows an undated backlog
+FOLLOW_TICK_S = 0.5
+
+
+def date_backlog(clock: ProgressClock, st: JobState, first: bool) -> None:
+    """On a reader's first read: date its last progress line (see the module doc)."""
+    if not first or clock.last_at is None or st.remote_now is None:
+        return
+    stamp = line_time(clock.last_line, st.remote_now, st.tz)
+    if stamp is not None:
+        clock.last_at = min(clock.last_at, time.time() - max(0.0, st.remote_now - stamp))
+        return
+    if st.log_mtime is not None:
+        clock.last_at = min(clock.last_at, time.time() - max(0.0, st.remote_now - st.log_mtime))
+    clock.undated = True
+
+
+async def read_console(reader: JobReader, st: JobState) -> None:
+    """The console capture's new bytes, fed to the reader's scan (a tail read starts at a whole line)."""
+    if reader.console is None:
+        return
+    read = 0
+    while True:
+        res = await reader.ctx.run(console_command(reader.console, reader.console_offset, 1 << 20), timeout=10)
+        size, data = parse_console(res.stdout)
+        if reader.console_offset < 0:
+            cut = data.find(b"\n") + 1 if size > -reader.console_offset else 0
+            reader.scan.feed_console(data[cut:])
+            reader.console_offset = max(0, size)
+            return
+        if 0 <= size < reader.console_offset:  # truncated or replaced under us
+            reader.console_offset = 0
+            continue
+        if size >= 0:
+            data = data[: max(0, size - reader.console_offset)]
+        reader.console_offset += len(data)
+        read += len(data)
+        reader.scan.feed_console(data)
+        if len(data) < 1 << 20 or read >= reader.max_bytes:
+            return
+
+
+async def follow_undated(ctx: ActionContext, job: JobRecord, reader: JobReader, st: JobState) -> JobState:
+    """Follow a live job whose last progress cannot be dated until a stall can be judged (see the
+    module doc); returns the last reading.  At once when nothing is unknown."""
+    while st.alive and not st.queued:
+        left = stall_unknown(ctx.cfg.verify.stall_after, reader.scan.clock, time.time(), job.launched_at)
+        if left is None:
+            break
+        await asyncio.sleep(min(FOLLOW_TICK_S, left + 0.05))
+        st = await reader.read()
+    return st
