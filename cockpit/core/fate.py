@@ -38,6 +38,7 @@ from .actions.job import JobRecord
 from .actions.jobstate import JobReader
 from .actions.loopdeath import confirm_loop_death
 from .actions.stall import detect_stall
+from .actions.survivors import gone_cause
 from .actions.verify import GONE_CONFIRM_S
 from .remote.base import RemoteError
 
@@ -128,6 +129,8 @@ async def read_fate(ctx: ActionContext, job: JobRecord, reader: JobReader | None
         if stall is not None:
             return Fate("stalled", stall.layer.value, stall.describe(), now, since, scan.last_progress)
         return Fate("running", None, st.describe(), now, since, scan.last_progress)
+    if (gone := gone_cause(job, st, scan)) is not None:  # its launcher exited first: no exit status to read
+        return Fate(gone.state, None if gone.state == "finished" else gone.layer.value, gone.detail, now, gone.after_s, scan.last_progress)
     if st.exit_code == 0 and not scan.errors():
         ago = st.exit_ago()
         after = (now - ago - job.launched_at) if (ago is not None and job.launched_at) else since

@@ -8,9 +8,11 @@ The job must outlive the remote call that starts it, and the call must return at
     cd WORKDIR && env K=V… setsid -f /bin/sh -c SUPERVISOR cockpit-job PIDFILE EXITFILE COMMAND \\
         </dev/null >>LOG 2>&1
 
-where ``SUPERVISOR`` is ``echo $$ >"$1"; /bin/sh -c "$3"; echo "$? $$" >"$2"``.  The supervisor
-shell writes its own pid before it starts the command (so the pid is the job's, never a guess
-from ``ps | grep``), waits for it, and writes its exit status (``128+N`` for signal N) followed by
+where ``SUPERVISOR`` is ``cat /proc/$$/stat >"$1.stat"; echo $$ >"$1"; /bin/sh -c "$3"; echo "$? $$" >"$2"``.
+The supervisor shell writes its own pid before it starts the command (so the pid is the job's,
+never a guess from ``ps | grep``), and before that its own ``/proc`` stat line (``PIDFILE.stat``:
+its start time proves the record's identity even when the command exits at once, as a launcher
+that leaves its trainer running does, see :mod:`.survivors`), waits for it, and writes its exit status (``128+N`` for signal N) followed by
 its own pid, so a status can always be told apart from another launch's.  The pid and exit files
 carry a **launch id** in their names (``train-3.log.<launch id>.pid``): a copy of the job left
 running by another journal, another cockpit or a manual launch can never write this attempt's
@@ -48,7 +50,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["signal_group", "unsafe_ids", "JobRecord", "launch", "stop", "read_stat", "ProcStat", "signal_name", "KNOWN_REAPERS", "ps_table"]
 
-SUPERVISOR = 'echo $$ >"$1"; /bin/sh -c "$3"; echo "$? $$" >"$2"'
+SUPERVISOR = 'cat /proc/$$/stat >"$1.stat" 2>/dev/null; echo $$ >"$1"; /bin/sh -c "$3"; echo "$? $$" >"$2"'
 
 #: PID 1 names that reap orphans (a zombie under them is cleared as soon as its parent dies)
 KNOWN_REAPERS = ("systemd", "init", "tini", "dumb-init", "s6-svscan", "runit", "runit-init", "docker-init", "catatonit", "openrc-init", "busybox")
@@ -74,6 +76,14 @@ class JobRecord:
     #: a scheduler's job ("slurm") and its id there; empty for a job cockpit started itself
     scheduler: str = ""
     sched_id: str = ""
+    #: the command exited while processes it started live on in the job's process group
+    #: (:mod:`.survivors`): its exit status, and the survivor followed as the job since then
+    launcher_exit: int | None = None
+    launcher_log_size: int | None = None
+    survivor_pid: int | None = None
+    survivor_start: int | None = None
+    survivor_cmd: str = ""
+    survivor_since: float | None = None
 
     @property
     def started(self) -> bool:
@@ -155,7 +165,7 @@ async def launch(ctx: ActionContext, attempt: int, verdict: Verdict | None = Non
         prep = (
             f"cd {q(cfg.job.workdir)} || {{ echo {q('workdir ' + cfg.job.workdir + ' is missing')} >&2; exit 90; }}; "
             f"mkdir -p {q(os.path.dirname(log))} || exit 91; "
-            f"rm -f {q(pid_file)} {q(exit_file)}; "
+            f"rm -f {q(pid_file)} {q(pid_file + '.stat')} {q(exit_file)}; "
             # a log of this name from an older journal must not pass for this attempt's output
             f"for f in {q(log)} {q(out)}; do [ -e \"$f\" ] && mv -f \"$f\" \"$f.old-$(date +%s)\"; done; "
             f"command -v {'systemd-run' if launcher == 'systemd-run' else 'setsid'} >/dev/null || {{ echo '{launcher} not found' >&2; exit 127; }}"
@@ -193,7 +203,9 @@ async def launch(ctx: ActionContext, attempt: int, verdict: Verdict | None = Non
         deadline = time.monotonic() + 5.0
         stat: ProcStat | None = None
         while time.monotonic() < deadline:
-            r = await ctx.run(f"p=$(cat {q(pid_file)} 2>/dev/null) && echo \"$p\" && cat /proc/$p/stat", timeout=5)
+            # the supervisor's own record of its stat line when it is already gone (a launcher that exits at once)
+            r = await ctx.run(f"p=$(cat {q(pid_file)} 2>/dev/null) && echo \"$p\" && {{ cat /proc/$p/stat 2>/dev/null || cat {q(pid_file + '.stat')}; }}",
+                              timeout=5)
             lines = r.text.splitlines()
             if lines and lines[0].strip().isdigit():
                 rec.pid = int(lines[0])

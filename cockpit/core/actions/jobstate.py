@@ -36,6 +36,7 @@ from ..procstat import ProcStat, read_stat
 from .base import ActionContext
 from .job import JobRecord
 from .stall import ProgressClock
+from .survivors import follow_survivors
 
 if TYPE_CHECKING:
     from ...config import Config
@@ -100,6 +101,9 @@ class JobState:
     job_start_time: int | None = None
     data: bytes = b""
     parsed: bool = False
+    #: the command's exit status when processes it started outlive it (:mod:`.survivors`), and what to say
+    launcher_exit: int | None = None
+    launcher_note: str = ""
 
     @property
     def leader(self) -> ProcStat | None:
@@ -145,7 +149,8 @@ class JobState:
         lead = self.leader
         if lead is None:
             return "no job process"
-        return f"{lead.comm} pid {lead.pid} {lead.state}, {lead.threads} threads"
+        text = f"{lead.comm} pid {lead.pid} {lead.state}, {lead.threads} threads"
+        return f"{self.launcher_note}: {text}" if self.launcher_note else text
 
     # -- what a scheduler's state (cockpit.core.slurm) says differently; a plain job has none of it
     @property
@@ -413,6 +418,7 @@ class JobReader:
         while True:
             res = await self.ctx.run(self.command(self.offset), timeout=10)
             st = self.parse(res.stdout)
+            await follow_survivors(self.ctx, self.job, st)  # a launcher that exited is not the job's end
             if self.offset < 0:  # a tail read: start at the first whole line, go on from the end
                 cut = st.data.find(b"\n") + 1 if st.log_size > -self.offset else 0
                 self.scan.feed(st.data[cut:])

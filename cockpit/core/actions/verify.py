@@ -42,6 +42,7 @@ from .jobstate import JobReader, JobState, LogScan, error_dict, make_scan
 from .loopdeath import find_loop_death, loop_death_cause, unconfirmed_s
 from .reattach import TargetLost, read_job
 from .stall import detect_stall
+from .survivors import gone_cause
 
 __all__ = ["verify", "VERIFY_PLAN", "LogScan", "error_dict", "ERROR_GRACE_S"]
 
@@ -188,14 +189,15 @@ async def _judge(ctx: ActionContext, vb: VerdictBuilder, job: JobRecord, st: Job
     if _stop_here(vb, "spawned"):
         return
 
-    finished = st.exit_code == 0 and scan.progress_line is not None and not scan.errors()
+    gone = gone_cause(job, st, scan)  # its launcher exited first and what it started is gone (no exit status)
+    finished = (st.exit_code == 0 or (gone is not None and gone.state == "finished")) and scan.progress_line is not None and not scan.errors()
     async with vb.stage("alive") as al:
         if finished:
-            al.ok(f"finished: {describe_exit(0)} after reaching progress (last: {(scan.last_progress or '')[:120]})")
+            al.ok(f"finished: {gone.detail if gone else describe_exit(0)} after reaching progress (last: {(scan.last_progress or '')[:120]})")
         elif st.queued:
             _queued(al, st)
         elif not st.alive:
-            cause = await death_cause(ctx, job, st, scan)
+            cause = gone if gone is not None else await death_cause(ctx, job, st, scan)
             raise StageFailed(cause.layer, cause.full, evidence=evidence, advice=cause.advice, data=cause.data)
         elif (ld := find_loop_death(scan)) is not None and unconfirmed_s(ld) == 0:
             cause = await loop_death_cause(ctx, job, st, scan, ld)

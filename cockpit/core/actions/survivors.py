@@ -1,0 +1,177 @@
+"""A launcher that exits is not the job's end: the job is its process group.
+
+Many jobs are started through a wrapper: ``command = "sh launch.sh"`` where ``launch.sh`` runs
+``nohup python train.py … &`` and exits 0 at once (the shape of cluster wrappers and of
+``torchrun``'s agent).  Cockpit's supervisor waits for *its* child, the launcher, and writes the
+launcher's exit status; the trainer lives on in the same log.  Read as the job's end, that status
+made the attempt ``untested (process)`` ("exited with code 0") and the fate ``finished`` while
+the trainer wrote on.
+
+**What counts as the job.**  The supervisor leads a new session and process group
+(``setsid``, or a systemd unit), so both ids equal its pid.  A non-interactive shell has no job
+control: ``cmd &`` and ``nohup cmd &`` keep the launcher's process group, so every process the
+launcher starts that way stays in it after the launcher exits (it is re-parented to PID 1, which
+is why the supervisor's tree no longer shows it).  Cockpit follows **the job's process group**:
+that is also what ``stop`` signals, what the GPU mapping and the strays stage call the job.  A
+process that leaves the group on purpose (``setsid``, ``setpgid``, a daemon's double fork) has
+left the job the way a daemon leaves its parent; it is not followed, and ``stop`` would not reach
+it either.  When the log still grows after the launcher's exit while nothing of the group is left,
+the verdict says so instead of reading the launcher's status as the job's.
+
+**How it reads.**  :func:`follow_survivors` runs on every reading of the job
+(:class:`~.jobstate.JobReader`): when the exit status is written and live processes of the group
+remain, the status is the *launcher's* (:attr:`JobState.launcher_exit`), the job goes on, and its
+leader is the survivor (a non-shell first, the oldest first) so alive, stacks, loop death and the
+stall follow it; the job record learns it (``survivor_pid``, its start time and command line).
+A survivor that goes away within :data:`LINGER_S` without having written a byte after the
+launcher's exit (a data-loader worker that outlives its parent by a moment) changes nothing: the
+status is the job's again.
+
+**The end.**  The survivor is not cockpit's child, so its exit status is never observed.
+:func:`gone_cause` tells the end from the log: an error signature → ``died`` at its layer; progress
+and no error → ``finished``, saying the status was not observed; neither → ``vanished``
+(``process``).  A Slurm job is the scheduler's: nothing here applies to it.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import time
+from typing import TYPE_CHECKING
+
+from ..layers import Layer
+from ..procstat import ProcStat, read_stat
+from .base import ActionContext
+from .job import JobRecord
+
+if TYPE_CHECKING:  # pragma: no cover - jobstate imports this module
+    from .cause import Cause
+    from .jobstate import JobState, LogScan
+
+__all__ = ["adopt", "follow_survivors", "gone_cause", "pick_survivor", "short_command"]
+
+_SHELLS = ("sh", "bash", "dash", "ash", "zsh", "busybox", "nohup", "env")
+#: the longest command line named in a verdict
+MAX_CMD = 80
+#: a survivor followed this long is the job even if it never wrote to the log (one that goes
+#: sooner, silently, was a child lingering a moment after the job's own exit)
+LINGER_S = 2.0
+
+
+def _gone(p: ProcStat) -> bool:
+    return p.state.startswith(("Z", "X"))
+
+
+def pick_survivor(live: list[ProcStat]) -> ProcStat:
+    """The process that carries the job on: a non-shell first (the trainer, not a wrapper shell
+    that waits for it), the oldest first (the one that started the others)."""
+    return min(live, key=lambda p: (p.comm in _SHELLS, p.start_time, p.pid))
+
+
+def short_command(argv: list[str]) -> str:
+    """``python3 train.py --lr 3e-4`` from ``/usr/bin/python3 /work/x/train.py --lr 3e-4``: the
+    program and its script by their names, the arguments as they are, cut at :data:`MAX_CMD`."""
+    if not argv:
+        return ""
+    words = [os.path.basename(argv[0])] + [os.path.basename(a) if i == 0 and "/" in a and not a.startswith("-") else a
+                                           for i, a in enumerate(argv[1:])]
+    text = shlex.join(words)
+    return text if len(text) <= MAX_CMD else text[: MAX_CMD - 1] + "…"
+
+
+def _name(job: JobRecord) -> str:
+    what = f" ({job.survivor_cmd})" if job.survivor_cmd else ""
+    return f"trainer pid {job.survivor_pid}{what}"
+
+
+def adopt(job: JobRecord, st: JobState) -> ProcStat | None:
+    """Judge one parsed reading (see the module doc): a written exit status with live processes of
+    the group left is the launcher's.  Returns the survivor when it is new to the record (its
+    command line is worth reading once), else None.  Changes ``st`` and ``job`` in place."""
+    if job.scheduler or not st.parsed or st.exit_code is None or st.supervisor is not None:
+        return None  # running under its supervisor, or a scheduler's job: nothing to adopt
+    code = st.exit_code
+    if job.launcher_log_size is None and job.survivor_pid is None:
+        job.launcher_log_size = st.log_size  # the log as it was when the launcher's status was first seen
+    live = [m for m in st.members if not _gone(m)]
+    if live:
+        lead = pick_survivor(live)
+        st.members = [lead] + [m for m in st.members if m is not lead]
+        st.launcher_exit, st.exit_code, st.exit_at = code, None, None
+        job.launcher_exit = code
+        new = job.survivor_pid != lead.pid or job.survivor_start != lead.start_time
+        if new:
+            job.survivor_pid, job.survivor_start, job.survivor_cmd = lead.pid, lead.start_time, lead.comm
+            job.survivor_since = job.survivor_since or time.time()
+        st.launcher_note = f"launcher exited {code}; {_name(job)} continues"
+        return lead if new else None
+    grew = (job.launcher_log_size is not None and st.log_size > job.launcher_log_size) or (
+        st.log_mtime is not None and st.exit_at is not None and st.log_mtime > st.exit_at)
+    lasted = job.survivor_since is not None and time.time() - job.survivor_since >= LINGER_S
+    if grew or lasted:
+        st.launcher_exit, st.exit_code, st.exit_at = code, None, None
+        job.launcher_exit = code
+        who = _name(job) if job.survivor_pid is not None else "what it started"
+        st.launcher_note = f"launcher exited {code}; {who} is gone"
+    return None
+
+
+def needs_group(job: JobRecord, st: JobState) -> bool:
+    """The exit status is written while the supervisor still shows (its last moment, or a zombie
+    nobody reaps, as on a plain host): the reading holds its tree, not the job's group."""
+    return not job.scheduler and st.parsed and st.exit_code is not None and st.supervisor is not None
+
+
+def group_command(job: JobRecord) -> str:
+    """The ``/proc/PID/stat`` line of every process of the job's process group."""
+    pg = int(job.pgid or 0)
+    return f"for f in /proc/[0-9]*/stat; do read -r l 2>/dev/null < \"$f\" && case \"$l\" in *\") \"?\" \"*\" {pg} \"*) echo \"$l\";; esac; done"
+
+
+async def read_group(ctx: ActionContext, job: JobRecord, st: JobState) -> None:
+    """Replace a reading's supervisor tree by the job's process group (see :func:`needs_group`)."""
+    res = await ctx.run(group_command(job), timeout=10)
+    sup = st.supervisor.pid if st.supervisor is not None else None
+    members = [p for p in (read_stat(line) for line in res.text.splitlines() if line.strip()) if p is not None]
+    st.supervisor = None
+    st.members = [p for p in members if p.pgid == job.pgid and p.pid != sup]
+
+
+async def follow_survivors(ctx: ActionContext, job: JobRecord, st: JobState) -> None:
+    """:func:`adopt`, and the new survivor's command line read once (the verdict names it)."""
+    if needs_group(job, st) and job.pgid and job.pgid > 1:
+        await read_group(ctx, job, st)
+    lead = adopt(job, st)
+    if lead is None:
+        return
+    res = await ctx.run(f"head -c 4096 /proc/{int(lead.pid)}/cmdline 2>/dev/null", timeout=5)
+    argv = [a.decode("utf-8", "replace") for a in res.stdout.split(b"\0") if a]
+    if argv and job.survivor_pid == lead.pid:
+        job.survivor_cmd = short_command(argv)
+        st.launcher_note = f"launcher exited {job.launcher_exit}; {_name(job)} continues"
+
+
+def gone_cause(job: JobRecord, st: JobState, scan: LogScan) -> Cause | None:
+    """How the job ended when its launcher exited first and what it left running is gone now (no
+    exit status to read: see the module doc); None when that is not the case."""
+    if st.launcher_exit is None or st.exit_code is not None or st.alive:
+        return None
+    from .cause import Cause, error_cause
+
+    who = _name(job) if job.survivor_pid is not None else "what it started"
+    unseen = "its exit status was not observed (its launcher exited first)"
+    after = None
+    if st.log_mtime is not None and st.remote_now is not None and job.launched_at:
+        after = max(0.0, time.time() - (st.remote_now - st.log_mtime) - job.launched_at)  # its last log write
+    data = {"launcher_exit": st.launcher_exit, "survivor_pid": job.survivor_pid, "survivor_cmd": job.survivor_cmd,
+            "last_progress": scan.last_progress, "first_error": scan.error(), "final_error": scan.final_error()}
+    head = f"launcher exited {st.launcher_exit}; the {who} is gone; {unseen}"
+    err = error_cause(scan)
+    if err is not None:
+        return Cause(err.layer, f"{head}: {err.detail}", err.advice, {**data, **err.data}, "died", after)
+    if scan.progress_line is not None:
+        return Cause(Layer.APP, f"launcher exited {st.launcher_exit}; the {who} ended with no error in its log after "
+                     f"{scan.progress_count} progress lines; {unseen}", "", data, "finished", after)
+    return Cause(Layer.PROCESS, f"{head}, with no progress and no error in its log",
+                 "read the log; the trainer may have been killed (a signal leaves no line)", data, "vanished", after)
