@@ -22,7 +22,8 @@ from .actions.jobstate import JobReader
 from .actions.verify import verify
 from .changes import record_attempt_changes
 from .connectivity import check_connectivity
-from .layers import Outcome, Stage, Status, Verdict, outcome_of
+from .layers import Finding, Outcome, Stage, Status, Verdict, outcome_of
+from .outcome import code_ran, log_findings
 
 if TYPE_CHECKING:  # pragma: no cover
     from .engine import Engine
@@ -42,6 +43,8 @@ class AttemptResult:
     changes: dict[str, Any] | None = None
     #: the reader verify used (the fate follower goes on from where it stopped)
     reader: JobReader | None = field(default=None, repr=False, compare=False)
+    #: what the log noticed without failing the attempt (a handled error, torch.compile's eager fallback)
+    findings: list[Finding] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -53,6 +56,7 @@ class AttemptResult:
             "job": self.job.to_dict() if self.job else None,
             "timings": {k: round(v, 4) for k, v in self.timings.items()},
             "changes": self.changes,
+            "findings": [f.to_dict() for f in self.findings],
             "verdict": self.verdict.to_dict(),
         }
 
@@ -131,10 +135,11 @@ async def run_attempt(engine: Engine, note: str, make_ctx: Callable[[Callable[[s
             scan = ctx.state.get("log_scan")
             first_error = scan.error() if scan is not None else None
         verdict.finish()
-        outcome = outcome_of(verdict, job_started=job is not None and job.started)
+        scan = ctx.state.get("log_scan")
+        # failed or untested: did the job's code run (progress, its own output)?  A lost
+        # connection is interrupted: the job runs on, unjudged
+        outcome = outcome_of(verdict, job_started=job is not None and job.started, ran=code_ran(scan))
         fs = verdict.failed_stage
-        if fs is not None and fs.data.get("lost"):
-            outcome = Outcome.INTERRUPTED  # the connection stayed lost: the job runs on, unjudged (not "untested")
         if first_error is None and fs is not None and fs.data.get("first_error"):
             first_error = fs.data["first_error"]
         timings["total"] = time.monotonic() - t_start
@@ -142,7 +147,7 @@ async def run_attempt(engine: Engine, note: str, make_ctx: Callable[[Callable[[s
                                first_error=first_error, caches=ctx.state.get("caches"))
         finished = True
         return AttemptResult(attempt_id, outcome, verdict, first_error, job, timings, ctx.state.get("changes"),
-                             reader=ctx.state.get("job_reader"))
+                             reader=ctx.state.get("job_reader"), findings=log_findings(scan) if scan is not None else [])
     finally:
         if not finished:
             with contextlib.suppress(OSError):  # the journal's own disk is gone: nothing more to record

@@ -3,9 +3,10 @@
 Everything cockpit checks ends up as a :class:`Stage` inside a :class:`Verdict`, and every
 stage names the :class:`Layer` it checked.  The layer of the *first* failing stage is the
 verdict's layer; stages after it are ``not reached`` (never ``ok``).  An attempt's
-:class:`Outcome` follows from that layer: a failure at or below ``process`` means the fix never
-ran (``untested``); a failure in ``app`` (or ``gpu`` after the job started) means it ran and
-failed (``failed``).  That difference is the reason cockpit exists (see ``../shared/DESIGN.md``).
+:class:`Outcome` follows from what ran (:func:`outcome_of`): ``failed`` when the job's code ran
+and failed, whatever the layer (an exit code or a signal in ``process``, a full disk in
+``container``, ``gpu``, ``app``); ``untested`` only when the code never got to run.  That
+difference is the reason cockpit exists (see ``../shared/DESIGN.md``).
 
 Everything here is plain data that round-trips through JSON (``to_dict`` / ``from_dict``).
 """
@@ -30,6 +31,7 @@ __all__ = [
     "Finding",
     "Severity",
     "outcome_of",
+    "Ran",
     "tail",
 ]
 
@@ -279,22 +281,45 @@ class Verdict:
 _AFTER_START = {"alive", "log created", "log growing", "progress", "healthy", "verify"}
 
 
-def outcome_of(verdict: Verdict, *, job_started: bool | None = None) -> Outcome:
-    """Map an attempt's verdict onto an :class:`Outcome`.
+@dataclass(frozen=True)
+class Ran:
+    """What the job's log says about whether its code ran (:func:`cockpit.core.outcome.code_ran`)."""
 
-    ``failed`` only when the code ran: an ``app`` failure, or a ``gpu`` failure after the job
-    started.  Any failure in ``config`` … ``process`` (or ``gpu`` before the start) is
-    ``untested``: the fix was never tried.  A verdict still waiting (the job queued by a scheduler
-    when verify's ``queue_wait`` ran out) is ``pending``: not verified yet, so neither of the two.
+    #: progress lines seen
+    progress: int = 0
+    #: lines the job itself wrote (the shell's own crash and not-found lines left out)
+    lines: int = 0
+
+    @property
+    def ran(self) -> bool:
+        """Progress, or output past a first line (a one-line log is often the shell or the
+        interpreter saying the code could not start: ``python3: can't open file``)."""
+        return self.progress > 0 or self.lines >= 2
+
+
+def outcome_of(verdict: Verdict, *, job_started: bool | None = None, ran: Ran | None = None) -> Outcome:
+    """An attempt's verdict as an :class:`Outcome`: the one place that decides it.
+
+    In order: nothing failed → ``passed`` (``pending`` while a stage still waits: a job queued by
+    a scheduler when verify's ``queue_wait`` ran out); the connection stayed lost → ``interrupted``
+    (the job runs on, unjudged); a failure in ``app`` → ``failed``; the job started and its code
+    ran (``ran``: progress, or its own output past a first line) → ``failed`` whatever the layer
+    (a signal or exit code in ``process``, a full disk in ``container``); a ``gpu`` failure after
+    the start → ``failed``; anything else → ``untested``: the code never got to run, the fix was
+    never tried.
     """
     st = verdict.failed_stage
     if st is None:
         return Outcome.PENDING if verdict.pending else Outcome.PASSED
+    if st.data.get("lost"):
+        return Outcome.INTERRUPTED
     if st.layer is Layer.APP:
         return Outcome.FAILED
-    if st.layer is Layer.GPU:
-        started = job_started if job_started is not None else st.name in _AFTER_START
-        return Outcome.FAILED if started else Outcome.UNTESTED
+    started = job_started if job_started is not None else st.name in _AFTER_START
+    if started and ran is not None and ran.ran:
+        return Outcome.FAILED
+    if st.layer is Layer.GPU and started:
+        return Outcome.FAILED
     return Outcome.UNTESTED
 
 

@@ -2,6 +2,8 @@
 
 Most specific evidence first:
 
+0. a full filesystem where the job writes (:mod:`.diskcheck`: one ``df`` in the target) →
+   ``container``, ahead of the code's traceback (a GPU error keeps the lead);
 1. an error signature in its log (a Python traceback in any thread → ``app``; CUDA OOM → ``gpu``…);
 2. exit 126/127: the command was not found inside the target → ``container``;
 3. killed by SIGKILL with no traceback, and the host kernel log has an OOM kill for it →
@@ -19,13 +21,14 @@ import logging
 import os
 import shlex
 import time
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ..layers import Layer
 from ..probes.text import fmt_age
 from ..remote.base import RemoteError
 from .base import ActionContext
+from .diskcheck import DISK_ADVICE, check_disks, disk_detail
 from .job import JobRecord, describe_exit
 from .jobstate import JobState, LogScan
 
@@ -133,6 +136,10 @@ async def death_cause(ctx: ActionContext, job: JobRecord, st: JobState, scan: Lo
     else:
         how, state = describe_exit(code), "died"
     err = error_cause(scan)
+    full = await check_disks(ctx, job.workdir or ctx.cfg.job.workdir, job.log_path)  # one round trip, on failure only
+    if full and (err is None or err.layer is not Layer.GPU):  # a full disk before the code's traceback
+        data["disk_full"] = [asdict(u) for u in full]
+        return Cause(Layer.CONTAINER, disk_detail(full, how, err.detail if err else ""), DISK_ADVICE, data, state, after, when)
     if err is not None and err.layer in (Layer.APP, Layer.GPU):
         return Cause(err.layer, f"{how}: {err.detail}", err.advice, {**data, **err.data}, state, after, when)
     if code in (126, 127):

@@ -19,7 +19,15 @@
 A traceback is reported as soon as its exception line arrives; when later lines extend it (message
 continuation, a chained exception) an updated :class:`Match` with the same ``chain_id`` and
 ``update=True`` follows.  ``first_error``/``final_error`` always hold the latest version.
-Tracebacks printed after ``Exception ignored in`` are warnings, not errors.  A thread's traceback
+Tracebacks printed after ``Exception ignored in`` are warnings, not errors.  So is a traceback that
+a log record at DEBUG/INFO/WARNING carries: the record's level is the severity, not the word
+"Traceback".  The level is the record's own field (:func:`~.tb_parts.record_level`): in the prefix
+of every traceback line (PyTorch's glog-style ``W0501 … file.py:12]`` formatter), or on the line
+right before the header (``logger.warning("…", exc_info=True)``) when the traceback did not unwind
+the program (an uncaught exception after an INFO line reads the same, and stays an error).  An
+ERROR/CRITICAL record stays an error.  torch._dynamo's ``WON'T CONVERT`` record (with
+``suppress_errors``, it runs the function eagerly) and its tracebacks are one warning finding:
+"running eagerly: compile failed for `f` (file:line)".  A thread's traceback
 that never got its exception line (output cut, or its line was lost in another thread's) is still
 an error at ``flush``: ``Exception in thread NAME:`` says that the thread died.
 
@@ -40,13 +48,16 @@ from collections.abc import Iterable, Sequence
 from ..layers import Severity
 from .sig_model import Match, Signature
 from .sig_prefilter import build_prefilter
-from .sig_table import BUILTIN, INCOMPLETE_TRACEBACK, TRACEBACK
+from .sig_table import BUILTIN, EAGER_FALLBACK, INCOMPLETE_TRACEBACK, TRACEBACK
 from .tb_assembler import TracebackAssembler
-from .tb_parts import Chain
+from .tb_parts import HANDLED_LEVELS, Chain, record_level, unwound
 
 __all__ = ["Classifier", "classify_lines", "signature_ids", "unknown_signature_ids"]
 
 _CHAIN_KINDS = (TRACEBACK.kind, INCOMPLETE_TRACEBACK.kind)
+#: an unprefixed traceback belongs to a ``WON'T CONVERT`` line this many lines before it (the
+#: record's message, the first traceback and the one ``exc_info`` appends)
+FALLBACK_WINDOW = 120
 
 
 def signature_ids(user_sigs: Iterable[Signature] = ()) -> list[str]:
@@ -113,6 +124,9 @@ class Classifier(TracebackAssembler):
         self._threads: dict[str, Chain] = {}  # thread name -> the chain that killed it
         self._error_count = 0
         self._fast = not self._always  # prefilter only: no open structure, no keyword-less signature
+        self._prev_line = ""  # the line before the current one (a log record introducing a traceback)
+        self._before = ""
+        self._fallback: tuple[str, int, str] | None = None  # (line, line_no, label) of the last WON'T CONVERT
 
     # -- public -------------------------------------------------------------------------
 
@@ -152,8 +166,10 @@ class Classifier(TracebackAssembler):
     def feed(self, line: str) -> list[Match]:
         """Classify one line (without its newline); returns the matches it completed."""
         self.line_no += 1
+        prev, self._prev_line = self._prev_line, line
         if self._fast and self._prefilter(line) is None:
             return []
+        self._before = prev
         out = self._slow(line)
         self._update_busy()
         self._fast = not self._busy and not self._always
@@ -191,7 +207,19 @@ class Classifier(TracebackAssembler):
             return
         match = Match(signature=sig, line_no=self.line_no, line=line, label=sig.render_label(m),
                       severity=sig.severity, chain_id=self._new_id())
+        if sig is EAGER_FALLBACK:
+            self._fallback = (line[: m.start()], self.line_no, match.label)
         self._record(match, out)
+
+    def _opened(self, chain: Chain) -> None:
+        prefix = chain.prefix
+        chain.level = record_level(prefix) if prefix.strip() else None
+        before = self._before
+        if chain.thread is None and before.startswith(prefix) and "Traceback (most recent call last)" not in before:
+            chain.before = record_level(before[len(prefix):])
+        fb = self._fallback
+        if fb is not None and (fb[0] == prefix if prefix.strip() else self.line_no - fb[1] <= FALLBACK_WINDOW):
+            chain.fallback = fb[2]
 
     def _best_sig(self, text: str) -> tuple[Signature, re.Match[str]] | None:
         return _first_hit(self._chain_sigs, text)
@@ -233,6 +261,10 @@ class Classifier(TracebackAssembler):
             else:
                 label = sig.render_label(chain.sig_m)
             severity = Severity.WARNING if chain.ignored and sig.severity is Severity.ERROR else sig.severity
+            if chain.fallback is not None:  # dynamo's eager fallback: one finding with its line's label
+                sig, label, severity = EAGER_FALLBACK, chain.fallback, Severity.WARNING
+            elif severity is Severity.ERROR and _handled(chain):
+                severity = Severity.WARNING
             line = chain.deciding
             line_no = chain.deciding_no
         tb = list(chain.lines)
@@ -317,6 +349,13 @@ class Classifier(TracebackAssembler):
             elif m.is_error:
                 return m
         return None
+
+
+def _handled(chain: Chain) -> bool:
+    """The traceback is carried by a log record below ERROR: the program caught it and said so."""
+    if chain.level is not None:
+        return chain.level in HANDLED_LEVELS
+    return chain.before in HANDLED_LEVELS and not unwound(chain.lines, chain.prefix)
 
 
 def classify_lines(lines: Sequence[str], signatures: Iterable[Signature] | None = None) -> Classifier:

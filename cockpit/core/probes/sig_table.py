@@ -11,11 +11,21 @@ from __future__ import annotations
 from ..layers import Layer, Severity
 from .sig_model import Signature
 
-__all__ = ["BUILTIN", "TRACEBACK", "INCOMPLETE_TRACEBACK"]
+__all__ = ["BUILTIN", "TRACEBACK", "INCOMPLETE_TRACEBACK", "SHELL_CRASHES", "EAGER_FALLBACK"]
 
 _FX = (
     "Compile once before the threads start (warm the compiled function up under a lock in the main "
     "thread), or keep torch.compile out of worker threads; clear the inductor cache between attempts."
+)
+
+#: The shells' own lines for a child killed by a signal (dash, bash and busybox print the same
+#: words; ``Killed`` has its own signature, ``killed``, since the OOM killer is its usual sender).
+SHELL_CRASHES: tuple[tuple[str, str], ...] = (
+    ("Segmentation fault", "SIGSEGV"),
+    ("Aborted", "SIGABRT"),
+    ("Bus error", "SIGBUS"),
+    ("Floating point exception", "SIGFPE"),
+    ("Illegal instruction", "SIGILL"),
 )
 
 #: The built-in table.  Order does not matter; ``priority`` breaks ties.
@@ -223,6 +233,45 @@ BUILTIN: tuple[Signature, ...] = (
         priority=56,
         keywords=("Killed",),
     ),
+    *(
+        Signature(
+            # the waiting shell's own line (dash and busybox: the name alone; bash: ``NAME: line N:
+            # PID Segmentation fault      (core dumped) CMD``): the job was killed by that signal
+            rf"^\s*({name})(?: \(core dumped\))?\s*$|^\S[^:]*: (?:line \d+: )?\s*\d+ +({name})\b",
+            Layer.PROCESS,
+            f"killed by {sig} ({name.lower()}): the shell's own crash line",
+            "A native crash (a C/CUDA extension, a bad build) or a signal from outside: rerun with "
+            "PYTHONFAULTHANDLER=1 to see the Python stack at the crash; check the host's kernel messages.",
+            kind=f"shell-{sig.lower()}",
+            priority=69,
+            keywords=(name,),
+        )
+        for name, sig in SHELL_CRASHES
+    ),
+    Signature(
+        # torch.save on a full disk: PyTorch's writer never says ENOSPC
+        r"basic_ios::clear: iostream error|enforce fail at inline_container\.cc.*unexpected pos"
+        r"|PytorchStreamWriter failed writing file",
+        Layer.CONTAINER,
+        "writing a checkpoint failed (disk full?)",
+        "torch.save could not write: free space where the checkpoint goes (`df -h`, `df -i`).",
+        kind="torch-write-failed",
+        priority=68,
+        keywords=("basic_ios::clear", "inline_container.cc", "PytorchStreamWriter failed"),
+    ),
+    Signature(
+        # torch._dynamo with suppress_errors logs this (at WARNING, with a traceback) and runs the
+        # function eagerly: a finding about speed, not a failure
+        r"WON'T CONVERT (\S+) (.+?) line (\d+)",
+        Layer.APP,
+        "running eagerly: compile failed for `{1}` ({2}:{3})",
+        "torch.compile fell back to eager for this function (suppress_errors): the traceback after it "
+        "says why; the run goes on, slower.",
+        kind="dynamo-eager-fallback",
+        severity=Severity.WARNING,
+        priority=61,
+        keywords=("WON'T CONVERT",),
+    ),
     Signature(
         r"ChildFailedError",
         Layer.APP,
@@ -256,3 +305,6 @@ INCOMPLETE_TRACEBACK = Signature(
     severity=Severity.WARNING,
     priority=0,
 )
+
+#: The dynamo eager-fallback signature (a traceback right after its line is part of the finding).
+EAGER_FALLBACK = next(s for s in BUILTIN if s.kind == "dynamo-eager-fallback")

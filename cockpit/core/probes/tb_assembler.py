@@ -77,6 +77,9 @@ class TracebackAssembler:
     def _best_sig(self, text: str) -> tuple[Signature, re.Match[str]] | None:
         raise NotImplementedError
 
+    def _opened(self, chain: Chain) -> None:
+        """A new chain was opened (the subclass notes what came before its header)."""
+
     # -- assembly ---------------------------------------------------------------------------
 
     def _update_busy(self) -> None:
@@ -272,6 +275,7 @@ class TracebackAssembler:
             for h in head:
                 self._append(chain, h)
             self._append(chain, line)
+            self._opened(chain)
         self._blocks.append(Block(prefix, chain))
 
     def _close(self, blk: Block, line: str, body: str, out: list[Match]) -> None:

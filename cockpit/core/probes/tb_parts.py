@@ -17,7 +17,7 @@ from .sig_model import Match, Signature
 
 __all__ = [
     "TB_HEADER", "THREAD_HEADER", "IGNORED_HEADER", "CHAIN_MARKER", "LOGLIKE", "looks_like_exception",
-    "is_tag_prefix", "split_glued", "glued_exception_at", "Chain", "Block", "After",
+    "is_tag_prefix", "split_glued", "glued_exception_at", "Chain", "Block", "After", "record_level", "HANDLED_LEVELS",
 ]
 
 TB_HEADER = re.compile(r"^(?P<prefix>.*?)Traceback \(most recent call last\):\s*$")
@@ -31,6 +31,46 @@ _EXC_LINE = re.compile(r"(?P<name>[A-Za-z_][\w.]*)(?::(?:\s.*)?)?\Z")
 LOGLIKE = re.compile(
     r"\s*(?:\[|\d|(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL|FATAL|NOTE)\b|[IWEF]\d{4}\s|(?i:step|epoch|iter)\b)"
 )
+
+
+# --------------------------------------------------------------------------------------------
+# log records: the level a line's record carries
+
+#: glog, as PyTorch's own logging prints every line of a record (``W0501 12:00:00.123456 1234
+#: file.py:12] msg``; C++ ``[W501 …]`` too), after torchrun's ``[rank0]:`` tag
+_GLOG = re.compile(r"^(?:\[(?:rank|default)\d+\]:)?\[?(?P<g>[DVIWEFC])\d{3,4} \d\d:\d\d:\d\d(?:\.\d+)?\s+\d+\s+\S+:\d+\]")
+#: Python ``logging`` shapes: ``WARNING:name:msg`` (the default), ``2024-05-01 12:00:00,123 - name
+#: - WARNING - msg``, ``[2024-05-01 12:00:00] WARNING msg``, ``… | WARNING  | …`` (loguru),
+#: ``[…][name][WARNING] - msg`` (hydra): a timestamp and one logger name at most before the level,
+#: so that a message that merely says "error" is no record head
+_PYLOG = re.compile(
+    r"^(?:\[(?:rank|default)\d+\]:)?\s*"
+    r"(?:\[?\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\]?\s*(?:[-|:]\s*)?)?"
+    r"(?:\[?[A-Za-z_][\w.<>-]*\]?\s*(?:[-|:]\s*)?)?"
+    r"\[?(?P<p>DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL)\]?(?=[\s:|\]-]|$)"
+)
+#: a glog head and nothing but bracketed tags after it (``… file.py:12] [0/0] ``): a per-line prefix
+_GLOG_TAG = re.compile(_GLOG.pattern + r"(?:\s*\[[^\]]*\])*\s*$")
+_GLOG_LEVEL = {"D": "DEBUG", "V": "DEBUG", "I": "INFO", "W": "WARNING", "E": "ERROR", "F": "CRITICAL", "C": "CRITICAL"}
+#: the levels at which a logged traceback was handled: the program said so and went on
+HANDLED_LEVELS = frozenset({"DEBUG", "INFO", "WARNING"})
+
+
+def record_level(line: str) -> str | None:
+    """The level of the log record that ``line`` starts (``DEBUG`` … ``CRITICAL``), or None.
+
+    Only the record's own level field counts (its head: glog's letter, Python ``logging``'s level
+    name after at most a timestamp and a logger name), never a word in the message."""
+    if not line or len(line) < 5:
+        return None
+    m = _GLOG.match(line)
+    if m:
+        return _GLOG_LEVEL[m.group("g")]
+    m = _PYLOG.match(line[:160])
+    if m:
+        lvl = m.group("p")
+        return {"WARN": "WARNING", "FATAL": "CRITICAL"}.get(lvl, lvl)
+    return None
 
 
 _BARE_EXC_SUFFIX = ("Error", "Exception", "Interrupt", "Exit", "Iteration", "Warning", "Failed", "Timeout",
@@ -68,6 +108,8 @@ def is_tag_prefix(text: str) -> bool:
     """
     core = text.strip()
     if not core:
+        return True
+    if _GLOG_TAG.match(text):  # PyTorch's glog-style record head on every line of the record
         return True
     if len(core) > 40 or core[-1] not in _TAG_END:
         return False
@@ -144,6 +186,23 @@ def glued_exception_at(body: str, frame: bool) -> int:
     return -1
 
 
+#: the outermost frame of a traceback that unwound the whole program (nothing caught it)
+_ENTRY_FRAME = re.compile(r'^\s+File "[^"]*", line \d+, in (?:<module>|_run_module_as_main|_run_code)\s*$')
+
+
+def unwound(lines: list[str], prefix: str) -> bool:
+    """The chain's last traceback starts at the program's entry: an uncaught exception (or one
+    caught at the top level, which reads the same)."""
+    heads = [i for i, ln in enumerate(lines) if ln.startswith(prefix) and "Traceback (most recent call last)" in ln]
+    if not heads:
+        return False
+    for ln in lines[heads[-1] + 1:]:
+        body = ln[len(prefix):] if ln.startswith(prefix) else ln
+        if body.lstrip().startswith("File "):
+            return bool(_ENTRY_FRAME.match(body))
+    return False
+
+
 # --------------------------------------------------------------------------------------------
 # records
 
@@ -157,7 +216,7 @@ class Chain:
 
     __slots__ = (
         "id", "prefix", "start_no", "lines", "cut", "exceptions", "sig", "sig_m", "deciding", "deciding_no",
-        "thread", "ignored", "last_match", "emitted", "version", "match_version", "counted",
+        "thread", "ignored", "last_match", "emitted", "version", "match_version", "counted", "level", "before", "fallback",
     )
 
     def __init__(self, cid: int, prefix: str, start_no: int, thread: str | None, ignored: bool):
@@ -178,6 +237,14 @@ class Chain:
         self.version = 0  # bumped on every change; last_match is current when match_version == version
         self.match_version = -1
         self.counted = False
+        #: the level of the log record that carries the traceback (its lines' prefix, or the record
+        #: line right before a traceback the program caught), None for a bare traceback
+        self.level: str | None = None
+        #: the level of a log record on the line right before the header (``logger.exception``'s
+        #: or ``logger.warning(…, exc_info=True)``'s message line)
+        self.before: str | None = None
+        #: the label of torch._dynamo's ``WON'T CONVERT`` line this traceback explains (eager fallback)
+        self.fallback: str | None = None
 
 
 class Block:

@@ -1,0 +1,74 @@
+"""What the job's log says about an attempt's outcome: did its code run, and what it noticed.
+
+:func:`code_ran` is the evidence :func:`~cockpit.core.layers.outcome_of` needs to tell ``failed``
+(the code ran and failed, at any layer) from ``untested`` (it never ran): progress lines, and the
+lines the job itself wrote.  The shell's own lines do not count as the job's output: a job whose
+only line is ``Segmentation fault`` or ``sh: 1: python: not found`` never got to run its code.
+
+:func:`log_findings` lists what the log noticed without failing the run (a traceback a WARNING
+record carried, torch.compile's eager fallback) and, for a job that exited 0, its errors: a
+finished job's errors are findings, not its death.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .layers import Finding, Ran, Severity
+from .probes.sig_table import SHELL_CRASHES
+
+__all__ = ["code_ran", "log_findings", "findings_text", "SHELL_KINDS"]
+
+#: signature ids of lines the job's shell (not the job) wrote
+SHELL_KINDS = frozenset({"killed", *(f"shell-{sig.lower()}" for _, sig in SHELL_CRASHES)})
+#: at most this many findings are listed
+MAX_FINDINGS = 8
+
+
+def code_ran(scan: Any) -> Ran | None:
+    """The evidence that the job's code ran, from a :class:`~cockpit.core.actions.jobstate.LogScan`
+    (None when no log was read: nothing to say)."""
+    if scan is None:
+        return None
+    shell = 0
+    classifier = getattr(scan, "classifier", None)
+    if classifier is not None:
+        shell = sum(n for kind, n in classifier.counts.items() if kind in SHELL_KINDS)
+    return Ran(progress=int(scan.progress_count), lines=max(0, int(scan.lines) - shell))
+
+
+def log_findings(scan: Any, *, errors: bool = False) -> list[Finding]:
+    """The log's warnings (each label once, in order), and with ``errors`` its errors too."""
+    classifier = getattr(scan, "classifier", None)
+    if classifier is None:
+        return []
+    seen: set[str] = set()
+    out: list[Finding] = []
+    latest: dict[object, Any] = {}
+    for m in classifier.matches:  # one entry per chain: its latest version
+        latest[m.chain_id if m.chain_id is not None else ("line", m.line_no)] = m
+    for m in latest.values():
+        if m.is_error and not errors:
+            continue
+        if m.severity is Severity.INFO or m.label in seen or m.kind == "python-traceback-incomplete" and not m.is_error:
+            continue
+        seen.add(m.label)
+        summary = m.label if not m.thread else f"{m.label} (thread {m.thread})"
+        out.append(Finding(m.layer, m.kind, summary, m.advice, m.severity, {"line": m.line, "line_no": m.line_no}))
+        if len(out) >= MAX_FINDINGS:
+            break
+    return out
+
+
+def findings_text(findings: list[Finding]) -> str:
+    """``2 errors and 1 warning in the log: A; B; C`` (empty when there are none)."""
+    if not findings:
+        return ""
+    n_err = sum(1 for f in findings if f.severity is Severity.ERROR)
+    n_warn = len(findings) - n_err
+    parts = []
+    if n_err:
+        parts.append(f"{n_err} error{'s' if n_err > 1 else ''}")
+    if n_warn:
+        parts.append(f"{n_warn} warning{'s' if n_warn > 1 else ''}")
+    return f"{' and '.join(parts)} in the log: " + "; ".join(f.summary[:160] for f in findings)

@@ -1,0 +1,153 @@
+"""Verdicts that stay true, against the lab: real Python jobs (tests/lab/jobs/) under pct and docker.
+
+* the code ran, so the attempt **failed** whatever the layer: a job that trains 60 steps and then
+  exits 1 from its own guard (no traceback), and one that dies of SIGSEGV in "native code" after
+  70 steps, whose only word is the shell's own ``Segmentation fault`` line (named as SIGSEGV);
+* a handled error is a **finding**: a traceback a WARNING record carries (``logging``'s default
+  format), and torch._dynamo's ``WON'T CONVERT`` eager fallback (PyTorch's glog-style record, its
+  exact text): the attempt passes and the fate is ``finished``, the finding in the cause; a job that
+  exits 0 after its last step is never ``died … exited with code 0``, even with an ERROR record;
+* the **disk**, not the code: a checkpoint directory on a real, full 1 MiB tmpfs (mounted in the
+  container's own mount namespace) makes the job raise PyTorch's ``enforce fail …
+  unexpected pos``; the cause is ``container`` and names the mount and its figures.
+"""
+
+from __future__ import annotations
+
+import shlex
+import shutil
+from pathlib import Path
+
+import pytest
+
+from cockpit.core.fate import latest_fate
+from cockpit.core.journal import Journal
+from cockpit.core.layers import Layer, Outcome
+from tests.lab import await_for
+
+pytestmark = pytest.mark.lab
+
+JOBS = Path(__file__).parent / "lab" / "jobs"
+DOCKER_CT = 238
+
+
+def job_command(lab, ctid: int, script: str, *args: object) -> str:
+    """The job script copied into the container's workspace (the job sees it there), as a command."""
+    dest = Path(lab.workspace(ctid)) / script
+    shutil.copy(JOBS / script, dest)
+    return shlex.join([lab.jobsim_argv()[0], str(dest), *map(str, args)])
+
+
+def fate_of(cfg, attempt):
+    rec = Journal(cfg.journal_path).get(attempt)
+    return latest_fate(rec) if rec is not None else None
+
+
+async def final_fate(cfg, attempt):
+    def final():
+        f = fate_of(cfg, attempt)
+        return f if f is not None and f.final else None
+
+    return await await_for(final, timeout=20, interval=0.1)
+
+
+@pytest.fixture(params=["pct", "docker"])
+def runtime(request, lab, lab_config):
+    """``(make_cfg, ctid)`` for the pct container 200, or a docker container the engine emulator answers for."""
+    if request.param == "pct":
+        yield lab_config, 200
+        return
+    name = "docker-round3"
+    lab.add_engine_container("docker", name, DOCKER_CT)
+
+    def make(**overrides):
+        target = {"runtime": "docker", "container": name, "ctid": DOCKER_CT, "docker": str(lab.bin_dir / "docker")}
+        return lab_config(target=target, **overrides)
+
+    yield make, DOCKER_CT
+    lab.set_docker_daemon(None)
+    lab.remove_container(DOCKER_CT)
+
+
+async def test_a_job_stopped_by_its_own_guard_after_training_failed_not_untested(lab, runtime, engines):
+    make, ctid = runtime
+    cfg = make(job={"command": job_command(lab, ctid, "guard_exit.py")}, verify={"settle": 5.0})
+    res = await engines(cfg).attempt("guard stops the run")
+    assert res.outcome is Outcome.FAILED and res.verdict.layer is Layer.PROCESS, (res.outcome, res.verdict.summary())
+    fs = res.verdict.failed_stage
+    assert fs.name == "verify: alive" and "exited with code 1" in fs.detail, fs.detail
+    assert "last progress: step 60" in fs.detail, fs.detail
+    f = await final_fate(cfg, res.attempt)
+    assert f.state == "died" and f.layer == "process" and "exited with code 1" in f.cause, f
+
+
+async def test_a_native_crash_after_progress_is_failed_and_names_the_signal_from_the_shells_line(lab, runtime, engines):
+    make, ctid = runtime
+    cfg = make(job={"command": job_command(lab, ctid, "native_crash.py")}, verify={"settle": 5.0})
+    res = await engines(cfg).attempt("segfaults after 70 steps")
+    assert res.outcome is Outcome.FAILED and res.verdict.layer is Layer.PROCESS, (res.outcome, res.verdict.summary())
+    fs = res.verdict.failed_stage
+    assert "killed by SIGSEGV (segmentation fault): the shell's own crash line" in fs.detail, fs.detail
+    assert res.first_error is not None and res.first_error["kind"] == "shell-sigsegv", res.first_error
+    assert res.first_error["line"].strip() in ("Segmentation fault", "Segmentation fault (core dumped)"), res.first_error
+    f = await final_fate(cfg, res.attempt)
+    assert f.state == "died" and f.layer == "process" and "SIGSEGV" in f.cause, f
+
+
+async def test_a_traceback_logged_at_warning_is_a_finding_and_the_job_finishes(lab, runtime, engines):
+    make, ctid = runtime
+    cfg = make(job={"command": job_command(lab, ctid, "handled_warning.py", 40, 0.05)}, verify={"settle": 1.0})
+    res = await engines(cfg).attempt("a handled push failure")
+    assert res.outcome is Outcome.PASSED, res.verdict.summary()
+    assert [(f.kind, f.severity.value) for f in res.findings] == [("python-traceback", "warning")], res.findings
+    assert "ConnectionError: dashboard at 10.0.0.7:8080 refused the connection" in res.findings[0].summary
+    f = await final_fate(cfg, res.attempt)
+    assert f.state == "finished" and f.layer is None, f
+    assert f.cause.startswith("exited with code 0; 1 warning in the log: ConnectionError: dashboard"), f.cause
+
+
+async def test_dynamo_eager_fallback_is_a_compile_finding_not_a_failure(lab, lab_config, engines):
+    cfg = lab_config(job={"command": job_command(lab, 200, "eager_fallback.py", 40, 0.05)})
+    res = await engines(cfg).attempt("suppress_errors = True")
+    assert res.outcome is Outcome.PASSED, res.verdict.summary()
+    script = Path(lab.workspace(200)) / "eager_fallback.py"
+    assert [f.summary for f in res.findings] == [f"running eagerly: compile failed for `forward` ({script}:41)"], res.findings
+    assert res.findings[0].kind == "dynamo-eager-fallback" and res.findings[0].layer is Layer.APP
+    f = await final_fate(cfg, res.attempt)
+    assert f.state == "finished", f
+    assert "running eagerly: compile failed for `forward`" in f.cause, f.cause
+
+
+async def test_exit_0_after_the_last_step_is_finished_with_an_error_record_as_a_finding(lab, lab_config, engines):
+    """An ERROR record's traceback stays a failure for the verdict; the job's exit 0 is still its end, not a death."""
+    script = job_command(lab, 200, "handled_warning.py", 60, 0.05)
+    cfg = lab_config(job={"command": script.replace("handled_warning.py", "handled_error.py")})
+    src = (JOBS / "handled_warning.py").read_text().replace("log.warning(", "log.error(")
+    (Path(lab.workspace(200)) / "handled_error.py").write_text(src)
+    res = await engines(cfg).attempt("an ERROR record, then a clean exit")
+    assert res.outcome is Outcome.FAILED and res.verdict.layer is Layer.APP, res.verdict.summary()
+    f = await final_fate(cfg, res.attempt)
+    assert f.state == "finished" and f.layer is None, f
+    assert f.cause.startswith("exited with code 0; 1 error in the log: ConnectionError"), f.cause
+
+
+async def test_a_full_checkpoint_filesystem_is_the_containers_fault_named_with_its_mount(lab, lab_config, engines):
+    ckpt = Path(lab.workspace(200)) / "ckpt-full"
+    ckpt.mkdir(exist_ok=True)
+    r = lab.exec_in(200, f"mount -t tmpfs -o size=1m tmpfs {shlex.quote(str(ckpt))}")
+    if r.returncode != 0:
+        pytest.skip(f"no tmpfs mount inside the lab container: {r.stderr.strip()}")
+    try:
+        cfg = lab_config(job={"command": job_command(lab, 200, "ckpt_full.py", ckpt), "workdir": str(ckpt)},
+                         verify={"settle": 5.0})
+        res = await engines(cfg).attempt("checkpoints fill the volume")
+        assert res.outcome is Outcome.FAILED and res.verdict.layer is Layer.CONTAINER, (res.outcome, res.verdict.summary())
+        fs = res.verdict.failed_stage
+        assert f"disk full: {ckpt} (the workdir's filesystem, tmpfs) is full: " in fs.detail, fs.detail
+        assert "free of 1.0 MiB" in fs.detail and "% used)" in fs.detail, fs.detail
+        assert "the job's error: writing a checkpoint failed (disk full?)" in fs.detail, fs.detail
+        assert fs.data["disk_full"][0]["mount"] == str(ckpt) and fs.data["disk_full"][0]["pct"] >= 98
+        f = await final_fate(cfg, res.attempt)
+        assert f.state == "died" and f.layer == "container" and str(ckpt) in f.cause, f
+    finally:
+        lab.exec_in(200, f"umount {shlex.quote(str(ckpt))}")
