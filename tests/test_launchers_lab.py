@@ -22,6 +22,7 @@ import pytest
 from cockpit.core.fate import latest_fate
 from cockpit.core.journal import Journal
 from cockpit.core.layers import Outcome, Status
+from cockpit.core.status import collect_status
 from tests.lab import await_for
 
 pytestmark = pytest.mark.lab
@@ -101,7 +102,7 @@ async def test_the_trainer_a_launcher_left_is_the_job_until_it_ends(lab, lab_con
     f = await await_for(lambda: final(cfg, res.attempt), timeout=20, interval=0.1)
     assert not alive_in_target(lab, pid, host)
     assert f.state == "finished" and f.layer is None, f
-    assert f"trainer pid {pid} (python3 launcher_train.py ok 35 0.1) ended with no error in its log" in f.cause, f.cause
+    assert f"launcher exited 0; the trainer pid {pid} (python3 launcher_train.py ok 35 0.1) ended with no error in its log" in f.cause, f.cause
     assert "its exit status was not observed (its launcher exited first)" in f.cause, f.cause
     assert f.last_progress == "step 35 loss 0.0286" and f.after_s is not None and f.after_s >= 3.0, f
 
@@ -128,3 +129,18 @@ async def test_stop_stops_the_trainer_the_launcher_left(lab, lab_config, engines
     assert not alive_in_target(lab, pid, False), (stop.summary(), [(s.name, s.detail) for s in stop.stages])
     f = await await_for(lambda: final(cfg, res.attempt), timeout=10, interval=0.1)
     assert f.state == "stopped", f
+
+
+async def test_a_status_that_was_not_watching_reads_the_end_from_the_log_not_the_launchers_exit(lab, lab_config, engines, tmp_path):
+    cfg = launcher_config(lab, lab_config, tmp_path, "ok", 25)
+    eng = engines(cfg)
+    res = await eng.attempt("nobody follows", follow=False)
+    assert res.outcome is Outcome.PASSED, res.verdict.summary()
+    pid = trainer_pid(lab, res.job.log_path, False)
+    await await_for(lambda: not alive_in_target(lab, pid, False), timeout=20, interval=0.2)
+    report = await collect_status(cfg, quick=True)  # ``cockpit status``: a fresh reader, the journal's record
+    f = report["latest_attempt"]["fate"]
+    assert f["state"] == "finished" and f["layer"] is None, f
+    # the log grew after the launcher's status was written: that status is not the job's
+    assert f["cause"].startswith("launcher exited 0; what it left running ended with no error in its log after 25 progress lines"), f
+    assert "its exit status was not observed" in f["cause"], f

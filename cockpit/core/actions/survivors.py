@@ -112,7 +112,7 @@ def adopt(job: JobRecord, st: JobState) -> ProcStat | None:
     if grew or lasted:
         st.launcher_exit, st.exit_code, st.exit_at = code, None, None
         job.launcher_exit = code
-        who = _name(job) if job.survivor_pid is not None else "what it started"
+        who = _name(job) if job.survivor_pid is not None else "what it left running"
         st.launcher_note = f"launcher exited {code}; {who} is gone"
     return None
 
@@ -159,19 +159,19 @@ def gone_cause(job: JobRecord, st: JobState, scan: LogScan) -> Cause | None:
         return None
     from .cause import Cause, error_cause
 
-    who = _name(job) if job.survivor_pid is not None else "what it started"
+    who = f"the {_name(job)}" if job.survivor_pid is not None else "what it left running"
     unseen = "its exit status was not observed (its launcher exited first)"
     after = None
     if st.log_mtime is not None and st.remote_now is not None and job.launched_at:
         after = max(0.0, time.time() - (st.remote_now - st.log_mtime) - job.launched_at)  # its last log write
     data = {"launcher_exit": st.launcher_exit, "survivor_pid": job.survivor_pid, "survivor_cmd": job.survivor_cmd,
             "last_progress": scan.last_progress, "first_error": scan.error(), "final_error": scan.final_error()}
-    head = f"launcher exited {st.launcher_exit}; the {who} is gone; {unseen}"
+    head = f"launcher exited {st.launcher_exit}; {who} is gone; {unseen}"
     err = error_cause(scan)
     if err is not None:
         return Cause(err.layer, f"{head}: {err.detail}", err.advice, {**data, **err.data}, "died", after)
     if scan.progress_line is not None:
-        return Cause(Layer.APP, f"launcher exited {st.launcher_exit}; the {who} ended with no error in its log after "
+        return Cause(Layer.APP, f"launcher exited {st.launcher_exit}; {who} ended with no error in its log after "
                      f"{scan.progress_count} progress lines; {unseen}", "", data, "finished", after)
     return Cause(Layer.PROCESS, f"{head}, with no progress and no error in its log",
                  "read the log; the trainer may have been killed (a signal leaves no line)", data, "vanished", after)

@@ -1,0 +1,113 @@
+"""The rules of :mod:`cockpit.core.actions.survivors` on readings as the job probe prints them.
+
+Each reading is the text :func:`~cockpit.core.actions.jobstate.state_command` prints (its
+``/proc/PID/stat`` lines included), parsed by the real parser; the lab tests
+(``tests/test_launchers_lab.py``) run the same rules against real launcher jobs.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+
+from cockpit.core.actions.job import JobRecord
+from cockpit.core.actions.jobstate import JobState, LogScan, parse_state
+from cockpit.core.actions.survivors import LINGER_S, adopt, gone_cause, needs_group, pick_survivor, short_command
+from cockpit.core.layers import Layer
+from cockpit.core.probes.signatures import Classifier
+from cockpit.core.procstat import read_stat
+
+SUP = 100
+
+
+def stat(pid: int, comm: str, state: str = "S", ppid: int = 1, pgid: int = SUP, start: int = 5000) -> str:
+    return f"{pid} ({comm}) {state} {ppid} {pgid} {pgid} 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 {start}"
+
+
+def reading(job: JobRecord, *stats: str, exit: str = f"0 {SUP}", size: int = 100, log_mtime: int = 1000, exit_mtime: int = 1000) -> JobState:
+    head = (f"pid={SUP}\nexit={exit}\nexit_mtime={exit_mtime}\nsize={size}\nlog_mtime={log_mtime}\nnow=1010\ninit=\n")
+    return parse_state((head + "@@stat\n" + "\n".join(stats) + "\n@@log\n").encode(), job)
+
+
+def record() -> JobRecord:
+    return JobRecord(attempt=1, pid=SUP, pgid=SUP, start_time=4000, launched_at=time.time() - 10)
+
+
+def scan(*lines: str) -> LogScan:
+    s = LogScan(re.compile(r"^step \d+"), Classifier())
+    s.feed("".join(line + "\n" for line in lines).encode())
+    return s
+
+
+def test_a_written_status_with_the_group_alive_is_the_launchers_and_the_trainer_leads():
+    job = record()
+    st = reading(job, stat(151, "sh", start=5001), stat(150, "python3", start=5002), stat(152, "pt_data_worker", start=5003))
+    assert st.exit_code == 0 and not st.alive  # as the probe reads it, without the rule
+    new = adopt(job, st)
+    assert new is not None and new.pid == 150  # a non-shell first, then the oldest
+    assert st.exit_code is None and st.launcher_exit == 0 and st.alive and not st.exited
+    assert st.leader is not None and st.leader.pid == 150
+    assert st.describe() == "launcher exited 0; trainer pid 150 (python3) continues: python3 pid 150 S, 1 threads"
+    assert (job.survivor_pid, job.survivor_start, job.launcher_exit) == (150, 5002, 0)
+    again = reading(job, stat(150, "python3", start=5002), size=400)
+    assert adopt(job, again) is None and again.alive  # the same survivor: nothing new to learn
+
+
+def test_when_the_survivor_is_gone_and_the_log_grew_the_end_comes_from_the_log():
+    job = record()
+    adopt(job, reading(job, stat(150, "python3", start=5002)))
+    for lines, state, layer in (
+        (("step 1", "step 2", "training done"), "finished", Layer.APP),
+        (("step 1", "Traceback (most recent call last):", '  File "t.py", line 3, in <module>', "RuntimeError: boom"), "died", Layer.APP),
+        (("starting",), "vanished", Layer.PROCESS),
+    ):
+        st = reading(job, size=900, log_mtime=1004)
+        adopt(job, st)
+        assert st.exit_code is None and st.launcher_exit == 0 and not st.alive, lines
+        cause = gone_cause(job, st, scan(*lines))
+        assert cause is not None and (cause.state, cause.layer) == (state, layer), (lines, cause)
+        assert cause.detail.startswith("launcher exited 0; the trainer pid 150 (python3) "), cause.detail
+        assert "its exit status was not observed (its launcher exited first)" in cause.detail
+    assert "RuntimeError" in gone_cause(job, st, scan("Traceback (most recent call last):", "RuntimeError: boom")).detail  # type: ignore[union-attr]
+
+
+def test_a_child_that_outlives_the_job_a_moment_without_writing_leaves_the_exit_status_the_jobs():
+    job = record()
+    adopt(job, reading(job, stat(150, "python3", start=5002), exit=f"3 {SUP}"))
+    assert job.survivor_pid == 150
+    st = reading(job, exit=f"3 {SUP}")  # gone at once, the log as it was
+    adopt(job, st)
+    assert st.exit_code == 3 and st.launcher_exit is None and gone_cause(job, st, scan("x")) is None
+    job.survivor_since = time.time() - LINGER_S  # followed that long: it was the job, silent or not
+    st = reading(job, exit=f"3 {SUP}")
+    adopt(job, st)
+    assert st.exit_code is None and st.launcher_exit == 3
+
+
+def test_a_fresh_reader_knows_by_the_log_written_after_the_status():
+    job = record()  # the journal's record: no survivor learned
+    st = reading(job, log_mtime=1009, exit_mtime=1000)
+    adopt(job, st)
+    cause = gone_cause(job, st, scan("step 1", "step 2"))
+    assert cause is not None and cause.state == "finished"
+    assert cause.detail.startswith("launcher exited 0; what it left running ended with no error in its log after 2 progress lines")
+    same = record()
+    st = reading(same, log_mtime=1000, exit_mtime=1000)  # a plain job: its log ends before its status
+    adopt(same, st)
+    assert st.exit_code == 0 and gone_cause(same, st, scan("step 1")) is None
+
+
+def test_a_supervisor_still_shown_needs_the_group_read_and_a_scheduler_job_is_left_alone():
+    job = record()
+    st = reading(job, stat(SUP, "sh", state="Z", start=4000))
+    assert needs_group(job, st) and adopt(job, st) is None and st.exit_code == 0
+    slurm = JobRecord(attempt=1, pid=SUP, pgid=SUP, scheduler="slurm", sched_id="7")
+    st = reading(slurm, stat(150, "python3"))
+    assert not needs_group(slurm, st) and adopt(slurm, st) is None and st.exit_code == 0 and st.launcher_exit is None
+
+
+def test_the_survivor_and_its_command_as_named():
+    procs = [read_stat(stat(7, "bash", start=1)), read_stat(stat(9, "python3", start=3)), read_stat(stat(8, "python3", start=2))]
+    assert pick_survivor([p for p in procs if p is not None]).pid == 8
+    assert short_command(["/usr/bin/python3", "/work/x/train.py", "--out", "/data/run"]) == "python3 train.py --out /data/run"
+    assert len(short_command(["python3", "t.py", "x" * 200])) == 80
