@@ -7,7 +7,7 @@ A verdict is a moment; the fate is the end of the story.  The states:
               queue position; never a failure;
 ``stalled``   alive, but no progress line for longer than ``[verify] stall_after`` (layer and
               evidence say where it hangs); back to ``running`` when progress resumes;
-``finished``  it exited with code 0 and no error in its log;
+``finished``  it exited with code 0 (errors its log shows are listed in the cause as findings);
 ``died``      it exited otherwise, or its main process is a zombie, or its training loop died while the
               process lives on (the main thread's uncaught exception, other threads holding the
               process: :mod:`.actions.loopdeath`): ``layer`` and ``cause`` say why
@@ -40,6 +40,7 @@ from .actions.loopdeath import confirm_loop_death
 from .actions.stall import detect_stall
 from .actions.survivors import gone_cause
 from .actions.verify import GONE_CONFIRM_S
+from .outcome import findings_text, log_findings
 from .remote.base import RemoteError
 
 __all__ = ["Fate", "FATE_STATES", "FINAL_STATES", "read_fate", "FateFollower", "fate_text"]
@@ -131,10 +132,13 @@ async def read_fate(ctx: ActionContext, job: JobRecord, reader: JobReader | None
         return Fate("running", None, st.describe(), now, since, scan.last_progress)
     if (gone := gone_cause(job, st, scan)) is not None:  # its launcher exited first: no exit status to read
         return Fate(gone.state, None if gone.state == "finished" else gone.layer.value, gone.detail, now, gone.after_s, scan.last_progress)
-    if st.exit_code == 0 and not scan.errors():
+    if st.exit_code == 0:
+        # exit 0 is the job's own word that it finished: errors it logged on the way (handled, or a
+        # thread's) are findings in the cause, never a death "with code 0"
         ago = st.exit_ago()
         after = (now - ago - job.launched_at) if (ago is not None and job.launched_at) else since
-        return Fate("finished", None, "exited with code 0", now, after, scan.last_progress)
+        notes = findings_text(log_findings(scan, errors=True))
+        return Fate("finished", None, "exited with code 0" + (f"; {notes}" if notes else ""), now, after, scan.last_progress)
     cause = await death_cause(ctx, job, st, scan)
     state = cause.state if cause.state in FATE_STATES else "died"
     # a stopped job (a scheduler's CANCELLED) is no failure: no layer, as cockpit's own stop and
