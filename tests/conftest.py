@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import site
+import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -111,3 +112,12 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.lab)
         if name in E2E_FILES:
             item.add_marker(pytest.mark.e2e)
+
+
+@pytest.fixture
+def job_proc() -> Iterator[subprocess.Popen[bytes]]:
+    """A real process standing in for a job (its own session, like a launched one); killed after."""
+    proc = subprocess.Popen(["sleep", "60"], start_new_session=True)
+    yield proc
+    proc.kill()
+    proc.wait()

@@ -7,7 +7,6 @@ byte for byte.  The same flow with an acting cockpit journals the fate (proof th
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -20,14 +19,6 @@ from cockpit.ui.app import create_app
 from tests.test_ui_support import local_config, make_engine, wait_for
 
 SIZE = (120, 40)
-
-
-@pytest.fixture
-def job_proc():
-    proc = subprocess.Popen(["sleep", "60"], start_new_session=True)
-    yield proc
-    proc.kill()
-    proc.wait()
 
 
 def app_following(tmp_path: Path, job_proc: Any, **kw: Any) -> Any:

@@ -7,7 +7,6 @@ counted (the real ones still run) and the journal compared byte for byte.
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -24,14 +23,6 @@ from tests.test_ui_support import local_config, make_engine, wait_for
 
 SIZE = (120, 40)
 ENTRY_POINTS = ("run", "run_many", "run_host", "run_channel", "stream", "stream_host", "put_bytes")
-
-
-@pytest.fixture
-def job_proc():
-    proc = subprocess.Popen(["sleep", "60"], start_new_session=True)
-    yield proc
-    proc.kill()
-    proc.wait()
 
 
 def seed_journal(cfg: Any, job: JobRecord, *, with_dump: bool) -> int:
