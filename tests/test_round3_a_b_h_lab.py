@@ -22,7 +22,7 @@ import pytest
 
 from cockpit.core.fate import latest_fate
 from cockpit.core.journal import Journal
-from cockpit.core.layers import Layer, Outcome
+from cockpit.core.layers import Layer, Outcome, Status
 from tests.lab import await_for
 
 pytestmark = pytest.mark.lab
@@ -101,6 +101,8 @@ async def test_a_traceback_logged_at_warning_is_a_finding_and_the_job_finishes(l
     assert res.outcome is Outcome.PASSED, res.verdict.summary()
     assert [(f.kind, f.severity.value) for f in res.findings] == [("python-traceback", "warning")], res.findings
     assert "ConnectionError: dashboard at 10.0.0.7:8080 refused the connection" in res.findings[0].summary
+    st = res.verdict.stages[-1]  # said in the verdict, as a finding
+    assert (st.name, st.status, st.detail[:44]) == ("verify: findings", Status.OK, "1 warning in the log: ConnectionError: dashb"), st
     f = await final_fate(cfg, res.attempt)
     assert f.state == "finished" and f.layer is None, f
     assert f.cause.startswith("exited with code 0; 1 warning in the log: ConnectionError: dashboard"), f.cause
@@ -113,6 +115,7 @@ async def test_dynamo_eager_fallback_is_a_compile_finding_not_a_failure(lab, lab
     script = Path(lab.workspace(200)) / "eager_fallback.py"
     assert [f.summary for f in res.findings] == [f"running eagerly: compile failed for `forward` ({script}:41)"], res.findings
     assert res.findings[0].kind == "dynamo-eager-fallback" and res.findings[0].layer is Layer.APP
+    assert res.verdict.stages[-1].detail == f"1 warning in the log: {res.findings[0].summary}"
     f = await final_fate(cfg, res.attempt)
     assert f.state == "finished", f
     assert "running eagerly: compile failed for `forward`" in f.cause, f.cause

@@ -22,8 +22,8 @@ from .actions.jobstate import JobReader
 from .actions.verify import verify
 from .changes import record_attempt_changes
 from .connectivity import check_connectivity
-from .layers import Finding, Outcome, Stage, Status, Verdict, outcome_of
-from .outcome import code_ran, log_findings
+from .layers import Finding, Layer, Outcome, Stage, Status, Verdict, outcome_of
+from .outcome import code_ran, findings_text, log_findings
 
 if TYPE_CHECKING:  # pragma: no cover
     from .engine import Engine
@@ -131,11 +131,18 @@ async def run_attempt(engine: Engine, note: str, make_ctx: Callable[[Callable[[s
             sub = Tee(verdict, "verify")
             await verify(ctx, job, sub)
             timings["verify"] = time.monotonic() - t
-            journal.record_verdict(attempt_id, "verify", sub.finish())
             scan = ctx.state.get("log_scan")
+            findings = log_findings(scan) if scan is not None else []
+            if findings and sub.failed_stage is None and not sub.pending:
+                # what the log noticed without failing the run (a handled error's traceback, an eager
+                # fallback): said in the verdict, never as a failure
+                sub.add(Stage("findings", Status.OK, Layer.APP, findings_text(findings),
+                              data={"findings": [f.to_dict() for f in findings]}))
+            journal.record_verdict(attempt_id, "verify", sub.finish())
             first_error = scan.error() if scan is not None else None
         verdict.finish()
         scan = ctx.state.get("log_scan")
+        findings = log_findings(scan) if scan is not None else []
         # failed or untested: did the job's code run (progress, its own output)?  A lost
         # connection is interrupted: the job runs on, unjudged
         outcome = outcome_of(verdict, job_started=job is not None and job.started, ran=code_ran(scan))
@@ -147,7 +154,7 @@ async def run_attempt(engine: Engine, note: str, make_ctx: Callable[[Callable[[s
                                first_error=first_error, caches=ctx.state.get("caches"))
         finished = True
         return AttemptResult(attempt_id, outcome, verdict, first_error, job, timings, ctx.state.get("changes"),
-                             reader=ctx.state.get("job_reader"), findings=log_findings(scan) if scan is not None else [])
+                             reader=ctx.state.get("job_reader"), findings=findings)
     finally:
         if not finished:
             with contextlib.suppress(OSError):  # the journal's own disk is gone: nothing more to record
