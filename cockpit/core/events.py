@@ -62,7 +62,7 @@ class FateChanged:
     @property
     def news(self) -> bool:
         """A passed attempt whose job then died or vanished: worth a notification."""
-        return self.outcome == "passed" and self.fate.state in ("died", "vanished", "stalled")
+        return self.outcome == "passed" and self.fate.state in ("died", "diverged", "vanished", "stalled")
 
 
 Event: TypeAlias = StageProgress | ActionStarted | ActionFinished | FateChanged

@@ -14,6 +14,9 @@ A verdict is a moment; the fate is the end of the story.  The states:
               (a traceback → ``app``, a signal or exit code → ``process``, the OOM killer →
               ``container``…), ``after_s`` how long after the launch, ``last_progress`` the last
               progress line before it;
+``diverged``  a metric that must stay finite (the loss, ``[metrics] required_finite``) turned NaN or
+              inf while it ran on or after it exited 0 (``[verify] nonfinite = "fail"``): layer
+              ``app``, the cause names the step and the line (:mod:`.actions.nonfinite`);
 ``stopped``   cockpit stopped it (stop, relaunch, the next attempt, a reboot);
 ``vanished``  its pid is gone without an exit status (a container restarted under it → layer
               ``host``).
@@ -32,11 +35,13 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from .actions.backlog import follow_undated
 from .actions.base import ActionContext
 from .actions.cause import death_cause, fmt_secs
 from .actions.job import JobRecord
 from .actions.jobstate import JobReader
 from .actions.loopdeath import confirm_loop_death
+from .actions.nonfinite import diverged_cause
 from .actions.stall import detect_stall
 from .actions.survivors import gone_cause
 from .actions.verify import GONE_CONFIRM_S
@@ -47,8 +52,8 @@ __all__ = ["Fate", "FATE_STATES", "FINAL_STATES", "read_fate", "FateFollower", "
 
 log = logging.getLogger(__name__)
 
-FATE_STATES = ("running", "pending", "stalled", "finished", "died", "stopped", "vanished")
-FINAL_STATES = ("finished", "died", "stopped", "vanished")
+FATE_STATES = ("running", "pending", "stalled", "finished", "died", "diverged", "stopped", "vanished")
+FINAL_STATES = ("finished", "died", "diverged", "stopped", "vanished")
 
 
 @dataclass(frozen=True)
@@ -90,7 +95,7 @@ def fate_text(fate: Fate | dict[str, Any] | None, *, short: bool = False) -> str
         return ""
     if f.state == "running":
         return "running"
-    head = f.state + (f" ({f.layer})" if f.layer and f.state in ("died", "vanished", "stalled") else "")
+    head = f.state + (f" ({f.layer})" if f.layer and f.state in ("died", "diverged", "vanished", "stalled") else "")
     if f.after_s is not None:
         head += f" after {fmt_secs(f.after_s)}"
     return head + (f": {f.cause}" if f.cause and not short else "")
@@ -105,8 +110,11 @@ async def read_fate(ctx: ActionContext, job: JobRecord, reader: JobReader | None
     """The job's fate now, from one reading of its processes and its (whole, or new) log.
 
     ``gpu_util`` gives the GPUs' utilisation from the last observation (where a stall lives)."""
+    fresh = reader is None
     reader = reader if reader is not None else JobReader(ctx, job)
     st = await reader.read()
+    if fresh:  # a one-shot reading (status) of a backlog it cannot date follows one stall window first
+        st = await follow_undated(ctx, job, reader, st)
     loop_dead = None
     if st.alive:  # alive is not running when its training loop is dead (the process held by its threads)
         st, loop_dead = await confirm_loop_death(ctx, job, reader, st)
@@ -123,6 +131,9 @@ async def read_fate(ctx: ActionContext, job: JobRecord, reader: JobReader | None
         return Fate("vanished", "process", "the job's pid file is gone", now, since, scan.last_progress)
     if st.alive and loop_dead is not None:
         return Fate("died", loop_dead.layer.value, loop_dead.detail, now, loop_dead.after_s, scan.last_progress)
+    diverged = diverged_cause(ctx.cfg, scan.nonfinite) if st.alive or st.exit_code == 0 else None
+    if diverged is not None:
+        return Fate("diverged", "app", diverged, now, since, scan.last_progress)
     if st.alive:
         lead = st.leader
         stall = detect_stall(ctx.cfg.verify.stall_after, scan.clock, now, lead.state if lead else "",

@@ -24,7 +24,7 @@ __all__ = ["TargetSummary", "summarize", "TargetsWatch"]
 log = logging.getLogger(__name__)
 
 #: fates of a passed job that need a look
-_BAD_FATES = ("died", "stalled", "vanished")
+_BAD_FATES = ("died", "diverged", "stalled", "vanished")
 
 
 @dataclass

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import re
 import shlex
-import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -33,8 +32,11 @@ from ..probes.logs import sanitize
 from ..probes.nccl import NcclWatch
 from ..probes.signatures import Classifier, Match, load_signatures
 from ..procstat import ProcStat, read_stat
+from .backlog import date_backlog, read_console
 from .base import ActionContext
 from .job import JobRecord
+from .logline import MAX_LINE, split_lines, tz_seconds
+from .nonfinite import NonFiniteWatch, make_watch
 from .stall import ProgressClock
 from .survivors import follow_survivors
 
@@ -44,8 +46,6 @@ if TYPE_CHECKING:
 __all__ = ["JobState", "JobReader", "LogScan", "state_command", "parse_state", "make_scan", "error_dict", "READ_MAX"]
 
 READ_MAX = 1 << 20
-#: the longest line judged whole; a longer one is cut (its start is what a person reads first)
-MAX_LINE = 16 << 10
 
 
 def _capped(raw: bytes) -> bytes:
@@ -69,7 +69,7 @@ def state_command(job: JobRecord, offset: int, read_max: int = READ_MAX) -> str:
         f"echo \"exit_mtime=$(stat -c %Y {q(job.exit_file)} 2>/dev/null)\"; "
         f"if [ -e {q(job.log_path)} ]; then echo \"size=$(wc -c < {q(job.log_path)})\"; echo \"log_mtime=$(stat -c %Y {q(job.log_path)})\"; "
         "else echo size=-1; fi; "
-        "echo \"now=$(date +%s)\"; echo \"init=$(cat /proc/1/stat 2>/dev/null)\"; echo @@stat; "
+        "echo \"now=$(date +%s)\"; echo \"tz=$(date +%z)\"; echo \"init=$(cat /proc/1/stat 2>/dev/null)\"; echo @@stat; "
         "if [ -n \"$p\" ] && [ -d /proc/$p ]; then "
         "k=$(cat /proc/$p/task/*/children 2>/dev/null); g=; "
         "for c in $k; do g=\"$g $(cat /proc/$c/task/*/children 2>/dev/null)\"; done; "
@@ -95,6 +95,8 @@ class JobState:
     #: when the log was last written, by the target's clock (seconds since the epoch)
     log_mtime: float | None = None
     remote_now: float | None = None
+    #: the target's zone (``date +%z``) in seconds east of UTC: a log line's naive time is placed by it
+    tz: int | None = None
     #: the target's PID 1 (its start time tells whether the container rebooted since the launch)
     init: ProcStat | None = None
     #: the recorded job's start time (``/proc/PID/stat`` field 22), to compare with PID 1's
@@ -198,6 +200,8 @@ def parse_state(out: bytes, job: JobRecord) -> JobState:
             st.log_mtime = float(v)
         elif k == "now" and v.isdigit():
             st.remote_now = float(v)
+        elif k == "tz" and v:
+            st.tz = tz_seconds(v)
         elif k == "init" and v:
             st.init = read_stat(v)
     st.job_start_time = job.start_time
@@ -257,42 +261,87 @@ class LogScan:
     tb_before: dict[int, tuple[str, ...]] = field(default_factory=dict)
     #: when a judge first saw each loop-death candidate (:mod:`.loopdeath`)
     loop_seen: dict[Any, float] = field(default_factory=dict)
+    #: the first NaN/inf of a metric that must stay finite (:mod:`.nonfinite`)
+    nonfinite: NonFiniteWatch | None = None
+    #: the unfinished last line already counted as progress (:meth:`_peek`): not counted again when it ends
+    peeked: bool = False
+    #: the console file's unfinished line (``capture_output = false``: :meth:`feed_console`)
+    console_partial: bytes = b""
+    #: lines of the log itself (the metrics number them from the log's start; console lines are not theirs)
+    log_lines: int = 0
 
     def feed(self, data: bytes) -> None:
-        buf = self.partial + data
-        *complete, self.partial = buf.split(b"\n")
+        """The log's next bytes: every line a ``\\n`` or a ``\\r`` ends (:func:`~.logline.split_lines`),
+        then the unfinished rest looked at for progress as it grows."""
+        complete, self.partial = split_lines(self.partial, data)
         for raw in complete:
-            self._line(_capped(raw).decode("utf-8", "replace").rstrip("\r"))
+            self._line(_capped(raw).decode("utf-8", "replace"), counted=self.peeked)
+            self.peeked = False
         if len(self.partial) > MAX_LINE:  # megabytes without a newline: judge what there is, keep nothing
-            self._line(_capped(self.partial).decode("utf-8", "replace"))
-            self.partial = b""
+            self._line(_capped(self.partial).decode("utf-8", "replace"), counted=self.peeked)
+            self.partial, self.peeked = b"", False
+        self._peek()
         if self.metrics is not None:
             self.metrics.batch_done()
 
+    def feed_console(self, data: bytes) -> None:
+        """The console file's next bytes (``capture_output = false``): judged like the log's lines
+        (its tracebacks count the same), but they are not the log's lines for the metrics."""
+        complete, self.console_partial = split_lines(self.console_partial, data)
+        for raw in complete:
+            self._line(_capped(raw).decode("utf-8", "replace"), console=True)
+        if len(self.console_partial) > MAX_LINE:
+            self._line(_capped(self.console_partial).decode("utf-8", "replace"), console=True)
+            self.console_partial = b""
+
     def flush(self) -> None:
         if self.partial:
-            self._line(_capped(self.partial).decode("utf-8", "replace"))
-            self.partial = b""
+            self._line(_capped(self.partial).decode("utf-8", "replace"), counted=self.peeked)
+            self.partial, self.peeked = b"", False
             if self.metrics is not None:
                 self.metrics.batch_done()
+        if self.console_partial:
+            self._line(_capped(self.console_partial).decode("utf-8", "replace"), console=True)
+            self.console_partial = b""
         if self.classifier is not None:
             self.classifier.flush()
 
-    def _line(self, line: str) -> None:
-        if self.metrics is not None:
-            self.metrics.line(self.lines + 1, line)
+    def _peek(self) -> None:
+        """The unfinished last line (a progress bar being redrawn) is progress as soon as it matches;
+        counted once: when it ends it is a line like any other, but not progress again."""
+        if self.peeked or not self.partial or self.progress_re is None:
+            return
+        line = sanitize(_capped(self.partial).decode("utf-8", "replace"))
+        if self.progress_re.search(line):
+            self.peeked = True
+            self._progress(line, self.lines + 1)
+
+    def _progress(self, line: str, no: int) -> None:
+        self.progress_count += 1
+        self.last_progress = line
+        self.clock.saw(line)
+        self.progress_no = no
+        if self.progress_line is None:
+            self.progress_line = line
+
+    def _line(self, line: str, *, counted: bool = False, console: bool = False) -> None:
+        if not console:
+            self.log_lines += 1
+            if self.metrics is not None:
+                self.metrics.line(self.log_lines, line)
+            if self.nonfinite is not None:
+                self.nonfinite.line(self.log_lines, line)
         line = sanitize(line)  # escapes and control characters from the job never reach a terminal or the journal raw
         self.lines += 1
         self.tail_lines.append(line)
         if len(self.tail_lines) > 40:
             del self.tail_lines[:-40]
         if self.progress_re is not None and self.progress_re.search(line):
-            self.progress_count += 1
-            self.last_progress = line
-            self.clock.saw(line)
-            self.progress_no = self.lines
-            if self.progress_line is None:
-                self.progress_line = line
+            if counted:  # seen while it was still being written: the same progress, now whole
+                self.last_progress = line
+                self.progress_no = self.lines
+            else:
+                self._progress(line, self.lines)
         if "NCCL work" in line:
             self.nccl.feed(line)
         if "Traceback (most recent call last)" in line:
@@ -368,7 +417,7 @@ def make_scan(cfg: Config) -> LogScan:
     progress_re = re.compile(cfg.job.progress_pattern) if cfg.job.progress_pattern else None
     ignore = frozenset(cfg.verify.ignore_signatures)
     classifier = Classifier(user=load_signatures(cfg.user_signatures()), ignore=ignore)
-    return LogScan(progress_re, classifier, ignore=ignore)
+    return LogScan(progress_re, classifier, ignore=ignore, nonfinite=make_watch(cfg))
 
 
 class JobReader:
@@ -394,17 +443,16 @@ class JobReader:
             self.scan.metrics = store.recorder(job.attempt)
         #: with ``tail_bytes``, the first read starts that far before the log's end (a quick look)
         self.offset = -tail_bytes if tail_bytes else 0
+        #: ``capture_output = false``: the console capture, followed live like the log (its offset)
+        self.console = job.log_path + ".console" if not ctx.cfg.job.capture_output and not job.scheduler else None
+        self.console_offset = -tail_bytes if tail_bytes else 0
         self.max_bytes = max_bytes
         self.log_seen = False
         self.last = JobState()
         self.first = True
 
     def _date_backlog(self, st: JobState) -> None:
-        """A first read sees lines written long ago: date the last progress by the log's mtime
-        (by the target's own clock), so a stall is seen even by a one-shot ``cockpit status``."""
-        clock = self.scan.clock
-        if self.first and clock.last_at is not None and st.log_mtime is not None and st.remote_now is not None:
-            clock.last_at = min(clock.last_at, time.time() - max(0.0, st.remote_now - st.log_mtime))
+        date_backlog(self.scan.clock, st, self.first)
         self.first = False
 
     def command(self, offset: int) -> str:
@@ -426,6 +474,7 @@ class JobReader:
                 self._date_backlog(st)
                 self.offset = max(0, st.log_size)
                 self.log_seen, self.last = st.log_size >= 0, st
+                await read_console(self, st)
                 if st.exited:
                     self.scan.flush()
                 return st
@@ -442,6 +491,7 @@ class JobReader:
             self.last = st
             if len(st.data) < READ_MAX or read >= self.max_bytes:
                 self._date_backlog(st)
+                await read_console(self, st)
                 if st.exited:
                     self.scan.flush()
                 return st

@@ -29,7 +29,6 @@ Each reading is *one* command through the persistent session (:mod:`.jobstate`).
 from __future__ import annotations
 
 import asyncio
-import shlex
 import time
 from typing import Any
 
@@ -40,8 +39,9 @@ from .cause import death_cause, error_cause, fmt_secs
 from .job import JobRecord, describe_exit
 from .jobstate import JobReader, JobState, LogScan, error_dict, make_scan
 from .loopdeath import find_loop_death, loop_death_cause, unconfirmed_s
+from .nonfinite import ADVICE as DIVERGED_ADVICE
 from .reattach import TargetLost, read_job
-from .stall import detect_stall
+from .stall import detect_stall, stall_threshold, stall_unknown
 from .survivors import gone_cause
 
 __all__ = ["verify", "VERIFY_PLAN", "LogScan", "error_dict", "ERROR_GRACE_S"]
@@ -76,6 +76,8 @@ class _Watch:
         self.error_at: float | None = None
         self.d_since: float | None = None
         self.gone_since: float | None = None
+        #: since when a late reader that could not date the last progress follows the job (:mod:`.backlog`)
+        self.undated_since: float | None = None
         #: faults survived while watching (a lost connection, a dead shell), said in the verdict
         self.notes: list[str] = []
 
@@ -129,12 +131,18 @@ async def verify(ctx: ActionContext, job: JobRecord, verdict: Verdict | None = N
         w.note(st, scan, now, healthy_at, has_marker, reader.log_seen)
         # the main thread died and the process lives on: wait until that counts (or the process exits)
         loop_pending = st.alive and w.error_at is not None and unconfirmed_s(find_loop_death(scan, now), now) > 0
-        if w.settled_death(st, now) or (not wait and not loop_pending):
+        # a backlog whose last progress has no time of its own: follow one stall window before judging
+        undated = st.alive and not st.queued and stall_unknown(cfg.verify.stall_after, scan.clock, now, job.launched_at) is not None
+        if undated and w.undated_since is None:
+            w.undated_since = now
+        if w.settled_death(st, now) or (not wait and not loop_pending and not undated):
+            break
+        if _diverged(cfg, scan) is not None and w.progress_at is not None and not loop_pending:
             break
         if w.error_at is not None and now - w.error_at >= ERROR_GRACE_S and (st.alive or w.gone_since is None) and not loop_pending:
             break
         if (w.progress_at is not None and now >= w.progress_at + settle and (w.d_since is None or now - w.d_since >= STUCK_D_S)
-                and not loop_pending):
+                and not loop_pending and not undated):
             break
         if st.alive and detect_stall(cfg.verify.stall_after, scan.clock, now) is not None:
             break
@@ -146,11 +154,6 @@ async def verify(ctx: ActionContext, job: JobRecord, verdict: Verdict | None = N
         _announce_wait(vb, cfg, st, scan, w, started)
         await asyncio.sleep(tick)
         tick = min(TICK_MAX_S, tick * 1.5)
-    if not cfg.job.capture_output and st.exited:
-        # the job writes its own log; a crash's traceback went to its console file
-        con = await ctx.run(f"tail -c 65536 {shlex.quote(job.log_path + '.console')} 2>/dev/null", timeout=10)
-        scan.feed(con.stdout)
-        scan.flush()
     await _judge(ctx, vb, job, st, scan, w, wait=wait, started=started, startup_deadline=startup_deadline)
     return vb.finish()
 
@@ -162,6 +165,10 @@ def _announce_wait(vb: VerdictBuilder, cfg: Any, st: JobState, scan: LogScan, w:
         vb.running("spawned", "queued by the scheduler", since=started, deadline_s=cfg.slurm.queue_wait)
     elif not st.spawned:
         vb.running("spawned", "waiting for the job's pid file", since=started, deadline_s=cfg.job.startup_timeout)
+    elif w.undated_since is not None and scan.clock.undated:
+        vb.running("settled", "cannot tell when the last progress was (no timestamp on its line; the log's mtime moves with any "
+                   "line): following the job for one stall_after window", since=w.undated_since,
+                   deadline_s=stall_threshold(cfg.verify.stall_after, scan.clock) or 0.0)
     elif w.progress_at is None:
         what = f"/{cfg.job.progress_pattern}/" if scan.progress_re is not None else f"{cfg.job.healthy_after:g}s without a crash"
         vb.running("progress", f"waiting for {what} ({scan.lines} log lines so far)", since=started, deadline_s=cfg.job.startup_timeout)
@@ -264,16 +271,33 @@ async def _judge(ctx: ActionContext, vb: VerdictBuilder, job: JobRecord, st: Job
         if err is not None:
             raise StageFailed(err.layer, f"{err.detail}, after progress ({scan.progress_count} progress lines)",
                               evidence=evidence, advice=err.advice, data=err.data)
+        div = scan.nonfinite.first if scan.nonfinite is not None else None
+        if div is not None and cfg.verify.nonfinite == "fail":
+            raise StageFailed(Layer.APP, f"diverged: {div.describe()}", evidence=evidence, advice=DIVERGED_ADVICE,
+                              data={"nonfinite": div.to_dict()})
+        note = ""
+        if div is not None:  # [verify] nonfinite = "warn": said, not failed
+            se.data["nonfinite"] = div.to_dict()
+            note += f"; warning: {div.describe()}"
+        if w.undated_since is not None:
+            se.data["followed_s"] = round(now - w.undated_since, 1)
+            note += f"; followed {fmt_secs(now - w.undated_since)} (the log's progress lines carry no time)"
         n = scan.progress_count
         if finished:
-            se.ok(f"finished cleanly: {n} progress lines, no error in the log")
+            se.ok(f"finished cleanly: {n} progress lines, no error in the log{note}")
         elif not wait:
             se.ok(f"alive {fmt_secs(now - started)} after launch, {n} progress lines, no error in the log"
-                  + (f"; last: {scan.last_progress[:120]}" if scan.last_progress else ""))
+                  + (f"; last: {scan.last_progress[:120]}" if scan.last_progress else "") + note)
         elif w.progress_at is not None and now >= w.progress_at + cfg.verify.settle - 0.05:
-            se.ok(f"alive, {n} progress lines and no error for {cfg.verify.settle:g}s after the first progress (settle)")
+            se.ok(f"alive, {n} progress lines and no error for {cfg.verify.settle:g}s after the first progress (settle){note}")
         else:
             se.pending(f"settling: {cfg.verify.settle:g}s after the first progress")
+
+
+def _diverged(cfg: Any, scan: LogScan) -> str | None:
+    """The divergence that fails the attempt (``[verify] nonfinite = "fail"``), or None."""
+    div = scan.nonfinite.first if scan.nonfinite is not None else None
+    return div.describe() if div is not None and cfg.verify.nonfinite == "fail" else None
 
 
 def _queued(al: Any, st: JobState) -> None:

@@ -36,7 +36,7 @@ and event-specific fields:
     optional, what changed: ``files``, ``added``, ``removed``, ``diff_path``.
 ``fate``
     what became of the attempt's job after its verdict: ``state`` (``running``, ``finished``,
-    ``died``, ``stopped``, ``vanished``), ``layer``, ``cause``, ``at``, ``after_s``,
+    ``died``, ``diverged``, ``stopped``, ``vanished``), ``layer``, ``cause``, ``at``, ``after_s``,
     ``last_progress``.  Appended on each change (see :mod:`cockpit.core.fate`); the folded record
     keeps the latest, and a final state is never replaced.  The outcome is never rewritten.
 ``stacks``

@@ -33,7 +33,7 @@ DIFF = "diff"
 FATE = "fate"
 STACKS = "stacks"
 #: fate states that end a job's story (a later reading never replaces them)
-FINAL_FATES = ("finished", "died", "stopped", "vanished")
+FINAL_FATES = ("finished", "died", "diverged", "stopped", "vanished")
 EVENT_TYPES = (ATTEMPT_STARTED, STAGE, VERDICT, JOB, ATTEMPT_FINISHED, ATTEMPT_INTERRUPTED, DIFF, FATE, STACKS)
 
 #: Keys every event carries; event-specific fields may not use them.

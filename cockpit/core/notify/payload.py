@@ -47,10 +47,10 @@ __all__ = ["SCHEMA_VERSION", "EVENT_KINDS", "DEFAULT_ON", "FATE_KINDS", "event_k
 
 SCHEMA_VERSION = 1
 #: fate states of a passed attempt's job that can notify
-FATE_KINDS = ("died", "vanished", "stalled", "finished")
+FATE_KINDS = ("died", "diverged", "vanished", "stalled", "finished")
 #: what ``[notify] on`` may name: every verdict, only the verdicts that did not pass, and the fates
 EVENT_KINDS = ("verdict", "failed", *FATE_KINDS)
-DEFAULT_ON = ("verdict", "died", "vanished", "stalled")
+DEFAULT_ON = ("verdict", "died", "diverged", "vanished", "stalled")
 
 _LIMIT = 300
 #: terminal escape sequences (CSI, OSC, two-byte ESC): removed whole, not shown as "[31m"

@@ -28,7 +28,7 @@ COLUMNS = (("id", "#"), ("outcome", "OUTCOME"), ("layer", "LAYER"), ("fate", "TH
            ("code", "CODE"), ("error", "FIRST ERROR"))
 
 #: the job's fate after the verdict, short: a glyph and a word (colour is never the only signal)
-FATE_GLYPH = {"running": "▶", "pending": "…", "stalled": "‖", "finished": "✔", "died": "✘", "stopped": "■", "vanished": "?"}
+FATE_GLYPH = {"running": "▶", "pending": "…", "stalled": "‖", "finished": "✔", "died": "✘", "diverged": "✘", "stopped": "■", "vanished": "?"}
 
 
 class HistoryPane(Pane):
@@ -94,8 +94,8 @@ class HistoryPane(Pane):
         state, layer = fate["state"], fate.get("layer") or ""
         after = fate.get("after_s")
         when = f" {fmt_secs(after)}" if isinstance(after, (int, float)) and state != "running" else ""
-        text = f"{FATE_GLYPH.get(state, '·')} {state}" + (f" {layer}" if layer and state in ("died", "vanished", "stalled") else "") + when
-        style = self.layer_style(layer) if layer and state in ("died", "vanished", "stalled") else self.cs("txt--dim")
+        text = f"{FATE_GLYPH.get(state, '·')} {state}" + (f" {layer}" if layer and state in ("died", "diverged", "vanished", "stalled") else "") + when
+        style = self.layer_style(layer) if layer and state in ("died", "diverged", "vanished", "stalled") else self.cs("txt--dim")
         return Text(text, style=style)
 
     def selected(self) -> int | None:

@@ -51,7 +51,7 @@ class TargetStrip(Styled, Static):
                 t.append(f" ✘ {s.layer or '?'}", style=self.layer_style(s.layer))
             if s.attempt is not None:
                 t.append(f" #{s.attempt} {s.outcome or ''}", style=self.cs("txt--dim"))
-                if s.fate in ("died", "stalled", "vanished"):
+                if s.fate in ("died", "diverged", "stalled", "vanished"):
                     t.append(f" → {s.fate}", style=self.cs("txt--stale"))
             if s.attention and not mine:
                 t.append(" ⚠", style=self.cs("txt--stale"))
