@@ -28,7 +28,7 @@ COLUMNS = (("id", "#"), ("outcome", "OUTCOME"), ("layer", "LAYER"), ("fate", "TH
            ("code", "CODE"), ("error", "FIRST ERROR"))
 
 #: the job's fate after the verdict, short: a glyph and a word (colour is never the only signal)
-FATE_GLYPH = {"running": "▶", "pending": "…", "stalled": "‖", "finished": "✔", "died": "✘", "diverged": "✘", "stopped": "■", "vanished": "?"}
+FATE_GLYPH = {"running": "▶", "pending": "…", "stalled": "‖", "finished": "✔", "died": "✘", "diverged": "∞", "stopped": "■", "vanished": "?"}
 
 
 class HistoryPane(Pane):
