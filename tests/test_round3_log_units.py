@@ -204,3 +204,18 @@ def test_console_lines_are_judged_like_the_log_but_are_not_its_lines_for_the_met
     assert errs and "KeyError" in errs[0].label, [e.label for e in errs]
     assert scan.dead_threads() == ["loader-0"]
     assert scan.log_lines == 3 and scan.lines == 8
+
+
+def test_the_history_summary_names_where_a_metric_turned_non_finite(tmp_path):
+    from cockpit.core.metrics import summary, summary_line
+
+    store = MetricsStore(tmp_path)
+    rec = store.recorder(1)
+    for i, loss in enumerate(["2.5", "2.0", "nan", "nan"], start=1):
+        rec.line(i, f"step {i} loss {loss}")
+    rec.batch_done()
+    d = summary(store.get(1))
+    assert d is not None and d["nonfinite"] == {"loss": {"value": "nan", "at": 3, "line": 3}}
+    assert d["values"]["loss"]["last"] == 2.0  # the plotted series holds the finite values only
+    json.dumps(d, allow_nan=False)
+    assert summary_line(d).startswith("loss nan from step 3 · loss 2 ")

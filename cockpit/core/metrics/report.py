@@ -6,7 +6,9 @@
      "values": {"loss": {"last": 1.83, "at": 120, "best": 1.8, "best_at": 110, "goal": "min", "count": 120}, …}}
 
 ``goal`` is ``min`` for loss-like names, ``max`` for accuracy- and throughput-like ones (``best``
-is then the lowest or the highest value), null for the rest (no ``best``).  ``steps_per_s`` runs
+is then the lowest or the highest value), null for the rest (no ``best``).  ``nonfinite`` (only when
+a value was NaN or inf): the first such value of each metric, ``{"loss": {"value": "nan", "at": 10,
+"line": 12}}`` (those values are kept out of ``last``/``best`` and the plots).  ``steps_per_s`` runs
 from the end of cockpit's first read of the log to its last one.  :func:`at_steps` samples two
 attempts at matching steps for ``cockpit compare``.
 """
@@ -30,7 +32,7 @@ def _clean(v: float | None) -> float | int | None:
 
 def summary(m: AttemptMetrics | None, total_steps: int = 0) -> dict[str, Any] | None:
     """The ``metrics`` object of one attempt (None when its log gave none)."""
-    if m is None or not m.series:
+    if m is None or not (m.series or m.nonfinite):
         return None
     values: dict[str, Any] = {}
     for name in m.names():
@@ -44,8 +46,11 @@ def summary(m: AttemptMetrics | None, total_steps: int = 0) -> dict[str, Any] | 
         d["goal"], d["count"] = s.goal, s.count
         values[name] = d
     rate = m.mean_rate()
-    return {"last_step": _clean(m.last_step), "total": m.total(total_steps), "steps_per_s": round(rate, 3) if rate else None,
-            "values": values}
+    out = {"last_step": _clean(m.last_step), "total": m.total(total_steps), "steps_per_s": round(rate, 3) if rate else None,
+           "values": values}
+    if m.nonfinite:  # the first NaN/inf of each metric: where the run diverged
+        out["nonfinite"] = {k: {"value": v.get("value"), "at": _clean(v.get("step")), "line": v.get("line")} for k, v in m.nonfinite.items()}
+    return out
 
 
 def fmt_value(v: float | int | None) -> str:
@@ -68,9 +73,11 @@ def fmt_rate(rate: float | None) -> str:
 
 def summary_line(d: dict[str, Any] | None, limit: int = 4) -> str:
     """``loss 1.83 (best 1.8 @ 110) · lr 3e-04 · step 120/1000 · 4.93 steps/s``: one line per attempt."""
-    if not d or not d.get("values"):
+    if not d or not (d.get("values") or d.get("nonfinite")):
         return ""
     parts: list[str] = []
+    for name, nf in list((d.get("nonfinite") or {}).items())[:2]:  # a diverged run says so first
+        parts.append(f"{name} {nf.get('value')} from step {fmt_value(nf.get('at'))}")
     for name, v in list(d["values"].items())[:limit]:
         text = f"{name} {fmt_value(v.get('last'))}"
         if v.get("best") is not None and v.get("best") != v.get("last"):
