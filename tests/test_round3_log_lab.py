@@ -28,13 +28,32 @@ from tests.lab import await_for
 pytestmark = pytest.mark.lab
 
 JOBS = Path(__file__).parent / "lab" / "jobs"
+DOCKER_CT = 239
 
 
-def job(lab, script: str, *args: object) -> str:
+def job(lab, script: str, *args: object, ctid: int = 200) -> str:
     """The command running ``tests/lab/jobs/<script>`` from the container's workspace."""
-    ws = Path(lab.workspace(200))
+    ws = Path(lab.workspace(ctid))
     shutil.copy(JOBS / script, ws / script)
     return shlex.join([lab.jobsim_argv()[0], str(ws / script), *map(str, args)])
+
+
+@pytest.fixture(params=["pct", "docker"])
+def runtime(request, lab, lab_config):
+    """``(make_cfg, ctid)``: the pct container 200, or a docker container the engine emulator answers for."""
+    if request.param == "pct":
+        yield lab_config, 200
+        return
+    name = "docker-r3log"
+    lab.add_engine_container("docker", name, DOCKER_CT)
+
+    def make(**overrides):
+        target = {"runtime": "docker", "container": name, "ctid": DOCKER_CT, "docker": str(lab.bin_dir / "docker")}
+        return lab_config(target=target, **overrides)
+
+    yield make, DOCKER_CT
+    lab.set_docker_daemon(None)
+    lab.remove_container(DOCKER_CT)
 
 
 def fate_of(cfg, attempt):
@@ -57,8 +76,9 @@ async def test_a_loss_that_turns_nan_while_settling_fails_verify_naming_step_and
     assert fs.data["nonfinite"]["step"] == 5 and "learning rate" in (fs.advice or "")
 
 
-async def test_a_loss_that_turns_nan_after_the_pass_is_the_fate_diverged(lab, lab_config, engines):
-    cfg = lab_config(job={"command": job(lab, "r3_nan.py", 0, 30, 0.1)})  # NaN 3 s in: after the 1 s settle window
+async def test_a_loss_that_turns_nan_after_the_pass_is_the_fate_diverged(lab, runtime, engines):
+    make, ctid = runtime
+    cfg = make(job={"command": job(lab, "r3_nan.py", 0, 30, 0.1, ctid=ctid)})  # NaN 3 s in: after the 1 s settle window
     res = await engines(cfg).attempt("lr 1e-2")
     assert res.outcome is Outcome.PASSED, res.verdict.summary()
 
@@ -84,8 +104,9 @@ async def test_nonfinite_warn_passes_and_says_so(lab, lab_config, engines):
 
 
 # ------------------------------------------------------------------------------- progress in unfinished lines
-async def test_a_tqdm_bar_without_newlines_is_progress(lab, lab_config, engines):
-    cfg = lab_config(job={"command": job(lab, "r3_tqdm.py", 8, 0.5), "progress_pattern": "it/s", "startup_timeout": 3})
+async def test_a_tqdm_bar_without_newlines_is_progress(lab, runtime, engines):
+    make, ctid = runtime
+    cfg = make(job={"command": job(lab, "r3_tqdm.py", 8, 0.5, ctid=ctid), "progress_pattern": "it/s", "startup_timeout": 3})
     eng = engines(cfg)
     res = await eng.attempt("bar on stderr")
     assert res.outcome is Outcome.PASSED, res.verdict.summary()
@@ -103,20 +124,22 @@ async def test_a_tqdm_bar_without_newlines_is_progress(lab, lab_config, engines)
 
 
 # ------------------------------------------------------------------------------- a hang hidden by chatter
-def _steps_then_heartbeats(lab, log_path: str, beats: int):
+def _steps_then_heartbeats(lab, log_path: str, beats: int, ctid: int = 200):
     def ready():
-        text = lab.exec_in(200, f"cat {shlex.quote(log_path)}").stdout
+        text = lab.exec_in(ctid, f"cat {shlex.quote(log_path)}").stdout
         tail = text.partition("step 12 ")[2]
         return tail.count("heartbeat") >= beats
     return ready
 
 
-async def test_a_deadlock_under_a_heartbeat_is_stalled_for_a_fresh_reader_by_the_lines_timestamps(lab, lab_config, engines):
-    cfg = lab_config(job={"command": job(lab, "r3_heartbeat.py", 12, 0.1, "--stamp"), "progress_pattern": r"step \d+ loss"}, verify={"stall_after": 2})
+async def test_a_deadlock_under_a_heartbeat_is_stalled_for_a_fresh_reader_by_the_lines_timestamps(lab, runtime, engines):
+    make, ctid = runtime
+    cfg = make(job={"command": job(lab, "r3_heartbeat.py", 12, 0.1, "--stamp", ctid=ctid), "progress_pattern": r"step \d+ loss"},
+               verify={"stall_after": 2})
     eng = engines(cfg)
     res = await eng.attempt("deadlocks at step 12", follow=False)
     assert res.outcome is Outcome.PASSED, res.verdict.summary()
-    await await_for(_steps_then_heartbeats(lab, res.job.log_path, 7), timeout=20, interval=0.2)  # 3.5 s of heartbeats
+    await await_for(_steps_then_heartbeats(lab, res.job.log_path, 7, ctid), timeout=20, interval=0.2)  # 3.5 s of heartbeats
 
     t0 = time.monotonic()
     report = await collect_status(cfg, quick=True)
@@ -147,10 +170,10 @@ async def test_a_deadlock_under_a_heartbeat_without_timestamps_is_followed_one_w
 
 
 # ------------------------------------------------------------------------------- console files are logs
-def _console_cfg(lab, lab_config, *args: object):
-    ws = lab.workspace(200)
-    return lab_config(job={"command": job(lab, "r3_console.py", f"{ws}/r3con-1.log", 1000, *args, 0.1),
-                           "log": f"{ws}/r3con-{{attempt}}.log", "capture_output": False})
+def _console_cfg(lab, make, *args: object, ctid: int = 200):
+    ws = lab.workspace(ctid)
+    return make(job={"command": job(lab, "r3_console.py", f"{ws}/r3con-1.log", 1000, *args, 0.1, ctid=ctid),
+                     "log": f"{ws}/r3con-{{attempt}}.log", "capture_output": False})
 
 
 async def test_thread_tracebacks_in_the_console_capture_fail_the_attempt_while_it_runs(lab, lab_config, engines):
@@ -162,8 +185,9 @@ async def test_thread_tracebacks_in_the_console_capture_fail_the_attempt_while_i
     assert "threads loader-7, loader-9 died" in fs.detail and "KeyError" in fs.detail, fs.detail
 
 
-async def test_a_crash_whose_traceback_is_in_the_console_capture_is_the_fates_cause(lab, lab_config, engines):
-    cfg = _console_cfg(lab, lab_config, 0, 30)  # the loop raises at step 30: 3 s in, after the pass
+async def test_a_crash_whose_traceback_is_in_the_console_capture_is_the_fates_cause(lab, runtime, engines):
+    make, ctid = runtime
+    cfg = _console_cfg(lab, make, 0, 30, ctid=ctid)  # the loop raises at step 30: 3 s in, after the pass
     res = await engines(cfg).attempt("no labels")
     assert res.outcome is Outcome.PASSED, res.verdict.summary()
 
