@@ -87,7 +87,7 @@ async def test_a_native_crash_after_progress_is_failed_and_names_the_signal_from
     res = await engines(cfg).attempt("segfaults after 70 steps")
     assert res.outcome is Outcome.FAILED and res.verdict.layer is Layer.PROCESS, (res.outcome, res.verdict.summary())
     fs = res.verdict.failed_stage
-    assert "killed by SIGSEGV (segmentation fault): the shell's own crash line" in fs.detail, fs.detail
+    assert "killed by signal 11 (SIGSEGV): the shell says Segmentation fault (SIGSEGV)" in fs.detail, fs.detail
     assert res.first_error is not None and res.first_error["kind"] == "shell-sigsegv", res.first_error
     assert res.first_error["line"].strip() in ("Segmentation fault", "Segmentation fault (core dumped)"), res.first_error
     f = await final_fate(cfg, res.attempt)

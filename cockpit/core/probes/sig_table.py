@@ -239,7 +239,7 @@ BUILTIN: tuple[Signature, ...] = (
             # PID Segmentation fault      (core dumped) CMD``): the job was killed by that signal
             rf"^\s*({name})(?: \(core dumped\))?\s*$|^\S[^:]*: (?:line \d+: )?\s*\d+ +({name})\b",
             Layer.PROCESS,
-            f"killed by {sig} ({name.lower()}): the shell's own crash line",
+            f"the shell says {name} ({sig})",
             "A native crash (a C/CUDA extension, a bad build) or a signal from outside: rerun with "
             "PYTHONFAULTHANDLER=1 to see the Python stack at the crash; check the host's kernel messages.",
             kind=f"shell-{sig.lower()}",
