@@ -12,7 +12,7 @@ import pytest
 from cockpit.core.actions.diskcheck import LOW_FREE, DiskUse, describe, disk_command, full_filesystems, parse_disk
 from cockpit.core.actions.jobstate import LogScan
 from cockpit.core.layers import Layer, Outcome, Ran, Stage, Status, Verdict, outcome_of
-from cockpit.core.outcome import code_ran, findings_text, log_findings
+from cockpit.core.outcome import code_ran, findings_text, handled_last, log_findings
 from cockpit.core.probes.signatures import Classifier
 from cockpit.core.probes.tb_parts import record_level
 
@@ -268,3 +268,9 @@ def test_full_or_nearly_full(u, full):
 def test_a_full_filesystem_is_named_with_its_mount_and_figures():
     assert describe(use(1 << 20, 0, 100)) == "/ckpt (the workdir's filesystem, tmpfs) is full: 0 B free of 1.0 MiB (100% used)"
     assert LOW_FREE == 64 << 20
+
+
+def test_a_warning_traceback_with_no_progress_after_it_is_what_a_death_is_blamed_on():
+    assert handled_last(scan_of(["step 1 loss 2.5", "WARNING:d:push failed", *TB_CAUGHT, "step 2 loss 2.4"])) is None
+    last = handled_last(scan_of(["step 1 loss 2.5", "WARNING:d:push failed", *TB_CAUGHT, "giving up"]))
+    assert last == "ConnectionError: dashboard refused the connection"

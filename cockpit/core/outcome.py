@@ -17,7 +17,7 @@ from typing import Any
 from .layers import Finding, Ran, Severity
 from .probes.sig_table import SHELL_CRASHES
 
-__all__ = ["code_ran", "log_findings", "findings_text", "SHELL_KINDS"]
+__all__ = ["code_ran", "log_findings", "findings_text", "handled_last", "SHELL_KINDS"]
 
 #: signature ids of lines the job's shell (not the job) wrote
 SHELL_KINDS = frozenset({"killed", *(f"shell-{sig.lower()}" for _, sig in SHELL_CRASHES)})
@@ -72,3 +72,15 @@ def findings_text(findings: list[Finding]) -> str:
     if n_warn:
         parts.append(f"{n_warn} warning{'s' if n_warn > 1 else ''}")
     return f"{' and '.join(parts)} in the log: " + "; ".join(f.summary[:160] for f in findings)
+
+
+def handled_last(scan: Any) -> str | None:
+    """The label of the last traceback a log record below ERROR carried, when no progress line came
+    after it: a job that dies right after a "handled" error died of it, whatever its level said."""
+    classifier = getattr(scan, "classifier", None)
+    if classifier is None:
+        return None
+    for m in reversed(classifier.matches):
+        if m.traceback and not m.is_error and m.kind != "python-traceback-incomplete":
+            return str(m.label) if m.line_no > int(getattr(scan, "progress_no", 0) or 0) else None
+    return None

@@ -25,6 +25,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ..layers import Layer
+from ..outcome import handled_last
 from ..probes.text import fmt_age
 from ..remote.base import RemoteError
 from .base import ActionContext
@@ -160,4 +161,6 @@ async def death_cause(ctx: ActionContext, job: JobRecord, st: JobState, scan: Lo
         return Cause(Layer.PROCESS, "the job and its supervisor are gone without an exit status",
                      "killed from outside together with its supervisor (kill -9 of the group, a reboot)", data, state, after, when)
     advice = "read the log tail; a SIGKILL without a traceback is often the OOM killer" if code == 137 else ""
-    return Cause(Layer.PROCESS, f"{how}, with no traceback in the log", advice, data, state, after, when)
+    handled = handled_last(scan)  # logged below ERROR, then no progress: what it died of, most likely
+    how += f", right after a traceback it logged as a warning: {handled}" if handled else ", with no traceback in the log"
+    return Cause(Layer.PROCESS, how, advice, data, state, after, when)
