@@ -39,6 +39,7 @@ OUTCOMES = [
     (Layer.GPU, "launch: gpu", False, None, False, Outcome.UNTESTED),
     (Layer.SSH, "connect: ssh", False, None, False, Outcome.UNTESTED),
     (Layer.HOST, "launch: spawn", False, RAN_PROGRESS, False, Outcome.UNTESTED),  # an old log is not this run
+    (Layer.HOST, "verify: alive", True, RAN_PROGRESS, False, Outcome.UNTESTED),  # the container restarted under it
     (Layer.SSH, "verify: alive", True, RAN_PROGRESS, True, Outcome.INTERRUPTED),  # lost: unjudged
 ]
 

@@ -281,6 +281,11 @@ class Verdict:
 _AFTER_START = {"alive", "log created", "log growing", "progress", "healthy", "verify"}
 
 
+#: the layers where a job whose code ran fails as its own run: below them (the host restarting the
+#: container under it, a lost link) the infrastructure cut the run short, not the code
+_RAN_LAYERS = {Layer.CONTAINER, Layer.PROCESS, Layer.GPU, Layer.APP}
+
+
 @dataclass(frozen=True)
 class Ran:
     """What the job's log says about whether its code ran (:func:`cockpit.core.outcome.code_ran`)."""
@@ -303,10 +308,11 @@ def outcome_of(verdict: Verdict, *, job_started: bool | None = None, ran: Ran | 
     In order: nothing failed → ``passed`` (``pending`` while a stage still waits: a job queued by
     a scheduler when verify's ``queue_wait`` ran out); the connection stayed lost → ``interrupted``
     (the job runs on, unjudged); a failure in ``app`` → ``failed``; the job started and its code
-    ran (``ran``: progress, or its own output past a first line) → ``failed`` whatever the layer
-    (a signal or exit code in ``process``, a full disk in ``container``); a ``gpu`` failure after
-    the start → ``failed``; anything else → ``untested``: the code never got to run, the fix was
-    never tried.
+    ran (``ran``: progress, or its own output past a first line) → ``failed`` at any layer of the
+    job's own (a signal or exit code in ``process``, a full disk in ``container``, ``gpu``); a
+    ``gpu`` failure after the start → ``failed``; anything else → ``untested``: the code never got
+    to run (or ``host``/``ssh`` cut it short: a container restarted under it), the fix was never
+    tried.
     """
     st = verdict.failed_stage
     if st is None:
@@ -316,7 +322,7 @@ def outcome_of(verdict: Verdict, *, job_started: bool | None = None, ran: Ran | 
     if st.layer is Layer.APP:
         return Outcome.FAILED
     started = job_started if job_started is not None else st.name in _AFTER_START
-    if started and ran is not None and ran.ran:
+    if started and ran is not None and ran.ran and st.layer in _RAN_LAYERS:
         return Outcome.FAILED
     if st.layer is Layer.GPU and started:
         return Outcome.FAILED
