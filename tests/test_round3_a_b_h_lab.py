@@ -134,15 +134,16 @@ async def test_exit_0_after_the_last_step_is_finished_with_an_error_record_as_a_
     assert f.cause.startswith("exited with code 0; 1 error in the log: ConnectionError"), f.cause
 
 
-async def test_a_full_checkpoint_filesystem_is_the_containers_fault_named_with_its_mount(lab, lab_config, engines):
-    ckpt = Path(lab.workspace(200)) / "ckpt-full"
+async def test_a_full_checkpoint_filesystem_is_the_containers_fault_named_with_its_mount(lab, runtime, engines):
+    make, ctid = runtime
+    ckpt = Path(lab.workspace(ctid)) / "ckpt-full"
     ckpt.mkdir(exist_ok=True)
-    r = lab.exec_in(200, f"mount -t tmpfs -o size=1m tmpfs {shlex.quote(str(ckpt))}")
+    r = lab.exec_in(ctid, f"mount -t tmpfs -o size=1m tmpfs {shlex.quote(str(ckpt))}")
     if r.returncode != 0:
         pytest.skip(f"no tmpfs mount inside the lab container: {r.stderr.strip()}")
     try:
-        cfg = lab_config(job={"command": job_command(lab, 200, "ckpt_full.py", ckpt), "workdir": str(ckpt)},
-                         verify={"settle": 5.0})
+        cfg = make(job={"command": job_command(lab, ctid, "ckpt_full.py", ckpt), "workdir": str(ckpt)},
+                   verify={"settle": 5.0})
         res = await engines(cfg).attempt("checkpoints fill the volume")
         assert res.outcome is Outcome.FAILED and res.verdict.layer is Layer.CONTAINER, (res.outcome, res.verdict.summary())
         fs = res.verdict.failed_stage
@@ -153,4 +154,4 @@ async def test_a_full_checkpoint_filesystem_is_the_containers_fault_named_with_i
         f = await final_fate(cfg, res.attempt)
         assert f.state == "died" and f.layer == "container" and str(ckpt) in f.cause, f
     finally:
-        lab.exec_in(200, f"umount {shlex.quote(str(ckpt))}")
+        lab.exec_in(ctid, f"umount {shlex.quote(str(ckpt))}")
