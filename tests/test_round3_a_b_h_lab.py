@@ -155,3 +155,21 @@ async def test_a_full_checkpoint_filesystem_is_the_containers_fault_named_with_i
         assert f.state == "died" and f.layer == "container" and str(ckpt) in f.cause, f
     finally:
         lab.exec_in(ctid, f"umount {shlex.quote(str(ckpt))}")
+
+
+async def test_a_filesystem_out_of_inodes_is_full_too(lab, lab_config, engines):
+    ckpt = Path(lab.workspace(200)) / "ckpt-inodes"
+    ckpt.mkdir(exist_ok=True)
+    r = lab.exec_in(200, f"mount -t tmpfs -o size=64m,nr_inodes=40 tmpfs {shlex.quote(str(ckpt))}")
+    if r.returncode != 0:
+        pytest.skip(f"no tmpfs mount inside the lab container: {r.stderr.strip()}")
+    try:
+        cfg = lab_config(job={"command": job_command(lab, 200, "ckpt_full.py", ckpt, 1024, 1), "workdir": str(ckpt)},
+                         verify={"settle": 5.0})
+        res = await engines(cfg).attempt("one small file per step")
+        assert res.outcome is Outcome.FAILED and res.verdict.layer is Layer.CONTAINER, (res.outcome, res.verdict.summary())
+        detail = res.verdict.failed_stage.detail
+        assert f"disk full: {ckpt} (the workdir's filesystem, tmpfs) is full: 0 inodes free of 40 (100% used)" in detail, detail
+        assert "MiB free" not in detail, detail  # the space is there: the inodes are not
+    finally:
+        lab.exec_in(200, f"umount {shlex.quote(str(ckpt))}")
