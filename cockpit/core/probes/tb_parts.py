@@ -2,8 +2,9 @@
 
 Line shapes: the headers that open a traceback (``Traceback (most recent call last):``, with an
 ``Exception in thread NAME:`` or ``Exception ignored in`` line before it), the markers that chain
-one traceback to the next, what reads like an exception line, and :func:`split_glued`, which
-cuts a line where several threads' unbuffered writes were glued together.  Records: a
+one traceback to the next, what reads like an exception line, :func:`record_level` (the level of
+the log record a line starts, from its own field) and :func:`split_glued`, which cuts a line where
+several threads' unbuffered writes were glued together.  Records: a
 :class:`Chain` (one reported error, possibly several chained tracebacks), the :class:`Block` of a
 traceback still collecting frames, and the :class:`After` state that follows an exception line
 (message continuation, then a gap where a chain marker may come).
@@ -103,7 +104,8 @@ _TAG_END = ":]|>"
 def is_tag_prefix(text: str) -> bool:
     """Whether ``text`` before a header reads as a per-line tag (``[rank0]: ``, ``0: ``, ``svc | ``).
 
-    Indentation and a gutter (``    | ``) are tags too.  Anything else (a frame or code line, an
+    Indentation and a gutter (``    | ``) are tags too, and so is a glog record head as PyTorch's
+    logging prints it on every line of a record (``W1203 14:05:12.345000 4242 file.py:12] [0/0] ``).  Anything else (a frame or code line, an
     exception line, a cut step line) is another writer's text glued in front of the header.
     """
     core = text.strip()
