@@ -139,7 +139,7 @@ class VerifyConfig:
     settle: float = _f(10.0, "Seconds after the first progress during which the job must stay alive, keep progressing and log no error before an attempt is passed.", check=_non_negative)
     ignore_signatures: list[str] = _f(doc="Signature ids (the `id` of a [[signatures]] entry or a built-in kind, e.g. \"python-traceback\") that never fail a verdict.", factory=list)
     stall_after: float | str = _f("auto", "Seconds without a progress line after which a live job is stalled (not healthy): \"auto\" is the larger of 10x the median step interval and 120 s; 0 turns stall detection off.", check=_stall_after)
-    fate_interval: float = _f(1.0, "Seconds between checks of a passed attempt's job after its verdict (its fate: running, finished, died, stopped, vanished).", check=_positive)
+    fate_interval: float = _f(1.0, "Seconds between checks of a passed attempt's job after its verdict (its fate: running, finished, died, diverged, stopped, vanished).", check=_positive)
     nonfinite: str = _f("fail", "A metric of [metrics] required_finite (the loss by default) that turns NaN or inf: \"fail\" fails verify, and after a pass the job's fate is diverged (app); \"warn\" says so in the verdict and leaves both as they are.", choices=("fail", "warn"))
 
 
@@ -224,6 +224,6 @@ def _default_on() -> list[str]:
 class NotifyConfig:
     command: str | list[str] | None = _f(None, "A command run on this machine (never on the target) for each notification, with the event as JSON on stdin (README: Notifications); a string runs with /bin/sh -c in this file's directory, an array runs as it is.")
     webhook: str | None = _f(None, "An http(s) URL that receives each notification as a JSON POST, Slack-compatible (\"text\" plus the event's fields). It holds a token: cockpit shows only its scheme and host. A user:password@ in it is sent as HTTP Basic auth (an Authorization header), never as part of the host.")
-    on: list[str] = _f(doc="Which events notify the command and the webhook: \"verdict\" (every attempt), \"failed\" (attempts that did not pass), and a passed attempt's job that \"died\", \"vanished\", \"stalled\" or \"finished\".", factory=_default_on)
+    on: list[str] = _f(doc="Which events notify the command and the webhook: \"verdict\" (every attempt), \"failed\" (attempts that did not pass), and a passed attempt's job that \"died\", \"diverged\", \"vanished\", \"stalled\" or \"finished\".", factory=_default_on)
     timeout: float = _f(10.0, "Seconds the command may run, or the webhook may take to answer, before it counts as failed (the command is killed). Never retried.", check=_positive)
     max_per_minute: int = _f(6, "At most this many notifications a minute; the next one sent says how many were dropped. An identical event within 10 minutes is never sent twice. 0: no limit.", check=_non_negative)

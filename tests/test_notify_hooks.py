@@ -401,7 +401,7 @@ def test_defaults_and_check_config_masks_the_webhook(tmp_path, capsys):
     from cockpit.cli import main
 
     cfg = parse_config('[target]\nhost = "x"\n')
-    assert cfg.notify.on == ["verdict", "died", "vanished", "stalled"] and cfg.notify.command is None
+    assert cfg.notify.on == ["verdict", "died", "diverged", "vanished", "stalled"] and cfg.notify.command is None
     p = tmp_path / "cockpit.toml"
     p.write_text(f'[target]\nhost = "x"\n[notify]\nwebhook = "https://hooks.slack.com/services/{TOKEN}"\ncommand = ["notify-send", "cockpit"]\n')
     assert main(["check-config", "--config", str(p), "--json"]) == 0
