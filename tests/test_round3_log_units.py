@@ -219,3 +219,14 @@ def test_the_history_summary_names_where_a_metric_turned_non_finite(tmp_path):
     assert d["values"]["loss"]["last"] == 2.0  # the plotted series holds the finite values only
     json.dumps(d, allow_nan=False)
     assert summary_line(d).startswith("loss nan from step 3 · loss 2 ")
+
+
+def test_the_job_probe_reads_the_targets_zone():
+    from cockpit.core.actions.job import JobRecord
+    from cockpit.core.actions.jobstate import parse_state, state_command
+
+    job = JobRecord(pid=40, pgid=40, log_path="/w/train-1.log", pid_file="/w/p", exit_file="/w/e")
+    assert 'echo "tz=$(date +%z)"' in state_command(job, 0)
+    out = b"pid=40\nexit=\nsize=0\nnow=105\ntz=-0330\n@@stat\n\n@@log\n"
+    st = parse_state(out, job)
+    assert st.parsed and st.tz == -(3 * 3600 + 30 * 60) and st.remote_now == 105.0
