@@ -197,6 +197,7 @@ SHELL_LINES = [
     ("Segmentation fault (core dumped)", "shell-sigsegv", "SIGSEGV"),
     ("bash: line 1: 31115 Segmentation fault      (core dumped) python3 train.py", "shell-sigsegv", "SIGSEGV"),
     ("bash: 31115 Segmentation fault      python3 train.py", "shell-sigsegv", "SIGSEGV"),
+    ("/bin/bash: line 1:   108 Segmentation fault      /usr/bin/python3 /w/train.py", "shell-sigsegv", "SIGSEGV"),
     ("/w/run.sh: line 3:  1234 Aborted                 (core dumped) python train.py", "shell-sigabrt", "SIGABRT"),
     ("Aborted (core dumped)", "shell-sigabrt", "SIGABRT"),
     ("Bus error", "shell-sigbus", "SIGBUS"),

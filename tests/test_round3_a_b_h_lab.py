@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import re
 import shlex
 import shutil
 from pathlib import Path
@@ -92,6 +93,17 @@ async def test_a_native_crash_after_progress_is_failed_and_names_the_signal_from
     assert res.first_error["line"].strip() in ("Segmentation fault", "Segmentation fault (core dumped)"), res.first_error
     f = await final_fate(cfg, res.attempt)
     assert f.state == "died" and f.layer == "process" and "SIGSEGV" in f.cause, f
+
+
+async def test_bashs_crash_line_names_the_signal_too(lab, lab_config, engines):
+    """A bash wrapper prints ``/bin/bash: line 1: PID Segmentation fault      CMD`` and exits 139."""
+    inner = job_command(lab, 200, "native_crash.py")
+    cfg = lab_config(job={"command": shlex.join(["/bin/bash", "-c", f"{inner}; exit $?"])}, verify={"settle": 5.0})
+    res = await engines(cfg).attempt("segfaults under bash")
+    assert res.outcome is Outcome.FAILED and res.verdict.layer is Layer.PROCESS, (res.outcome, res.verdict.summary())
+    assert res.first_error is not None and res.first_error["kind"] == "shell-sigsegv", res.first_error
+    assert re.match(r"^/bin/bash: line 1: +\d+ Segmentation fault +/", res.first_error["line"]), res.first_error
+    assert "the shell says Segmentation fault (SIGSEGV)" in res.verdict.failed_stage.detail
 
 
 async def test_a_traceback_logged_at_warning_is_a_finding_and_the_job_finishes(lab, runtime, engines):
