@@ -12,7 +12,7 @@ import pytest
 from cockpit.core.actions.diskcheck import LOW_FREE, DiskUse, describe, disk_command, full_filesystems, parse_disk
 from cockpit.core.actions.jobstate import LogScan
 from cockpit.core.layers import Layer, Outcome, Ran, Stage, Status, Verdict, outcome_of
-from cockpit.core.outcome import code_ran, findings_text, handled_last, log_findings
+from cockpit.core.outcome import code_ran, findings_text, handled_last, last_words, log_findings
 from cockpit.core.probes.signatures import Classifier
 from cockpit.core.probes.tb_parts import record_level
 
@@ -276,3 +276,10 @@ def test_a_warning_traceback_with_no_progress_after_it_is_what_a_death_is_blamed
     assert handled_last(scan_of(["step 1 loss 2.5", "WARNING:d:push failed", *TB_CAUGHT, "step 2 loss 2.4"])) is None
     last = handled_last(scan_of(["step 1 loss 2.5", "WARNING:d:push failed", *TB_CAUGHT, "giving up"]))
     assert last == "ConnectionError: dashboard refused the connection"
+
+
+def test_the_jobs_last_line_is_its_last_word_unless_it_is_progress_or_the_shells():
+    assert last_words(scan_of(["step 60 loss 1.9", "non-finite loss (inf) at iteration 65, aborting the run", ""])) == (
+        "non-finite loss (inf) at iteration 65, aborting the run")
+    assert last_words(scan_of(["step 60 loss 1.9", "giving up", "Segmentation fault"])) == "giving up"
+    assert last_words(scan_of(["step 1 loss 2.5", "step 2 loss 2.4"])) is None

@@ -78,8 +78,10 @@ async def test_a_job_stopped_by_its_own_guard_after_training_failed_not_untested
     fs = res.verdict.failed_stage
     assert fs.name == "verify: alive" and "exited with code 1" in fs.detail, fs.detail
     assert "last progress: step 60" in fs.detail, fs.detail
+    assert "its last line: non-finite loss (inf) at iteration 65, aborting the run" in fs.detail, fs.detail
     f = await final_fate(cfg, res.attempt)
     assert f.state == "died" and f.layer == "process" and "exited with code 1" in f.cause, f
+    assert f.cause.endswith("its last line: non-finite loss (inf) at iteration 65, aborting the run"), f.cause
 
 
 async def test_a_native_crash_after_progress_is_failed_and_names_the_signal_from_the_shells_line(lab, runtime, engines):

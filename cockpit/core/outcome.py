@@ -15,12 +15,13 @@ from __future__ import annotations
 from typing import Any
 
 from .layers import Finding, Ran, Severity
-from .probes.sig_table import SHELL_CRASHES
+from .probes.sig_table import BUILTIN, SHELL_CRASHES
 
-__all__ = ["code_ran", "log_findings", "findings_text", "handled_last", "SHELL_KINDS"]
+__all__ = ["code_ran", "log_findings", "findings_text", "handled_last", "last_words", "SHELL_KINDS"]
 
 #: signature ids of lines the job's shell (not the job) wrote
 SHELL_KINDS = frozenset({"killed", *(f"shell-{sig.lower()}" for _, sig in SHELL_CRASHES)})
+_SHELL_SIGS = tuple(s for s in BUILTIN if s.kind in SHELL_KINDS)
 #: at most this many findings are listed
 MAX_FINDINGS = 8
 
@@ -83,4 +84,15 @@ def handled_last(scan: Any) -> str | None:
     for m in reversed(classifier.matches):
         if m.traceback and not m.is_error and m.kind != "python-traceback-incomplete":
             return str(m.label) if m.line_no > int(getattr(scan, "progress_no", 0) or 0) else None
+    return None
+
+
+def last_words(scan: Any) -> str | None:
+    """The job's own last line when it is not a progress line (``non-finite loss (inf) at
+    iteration 65, aborting the run``): a job that exits without a traceback often says why there."""
+    for line in reversed(getattr(scan, "tail_lines", None) or []):
+        text = line.strip()
+        if not text or any(sig.search(line) for sig in _SHELL_SIGS):
+            continue
+        return None if line == getattr(scan, "last_progress", None) else text[:200]
     return None

@@ -25,7 +25,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ..layers import Layer
-from ..outcome import handled_last
+from ..outcome import handled_last, last_words
 from ..probes.text import fmt_age
 from ..remote.base import RemoteError
 from .base import ActionContext
@@ -163,4 +163,6 @@ async def death_cause(ctx: ActionContext, job: JobRecord, st: JobState, scan: Lo
     advice = "read the log tail; a SIGKILL without a traceback is often the OOM killer" if code == 137 else ""
     handled = handled_last(scan)  # logged below ERROR, then no progress: what it died of, most likely
     how += f", right after a traceback it logged as a warning: {handled}" if handled else ", with no traceback in the log"
+    said = last_words(scan)
+    how += f"; its last line: {said}" if said and not handled else ""
     return Cause(Layer.PROCESS, how, advice, data, state, after, when)
