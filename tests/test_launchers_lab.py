@@ -31,7 +31,7 @@ JOBS = Path(__file__).parent / "lab" / "jobs"
 CT = 200
 
 
-def launcher_config(lab: Any, lab_config: Any, tmp_path: Path, mode: str, steps: int, *, host: bool = False) -> Any:
+def launcher_config(lab: Any, lab_config: Any, tmp_path: Path, mode: str, steps: int, *, host: bool = False, own_group: bool = False) -> Any:
     """A config whose command is the wrapper; the scripts are copied into the job's workdir (the
     container's workspace, the same path inside and outside)."""
     work = Path(lab.workspace(CT)) / ("launcher-host" if host else "launcher")
@@ -39,7 +39,8 @@ def launcher_config(lab: Any, lab_config: Any, tmp_path: Path, mode: str, steps:
     for name in ("launcher_launch.sh", "launcher_train.py"):
         shutil.copy(JOBS / name, work / name)
     python = lab.jobsim_argv()[0]
-    job = {"command": shlex.join(["sh", "launcher_launch.sh", python, mode, str(steps), "0.1"]), "workdir": str(work),
+    argv = ["sh", "launcher_launch.sh", python, mode, str(steps), "0.1"] + (["own-group"] if own_group else [])
+    job = {"command": shlex.join(argv), "workdir": str(work),
            "log": f"{work}/train-{{attempt}}.log", "stop_timeout": 3, "dump_before_stop": False}
     over: dict[str, Any] = {"job": job, "verify": {"settle": 1.0, "fate_interval": 0.3},
                             "journal": {"path": str(tmp_path / "journal.jsonl")}}
@@ -118,10 +119,14 @@ async def test_a_trainer_that_crashes_after_its_launcher_left_died_with_its_trac
     assert "RuntimeError" in f.cause, f.cause
 
 
-async def test_stop_stops_the_trainer_the_launcher_left(lab, lab_config, engines, tmp_path):
-    cfg = launcher_config(lab, lab_config, tmp_path, "hang", 15)  # trains 1.5 s, then waits for ever
+@pytest.mark.parametrize("own_group", [False, True], ids=["same-group", "own-group"])
+async def test_stop_stops_the_trainer_the_launcher_left(lab, lab_config, engines, tmp_path, own_group):
+    # own-group: the trainer left the launcher's process group (setpgid) but not the session cockpit's supervisor leads
+    cfg = launcher_config(lab, lab_config, tmp_path, "hang", 15, own_group=own_group)  # trains 1.5 s, then waits for ever
     eng = engines(cfg)
     res, pid = await passed_with_trainer(lab, cfg, eng, "hang")
+    fields = lab.exec_in(CT, f"cat /proc/{pid}/stat").stdout.rsplit(")", 1)[1].split()
+    assert (int(fields[2]), int(fields[3])) == ((pid, res.job.pgid) if own_group else (res.job.pgid, res.job.pgid)), fields[:4]
     v = await eng.run_action("verify")  # ``cockpit verify`` judges now: alive, as the trainer
     assert v.ok and f"launcher exited 0; trainer pid {pid} " in alive_stage(v).detail, v.summary()
     stop = await eng.run_action("stop")

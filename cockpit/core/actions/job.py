@@ -287,7 +287,8 @@ def unsafe_ids(pid: int | None, pgid: int | None) -> str | None:
 
 
 def signal_group(sig: str, job: JobRecord, *, start_time: int | None = None) -> str:
-    """Signal the job's process group (and its pid, in case it left the group).
+    """Signal the job's process group, every other group of its session (a process that made its
+    own group, :mod:`.survivors`), and its pid, in case it left the group.
 
     ``kill -s SIG -- -PGID`` is the POSIX form; dash rejects ``kill -SIG -- -PGID``.  Never a
     pattern: the process group is the one the job's own supervisor created with setsid.  With
@@ -303,4 +304,7 @@ def signal_group(sig: str, job: JobRecord, *, start_time: int | None = None) -> 
         # fields after the last ')' start at field 3, so field 22 is the 20th of them
         one = (f"s=$(cat /proc/{p}/stat 2>/dev/null) && s=${{s##*) }} && set -- $s && "
                f"[ \"${{20}}\" = {int(start_time)} ] && {one}")
-    return f"kill -s {sig} -- -{g} 2>/dev/null || kill -{sig} -{g} 2>/dev/null; {one}; true"
+    # the session the supervisor leads has the group's id; its other groups (fields 5 and 6 of stat)
+    sess = (f"for f in /proc/[0-9]*/stat; do read -r l 2>/dev/null < \"$f\" || continue; set -- ${{l##*) }}; "
+            f"[ \"$4\" = {g} ] && [ \"$3\" != {g} ] && [ \"$3\" -gt 1 ] 2>/dev/null && kill -s {sig} -- -\"$3\" 2>/dev/null; done")
+    return f"kill -s {sig} -- -{g} 2>/dev/null || kill -{sig} -{g} 2>/dev/null; {sess}; {one}; true"

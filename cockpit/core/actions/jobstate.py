@@ -219,7 +219,8 @@ def parse_state(out: bytes, job: JobRecord) -> JobState:
         st.members.append(ps)
     if st.supervisor is None:
         # without the supervisor only the job's own process group counts (a reused pid's children do not)
-        st.members = [m for m in st.members if job.pgid is not None and m.pgid == job.pgid and m.pid != sup_pid]
+        # (its session too: a process that made its own group in it, :mod:`.survivors`)
+        st.members = [m for m in st.members if job.pgid is not None and job.pgid in (m.pgid, m.sid) and m.pid != sup_pid]
     return st
 
 

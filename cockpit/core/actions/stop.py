@@ -84,8 +84,9 @@ def _state(p: ProcStat) -> str:
 
 
 def _mine(table: Table, job: JobRecord) -> list[ProcStat]:
-    """The job's processes: its process group, and its pid while the start time is the recorded one."""
-    return [p for p in table.procs if p.pgid == job.pgid or (p.pid == job.pid and p.start_time == job.start_time)]
+    """The job's processes: its process group and session (the supervisor leads both: a process
+    that made its own group in it is still the job's), and its pid while the start time is the recorded one."""
+    return [p for p in table.procs if job.pgid in (p.pgid, p.sid) or (p.pid == job.pid and p.start_time == job.start_time)]
 
 
 def _key(p: ProcStat) -> tuple[int, int]:

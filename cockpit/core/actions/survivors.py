@@ -11,12 +11,14 @@ the trainer wrote on.
 (``setsid``, or a systemd unit), so both ids equal its pid.  A non-interactive shell has no job
 control: ``cmd &`` and ``nohup cmd &`` keep the launcher's process group, so every process the
 launcher starts that way stays in it after the launcher exits (it is re-parented to PID 1, which
-is why the supervisor's tree no longer shows it).  Cockpit follows **the job's process group**:
-that is also what ``stop`` signals, what the GPU mapping and the strays stage call the job.  A
-process that leaves the group on purpose (``setsid``, ``setpgid``, a daemon's double fork) has
-left the job the way a daemon leaves its parent; it is not followed, and ``stop`` would not reach
-it either.  When the log still grows after the launcher's exit while nothing of the group is left,
-the verdict says so instead of reading the launcher's status as the job's.
+is why the supervisor's tree no longer shows it).  Cockpit follows **the job's process group and
+its session** (a process that made a group of its own, ``setpgid`` or
+``Popen(process_group=0)``, stays in the session): that is also what ``stop`` signals (the group,
+then every other group of the session: :func:`~.job.signal_group`), and what the GPU mapping calls
+the job.  A process that leaves the session (``setsid``, a daemon's double fork) has left the job
+the way a daemon leaves its parent: it is not followed and not stopped.  When the log still grows
+after the launcher's exit while nothing of the group or session is left, the verdict says so
+instead of reading the launcher's status as the job's.
 
 **How it reads.**  :func:`follow_survivors` runs on every reading of the job
 (:class:`~.jobstate.JobReader`): when the exit status is written and live processes of the group
@@ -124,18 +126,18 @@ def needs_group(job: JobRecord, st: JobState) -> bool:
 
 
 def group_command(job: JobRecord) -> str:
-    """The ``/proc/PID/stat`` line of every process of the job's process group."""
+    """The ``/proc/PID/stat`` lines that may be the job's group or session (the caller filters)."""
     pg = int(job.pgid or 0)
     return f"for f in /proc/[0-9]*/stat; do read -r l 2>/dev/null < \"$f\" && case \"$l\" in *\") \"?\" \"*\" {pg} \"*) echo \"$l\";; esac; done"
 
 
 async def read_group(ctx: ActionContext, job: JobRecord, st: JobState) -> None:
-    """Replace a reading's supervisor tree by the job's process group (see :func:`needs_group`)."""
+    """Replace a reading's supervisor tree by the job's process group and session (see :func:`needs_group`)."""
     res = await ctx.run(group_command(job), timeout=10)
     sup = st.supervisor.pid if st.supervisor is not None else None
     members = [p for p in (read_stat(line) for line in res.text.splitlines() if line.strip()) if p is not None]
     st.supervisor = None
-    st.members = [p for p in members if p.pgid == job.pgid and p.pid != sup]
+    st.members = [p for p in members if job.pgid in (p.pgid, p.sid) and p.pid != sup]
 
 
 async def follow_survivors(ctx: ActionContext, job: JobRecord, st: JobState) -> None:

@@ -53,7 +53,7 @@ def job_members(tree: ProcTree, job_pids: Iterable[int] = (), job_pgid: int | No
     """The job's processes: its recorded pids, its process group, and their descendants."""
     roots = {p for p in job_pids if p in tree}
     if job_pgid is not None:
-        roots |= {p.pid for p in tree.by_pid.values() if p.pgid == job_pgid}
+        roots |= {p.pid for p in tree.by_pid.values() if job_pgid in (p.pgid, p.sid)}  # the job's group and session
     out = set(roots)
     for pid in roots:
         out |= {d.pid for d in tree.descendants(pid)}
