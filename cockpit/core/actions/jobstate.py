@@ -264,11 +264,10 @@ class LogScan:
     loop_seen: dict[Any, float] = field(default_factory=dict)
     #: the first NaN/inf of a metric that must stay finite (:mod:`.nonfinite`)
     nonfinite: NonFiniteWatch | None = None
-    #: the unfinished last line already counted as progress (:meth:`_peek`): not counted again when it ends
+    #: the unfinished last line counted as progress already (:meth:`_peek`); the console file's
+    #: unfinished line (:meth:`feed_console`); the log's own lines (the metrics number them)
     peeked: bool = False
-    #: the console file's unfinished line (``capture_output = false``: :meth:`feed_console`)
     console_partial: bytes = b""
-    #: lines of the log itself (the metrics number them from the log's start; console lines are not theirs)
     log_lines: int = 0
 
     def feed(self, data: bytes) -> None:
@@ -286,8 +285,7 @@ class LogScan:
             self.metrics.batch_done()
 
     def feed_console(self, data: bytes) -> None:
-        """The console file's next bytes (``capture_output = false``): judged like the log's lines
-        (its tracebacks count the same), but they are not the log's lines for the metrics."""
+        """The console file's next bytes (``capture_output = false``): judged like the log's, not metrics."""
         complete, self.console_partial = split_lines(self.console_partial, data)
         for raw in complete:
             self._line(_capped(raw).decode("utf-8", "replace"), console=True)
@@ -308,8 +306,7 @@ class LogScan:
             self.classifier.flush()
 
     def _peek(self) -> None:
-        """The unfinished last line (a progress bar being redrawn) is progress as soon as it matches;
-        counted once: when it ends it is a line like any other, but not progress again."""
+        """The unfinished last line (a bar being redrawn) is progress as soon as it matches, counted once."""
         if self.peeked or not self.partial or self.progress_re is None:
             return
         line = sanitize(_capped(self.partial).decode("utf-8", "replace"))
