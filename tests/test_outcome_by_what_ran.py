@@ -283,3 +283,10 @@ def test_the_jobs_last_line_is_its_last_word_unless_it_is_progress_or_the_shells
         "non-finite loss (inf) at iteration 65, aborting the run")
     assert last_words(scan_of(["step 60 loss 1.9", "giving up", "Segmentation fault"])) == "giving up"
     assert last_words(scan_of(["step 1 loss 2.5", "step 2 loss 2.4"])) is None
+
+
+def test_a_crash_soon_after_an_eager_fallback_is_still_a_crash():
+    record = ["WARNING:torch._dynamo.convert_frame:" + DYNAMO[0], *DYNAMO[1:]]
+    errors, warnings = severities(["step 1 loss 2.5", *record, "step 2 loss 2.4", *TB_UNCAUGHT])
+    assert errors == ["ValueError: bad batch"]
+    assert warnings == ["running eagerly: compile failed for `forward` (/w/train.py:12)"]

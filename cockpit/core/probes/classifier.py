@@ -57,7 +57,7 @@ __all__ = ["Classifier", "classify_lines", "signature_ids", "unknown_signature_i
 _CHAIN_KINDS = (TRACEBACK.kind, INCOMPLETE_TRACEBACK.kind)
 #: an unprefixed traceback belongs to a ``WON'T CONVERT`` line this many lines before it (the
 #: record's message, the first traceback and the one ``exc_info`` appends)
-FALLBACK_WINDOW = 120
+FALLBACK_WINDOW = 60
 
 
 def signature_ids(user_sigs: Iterable[Signature] = ()) -> list[str]:
@@ -261,7 +261,9 @@ class Classifier(TracebackAssembler):
             else:
                 label = sig.render_label(chain.sig_m)
             severity = Severity.WARNING if chain.ignored and sig.severity is Severity.ERROR else sig.severity
-            if chain.fallback is not None:  # dynamo's eager fallback: one finding with its line's label
+            if chain.fallback is not None and (chain.prefix.strip() or not unwound(chain.lines, chain.prefix)):
+                # dynamo's eager fallback: one finding with its line's label (an unprefixed traceback
+                # that unwound the program is a crash after it, not dynamo's)
                 sig, label, severity = EAGER_FALLBACK, chain.fallback, Severity.WARNING
             elif severity is Severity.ERROR and _handled(chain):
                 severity = Severity.WARNING
