@@ -135,7 +135,7 @@ class Row:
         return left
 
 
-#: case → (the job's arguments, [verify] overrides, the expected fate: state, layer, texts in its cause)
+#: case → (the job's arguments, [verify] overrides); the fate each runtime must read is :func:`expected`
 CASES: dict[str, tuple[tuple[object, ...], dict[str, Any]]] = {
     "finish": (("--steps", 40, "--interval", 0.05), {}),
     "signal": ((*STEPS, "--crash", "sigkill", "--crash-at", LATE), {}),
