@@ -119,19 +119,24 @@ async def test_a_trainer_that_crashes_after_its_launcher_left_died_with_its_trac
     assert "RuntimeError" in f.cause, f.cause
 
 
-@pytest.mark.parametrize("own_group", [False, True], ids=["same-group", "own-group"])
-async def test_stop_stops_the_trainer_the_launcher_left(lab, lab_config, engines, tmp_path, own_group):
+@pytest.mark.parametrize(("runtime", "own_group"), [("pct", False), ("pct", True), ("host", False)],
+                         ids=["pct-same-group", "pct-own-group", "host-same-group"])
+async def test_stop_and_stacks_act_on_the_trainer_the_launcher_left(lab, lab_config, engines, tmp_path, runtime, own_group):
     # own-group: the trainer left the launcher's process group (setpgid) but not the session cockpit's supervisor leads
-    cfg = launcher_config(lab, lab_config, tmp_path, "hang", 15, own_group=own_group)  # trains 1.5 s, then waits for ever
+    host = runtime == "host"
+    cfg = launcher_config(lab, lab_config, tmp_path, "hang", 15, host=host, own_group=own_group)  # trains 1.5 s, then waits for ever
     eng = engines(cfg)
-    res, pid = await passed_with_trainer(lab, cfg, eng, "hang")
-    fields = lab.exec_in(CT, f"cat /proc/{pid}/stat").stdout.rsplit(")", 1)[1].split()
+    res, pid = await passed_with_trainer(lab, cfg, eng, "hang", host)
+    text = Path(f"/proc/{pid}/stat").read_text() if host else lab.exec_in(CT, f"cat /proc/{pid}/stat").stdout
+    fields = text.rsplit(")", 1)[1].split()
     assert (int(fields[2]), int(fields[3])) == ((pid, res.job.pgid) if own_group else (res.job.pgid, res.job.pgid)), fields[:4]
     v = await eng.run_action("verify")  # ``cockpit verify`` judges now: alive, as the trainer
     assert v.ok and f"launcher exited 0; trainer pid {pid} " in alive_stage(v).detail, v.summary()
+    dump = await eng.stacks()  # the threads dumped are the trainer's
+    assert dump is not None and pid in {t.pid for t in dump.threads}, (dump.note if dump else None)
     stop = await eng.run_action("stop")
     assert stop.ok, stop.summary()
-    assert not alive_in_target(lab, pid, False), (stop.summary(), [(s.name, s.detail) for s in stop.stages])
+    assert not alive_in_target(lab, pid, host), (stop.summary(), [(s.name, s.detail) for s in stop.stages])
     f = await await_for(lambda: final(cfg, res.attempt), timeout=10, interval=0.1)
     assert f.state == "stopped", f
 
