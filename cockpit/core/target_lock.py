@@ -34,16 +34,15 @@ import getpass
 import hashlib
 import logging
 import os
+import secrets
 import shlex
 import socket
 import time
-from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
 from ..config import Config
-from .layers import Layer
 from .remote.base import RemoteError, Transport
 
 __all__ = ["Busy", "Holder", "TargetLock", "lock_name", "holder_script", "safe_name"]
@@ -56,8 +55,6 @@ MARK = "@@cockpit-lock"
 ANSWER_S = 20.0
 #: ``wait=True``: first and longest pause between tries for a lock held elsewhere
 POLL_S, POLL_MAX_S = 0.5, 5.0
-#: channel slots the host lock needs left for the host's shell and one command besides its own
-_ROOM = 3
 
 
 class Busy(Exception):
@@ -125,10 +122,18 @@ def lock_name(cfg: Config) -> str:
     return f"cockpit-{t.runtime}-{safe_name(what.strip('/') or 'root')}.lock"
 
 
-def holder_script(name: str, who: str) -> str:
-    """The host's ``sh`` text: take the lock without blocking, say ``held`` and keep it until stdin
-    closes; or say ``busy`` and print every holder note.  ``name`` and ``who`` are quoted here."""
-    f, w = shlex.quote(name), shlex.quote(who)
+def holder_script(name: str, who: str, token: str) -> str:
+    """The host's ``sh`` text: take the lock without blocking and hand it to a detached holder
+    process tied to this SSH connection, then say ``held PID PATH`` and exit (so the lock keeps no
+    SSH channel); or say ``busy PATH`` and print every holder note.
+
+    The holder keeps the locked file open (fd 9) and lives while the connection's own ``sshd``
+    process does (found by walking up from this shell: each channel's shell is its child) and
+    while its token file exists; cockpit's release removes the token and kills it, and when
+    cockpit dies the connection goes, its ``sshd`` exits and the holder follows within a second.
+    ``name``, ``who`` and ``token`` are quoted here."""
+    f, w, t = shlex.quote(name), shlex.quote(who), shlex.quote(token)
+    hold = ('while kill -0 "$1" 2>/dev/null && [ -e "$2" ]; do sleep 1 9<&-; done; rm -f "$2" "$3"')
     return (
         'd="${COCKPIT_LOCK_DIR:-/run/lock}"; [ -z "${COCKPIT_LOCK_DIR:-}" ] || mkdir -p "$d" 2>/dev/null; '
         '{ [ -d "$d" ] && [ -w "$d" ]; } || d=/tmp; '
@@ -136,12 +141,25 @@ def holder_script(name: str, who: str) -> str:
         f'command -v flock >/dev/null 2>&1 || {{ echo "{MARK} noflock $f"; exit 0; }}; '
         '[ -e "$f" ] || { true >>"$f"; } 2>/dev/null; '
         f'[ -r "$f" ] || {{ echo "{MARK} error $f"; exit 0; }}; '
+        # the connection's sshd: the nearest ancestor whose name starts with sshd
+        'c=$$; while [ "${c:-0}" -gt 1 ]; do case "$(cat /proc/$c/comm 2>/dev/null)" in sshd*) break;; esac; '
+        'c=$(sed "s/.*) //" /proc/$c/stat 2>/dev/null | cut -d" " -f2); done; '
+        f'[ "${{c:-0}}" -gt 1 ] || {{ echo "{MARK} noconn $f"; exit 0; }}; '
         'exec 9<"$f"; '
         'if flock -n 9; then '
-        f'w="$f.who.$(id -u)"; {{ printf "%s\\n" {w} >"$w"; }} 2>/dev/null; '
-        f'echo "{MARK} held $f"; cat >/dev/null; rm -f "$w"; '
+        f'w="$f.who.$(id -u)"; k="$f.hold."{t}; {{ printf "%s\\n" {w} >"$w"; }} 2>/dev/null; : >"$k"; '
+        f'nohup sh -c {shlex.quote(hold)} cockpit-lock-holder "$c" "$k" "$w" </dev/null >/dev/null 2>&1 & '
+        f'echo "{MARK} held $! $f"; '
         f'else echo "{MARK} busy $f"; for w in "$f".who.*; do [ -f "$w" ] && cat "$w"; done 2>/dev/null; fi'
     )
+
+
+def release_script(path: str, token: str, pid: int) -> str:
+    """The host's ``sh`` text that gives the lock back: the holder's token goes, and the holder is
+    killed when that pid is still the holder with this token (never another process)."""
+    k, f = shlex.quote(f"{path}.hold.{token}"), shlex.quote(path)
+    return (f'rm -f {k} {f}.who.$(id -u); if tr "\\0" " " </proc/{int(pid)}/cmdline 2>/dev/null | grep -qF -- {k}; '
+            f'then kill {int(pid)} 2>/dev/null; fi; true')
 
 
 class _LocalLock:
@@ -189,73 +207,46 @@ class _LocalLock:
 
 
 class _HostLock:
-    """The lock's shell on the host, on a channel of its own, for as long as the action runs."""
+    """The lock on the host, held by a detached process tied to the SSH connection (no channel)."""
 
     def __init__(self, transport: Transport, name: str, answer_s: float = ANSWER_S) -> None:
         self.transport = transport
         self.name = name
-        #: seconds for the connection (when there is none yet) and the lock's first answer
+        #: seconds for the connection (when there is none yet) and the lock's answer
         self.answer_s = answer_s
         self.path = ""
-        self.task: asyncio.Task[None] | None = None
-        self.released = False
+        self.pid = 0
+        self.token = ""
 
     async def try_acquire(self, me: Holder) -> tuple[str, str]:
         """``("held", path)``, ``("busy", holder notes)`` or ``("unavailable", why)``."""
-        answer: asyncio.Future[tuple[str, str]] = asyncio.get_running_loop().create_future()
-        cmd = "/bin/sh -c " + shlex.quote(holder_script(self.name, me.line()))
-        self.released = False
-        self.task = asyncio.ensure_future(self._hold(self.transport.stream_host(cmd), answer))
+        self.token = secrets.token_hex(8)
+        cmd = "/bin/sh -c " + shlex.quote(holder_script(self.name, me.line(), self.token))
         try:
-            state, text = await asyncio.wait_for(asyncio.shield(answer), self.answer_s)
+            res = await asyncio.wait_for(self.transport.run_host(cmd, timeout=self.answer_s), self.answer_s + 1)
         except (asyncio.TimeoutError, TimeoutError):
-            state, text = "unavailable", f"the host did not answer in {self.answer_s:g}s"
+            return "unavailable", f"the host did not answer in {self.answer_s:g}s"
         except RemoteError as e:
-            state, text = "unavailable", e.message
-        except BaseException:  # cancelled while asking: a lock taken a moment later must not stay behind
-            await self.release()
-            raise
-        if state != "held":
-            await self.release()
-        return state, text
-
-    async def _hold(self, stream: AsyncIterator[bytes], answer: asyncio.Future[tuple[str, str]]) -> None:
-        buf = b""
-        try:
-            async for chunk in stream:
-                if answer.done():
-                    continue  # held: nothing more comes until the channel closes
-                buf += chunk
-                first, nl, rest = buf.partition(b"\n")
-                if nl and first.startswith(f"{MARK} held ".encode()):
-                    self.path = first.decode("utf-8", "replace").split(" ", 2)[2]
-                    answer.set_result(("held", self.path))
-        except Exception as e:  # noqa: BLE001 - the channel's end in any form (asyncssh, OS): the caller's answer, or a warning
-            err = e if isinstance(e, RemoteError) else RemoteError(Layer.SSH, f"the lock's channel failed: {e!r}")
-            if not answer.done():
-                answer.set_exception(err)
-            elif not self.released:
-                log.warning("the target lock %s on the host was lost: %s", self.path, err.message)
-            return
-        if not answer.done():
-            first, _, rest = buf.partition(b"\n")
-            words = first.decode("utf-8", "replace").split(" ", 2)
-            state = words[1] if len(words) == 3 and words[0] == MARK else "gone"
-            self.path = words[2] if len(words) == 3 else ""
-            text = rest.decode("utf-8", "replace") if state == "busy" else first.decode("utf-8", "replace")
-            answer.set_result((state, text))
-        elif not self.released:
-            log.warning("the target lock %s on the host was lost (its channel closed)", self.path)
+            return "unavailable", e.message
+        first, _, rest = res.stdout.decode("utf-8", "replace").partition("\n")
+        words = first.split(" ", 3)
+        if len(words) >= 3 and words[0] == MARK and words[1] == "held" and len(words) == 4 and words[2].isdigit():
+            self.pid, self.path = int(words[2]), words[3]
+            return "held", self.path
+        if len(words) >= 3 and words[0] == MARK:
+            self.path = " ".join(words[2:])
+            return words[1], rest if words[1] == "busy" else first
+        return "gone", (first or res.stderr.decode("utf-8", "replace")).strip()
 
     async def release(self) -> None:
-        """Close the channel: the host's ``cat`` reads EOF, its shell exits, the flock goes with it."""
-        self.released = True
-        task, self.task = self.task, None
-        if task is None:
+        """Remove the holder's token and end it; a connection already gone took the holder with it."""
+        pid, self.pid = self.pid, 0
+        if not pid:
             return
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
+        try:
+            await self.transport.run_host(release_script(self.path, self.token, pid), timeout=10)
+        except RemoteError as e:
+            log.info("the target lock %s: release not confirmed (%s); it ends with the connection", self.path, e.message)
 
 
 class TargetLock:
@@ -268,7 +259,6 @@ class TargetLock:
         self.transport = transport
         #: why the last action ran without the host's lock ("" when it had it, or needs none)
         self.without_host = ""
-        self._watch: asyncio.Task[None] | None = None
 
     async def acquire(self, what: str, *, wait: bool = False) -> None:
         """Hold the target for ``what`` or raise :class:`Busy` naming the holder; ``wait``: poll
@@ -292,19 +282,12 @@ class TargetLock:
         self.without_host = ""
         if self.host is None:
             return None
-        slots = getattr(self.transport, "slots", None)
-        if slots is not None and slots.learned is not None and slots.limit < _ROOM:
-            self.without_host = f"sshd allows {slots.limit} channel(s) beside the session: too few to keep the host's lock"
-            log.warning("%s: %s", self.target, self.without_host)
-            return None
         try:
             state, text = await self.host.try_acquire(me)
         except BaseException:
             self.local.release()
             raise
         if state == "held":
-            if slots is not None:
-                self._watch = asyncio.ensure_future(self._give_way(slots))
             return None
         if state == "busy":
             self.local.release()
@@ -317,19 +300,7 @@ class TargetLock:
         log.warning("%s: %s; going on with this machine's lock only", self.target, self.without_host)
         return None
 
-    async def _give_way(self, slots: Any) -> None:
-        await slots.wait_below(_ROOM)
-        log.warning("%s: sshd allows %d channel(s) beside the session: the host's lock gives its own back", self.target, slots.limit)
-        self.without_host = "the host's lock gave its SSH channel back (sshd MaxSessions)"
-        if self.host is not None:
-            await self.host.release()
-
     async def release(self) -> None:
-        watch, self._watch = self._watch, None
-        if watch is not None:
-            watch.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await watch
         try:
             if self.host is not None:
                 await self.host.release()
