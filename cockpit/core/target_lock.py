@@ -9,20 +9,21 @@ end it; for Slurm the login node): an ``flock`` on ``/run/lock/cockpit-<runtime>
 overrides both, which the test lab uses to keep its labs apart).  For ``runtime = "none"`` and
 ``"slurm"`` the name comes from the job's workdir: two targets with one workdir are one job.
 
-Who holds it: a shell on a channel of its own takes the lock, writes the holder (user, local host,
-action, since when, cockpit's pid) to ``FILE.who.<uid>`` and waits on ``cat`` for its stdin.  When
-the action ends cockpit closes the channel; when cockpit dies (SIGKILL, a crash, a lost laptop)
-the connection closes, sshd closes the channel, ``cat`` reads EOF and the lock goes with its
-shell.  No stale lock file to clean up, ever: an ``flock`` dies with its holder.  A second cockpit
-that finds it taken reads the holder and is refused (:class:`Busy`, exit 75 in the CLI) naming
-it; ``wait=True`` polls with a capped backoff instead.  Observation never takes the lock.
+Who holds it: one short command on the host takes the lock and hands the locked file to a
+detached holder process, writes the holder (user, local host, action, since when, cockpit's pid)
+to ``FILE.who.<uid>``, and returns: the lock keeps no SSH channel, so a group of targets on one
+host acting at once never waits for channel slots that their own locks hold.  The holder lives
+while the SSH connection's own ``sshd`` process does and while its token file exists.  When the
+action ends cockpit removes the token and ends the holder; when cockpit dies (SIGKILL, a crash, a
+lost laptop) the connection closes, its ``sshd`` exits and the holder follows within a second.
+No stale lock file to clean up, ever: an ``flock`` dies with its holder.  A second cockpit that
+finds it taken reads the holder and is refused (:class:`Busy`, exit 75 in the CLI) naming it;
+``wait=True`` polls with a capped backoff instead.  Observation never takes the lock.
 
 Beside it, two cheaper locks stay: the engine's ``asyncio.Lock`` (one process) and an ``flock``
 on ``<journal dir>/<target>.lock`` (one config directory), which is all there is for a local
 transport (the demo) and what still protects when the host cannot be reached (its action then
-fails on connectivity anyway) or has no ``flock``.  The host lock holds one of the transport's
-SSH channel slots; where sshd turns out to allow too few channels for it and the host's shell
-and one command, it gives its slot back (logged) rather than stall the action it protects.
+fails on connectivity anyway) or has no ``flock``.
 """
 
 from __future__ import annotations

@@ -105,6 +105,10 @@ def release(link: HostLink) -> bool:
     """One user less; True when it was the last (the caller closes the connection)."""
     link.users -= 1
     if link.users > 0:
+        # fewer sessions on the connection: the room they took is free again (unless sshd taught a lower limit)
+        link.slots.full = max(1, min(MAX_CHANNELS - 1, 10 - link.users))
+        if link.slots.learned is None:
+            link.slots.limit = link.slots.full
         return False
     for links in list(_LINKS.values()):
         if link.key is not None and links.get(link.key) is link:
