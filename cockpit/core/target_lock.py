@@ -56,6 +56,9 @@ MARK = "@@cockpit-lock"
 ANSWER_S = 20.0
 #: ``wait=True``: first and longest pause between tries for a lock held elsewhere
 POLL_S, POLL_MAX_S = 0.5, 5.0
+#: seconds a lock still held for a cockpit of this machine that is gone (killed a moment ago) is
+#: waited for before Busy: its holder ends with that cockpit's SSH connection, a moment later
+DEAD_HOLDER_S = 3.0
 
 
 class Busy(Exception):
@@ -129,12 +132,16 @@ def holder_script(name: str, who: str, token: str) -> str:
     SSH channel); or say ``busy PATH`` and print every holder note.
 
     The holder keeps the locked file open (fd 9) and lives while the connection's own ``sshd``
-    process does (found by walking up from this shell: each channel's shell is its child) and
-    while its token file exists; cockpit's release removes the token and kills it, and when
-    cockpit dies the connection goes, its ``sshd`` exits and the holder follows within a second.
+    process does (found by walking up from this shell: each channel's shell is its child; known by
+    pid and start time) and while its token file exists; cockpit's release removes the token and
+    kills it, and when cockpit dies the connection goes, its ``sshd`` exits and the holder follows
+    within a quarter of a second.
     ``name``, ``who`` and ``token`` are quoted here."""
     f, w, t = shlex.quote(name), shlex.quote(who), shlex.quote(token)
-    hold = ('while kill -0 "$1" 2>/dev/null && [ -e "$2" ]; do sleep 1 9<&-; done; rm -f "$2" "$3"')
+    # the connection's sshd is known by its pid *and* start time (pids wrap: a reused one must not
+    # keep a dead cockpit's lock); one fork and a sleep every quarter second while an action runs
+    hold = ('p=$1 k=$2 w=$3; st() { read -r l </proc/$p/stat 2>/dev/null || return 1; l=${l##*) }; set -- $l; echo "${20}"; }; '
+            's0=$(st); while [ -n "$s0" ] && [ -e "$k" ] && [ "$(st)" = "$s0" ]; do { sleep 0.25 || sleep 1; } 9<&- 2>/dev/null; done; rm -f "$k" "$w"')
     return (
         'd="${COCKPIT_LOCK_DIR:-/run/lock}"; [ -z "${COCKPIT_LOCK_DIR:-}" ] || mkdir -p "$d" 2>/dev/null; '
         '{ [ -d "$d" ] && [ -w "$d" ]; } || d=/tmp; '
@@ -260,6 +267,8 @@ class TargetLock:
         self.transport = transport
         #: why the last action ran without the host's lock ("" when it had it, or needs none)
         self.without_host = ""
+        #: when a refusal first named a cockpit of this machine that is no longer running (None: not so)
+        self._dead_holder_since: float | None = None
 
     async def acquire(self, what: str, *, wait: bool = False) -> None:
         """Hold the target for ``what`` or raise :class:`Busy` naming the holder; ``wait``: poll
@@ -268,7 +277,11 @@ class TargetLock:
         while True:
             refused = await self._try(Holder.me(what))
             if refused is None:
+                self._dead_holder_since = None
                 return
+            if not wait and self._dead_holder_since is not None and time.monotonic() - self._dead_holder_since < DEAD_HOLDER_S:
+                await asyncio.sleep(POLL_S / 2)  # its cockpit is gone: its holder follows its connection at once
+                continue
             if not wait:
                 raise Busy(f"{self.target} is busy: {refused}")
             log.info("%s is busy: %s; trying again in %.1fs", self.target, refused, pause)
@@ -294,7 +307,10 @@ class TargetLock:
             self.local.release()
             holders = [h for h in map(Holder.parse, text.splitlines()) if h is not None]
             if holders:
-                return max(holders, key=lambda h: h.since).describe()
+                last = max(holders, key=lambda h: h.since)
+                if last.host == socket.gethostname() and not _running(last.pid):
+                    self._dead_holder_since = self._dead_holder_since or time.monotonic()
+                return last.describe()
             return f"another cockpit holds {self.host.path or self.host.name} on its host"
         # no answer, no flock there, the host out of reach: the action's own checks report the host
         self.without_host = f"no lock on the host ({state}: {text.strip()[:200]})"
@@ -307,6 +323,16 @@ class TargetLock:
                 await self.host.release()
         finally:
             self.local.release()
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's: alive
+        return True
+    return True
 
 
 def _is_local(transport: Transport) -> bool:
