@@ -114,13 +114,19 @@ id = "cursed"
 # -- 2. verify judges now ---------------------------------------------------------------------------
 
 async def _leader_pid(eng: Engine) -> int:
-    sup = eng.job.pid
+    """The job's own main process: below the supervisor, past the wrapping ``sh -c`` (killing
+    that shell alone would leave the job running under it: a launcher that exited)."""
+    pid = eng.job.pid
 
-    async def children() -> list[str]:
-        return (await eng.transport.run(f"cat /proc/{sup}/task/*/children", timeout=5)).text.split()
+    async def child_of(p: int) -> list[str]:
+        return (await eng.transport.run(f"cat /proc/{p}/task/*/children", timeout=5)).text.split()
 
-    kids = await await_for(children, 4, "a child process of the job's supervisor")
-    return int(kids[0])
+    while True:
+        kids = await await_for(lambda p=pid: child_of(p), 4, f"a child process of {pid}")
+        pid = int(kids[0])
+        comm = (await eng.transport.run(f"cat /proc/{pid}/comm", timeout=5)).text.strip()
+        if comm not in ("sh", "dash", "bash"):
+            return pid
 
 
 async def test_verify_after_sigkill_reports_the_death_and_records_the_fate(lab, lab_config, engines):
