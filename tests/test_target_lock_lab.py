@@ -22,7 +22,7 @@ from cockpit.core.engine import Busy, Engine
 from cockpit.core.layers import Layer
 from cockpit.core.status import collect_status
 from cockpit.core.target_lock import Holder, lock_name
-from tests.lab import await_for
+from tests.lab import await_for, faults
 
 pytestmark = pytest.mark.lab
 
@@ -156,6 +156,9 @@ async def test_a_tight_max_sessions_never_stalls_an_action_for_the_lock(lab, two
             assert (await eng.transport.run("true")).ok  # the target's session, as during any action
             async with eng.exclusive("attempt"):
                 assert who_files(lab) and not eng._target_lock.without_host
+                # the lock's own short channel is gone at sshd's end too (a loaded host acknowledges
+                # a close late, and at MaxSessions 2 the next channel would be refused meanwhile)
+                await await_for(lambda: faults.channel_count(lab) <= 1, 10, "the lock's channel closed at sshd")
                 # the host's shell (the observer's), then a command on a channel of its own
                 assert (await asyncio.wait_for(eng.observer.host.run("echo host"), 30)).stdout == b"host\n"
                 assert (await asyncio.wait_for(eng.transport.run_host("echo own"), 30)).stdout == b"own\n"
