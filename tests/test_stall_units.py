@@ -36,3 +36,25 @@ def test_the_layer_of_a_stall_follows_the_evidence():
     layer, why = stall_layer(None, None, "D", "nfs_wait_bit_killable")
     assert layer is Layer.PROCESS and "nfs_wait_bit_killable" in why
     assert stall_layer([40.0], None, "S") == (Layer.APP, "")  # busy but not pinned: no claim
+
+
+def test_a_stopped_process_stalls_in_the_process_layer():
+    """A job frozen by SIGSTOP (state T) is not code that waits: its stall names the process layer
+    and how it resumes, read from a real stopped process's /proc state."""
+    import signal
+    import subprocess
+    from pathlib import Path
+
+    from cockpit.core.procstat import read_stat
+    from tests.lab.util import wait_for
+
+    proc = subprocess.Popen(["sleep", "60"])
+    try:
+        proc.send_signal(signal.SIGSTOP)
+        stat = wait_for(lambda: (s := read_stat(Path(f"/proc/{proc.pid}/stat").read_text())) is not None and s.state == "T" and s, 5)
+        layer, why = stall_layer([0.0], None, stat.state)
+        assert layer is Layer.PROCESS and "SIGCONT" in why and "state T" in why
+        assert stall_layer(None, None, "t")[0] is Layer.PROCESS  # traced by a debugger
+    finally:
+        proc.kill()
+        proc.wait()

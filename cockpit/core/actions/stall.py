@@ -124,6 +124,9 @@ def stall_layer(gpu_util: list[float] | None, xid: str | None, leader_state: str
     """Where a stall lives, with the evidence in words (see the module doc)."""
     if xid:
         return Layer.GPU, f"an Xid in the host kernel log since the stall began: {xid}"
+    if leader_state[:1] in ("T", "t"):  # SIGSTOP, a debugger: nothing in the code waits; only SIGCONT (or a detach) resumes it
+        what = "traced by a debugger" if leader_state.startswith("t") else "stopped by a signal (SIGSTOP, SIGTSTP, Ctrl-Z)"
+        return Layer.PROCESS, f"the main process is {what} (state {leader_state}): it resumes only with SIGCONT"
     if leader_state.startswith("D"):
         if any(k in wchan.lower() for k in ("nv", "uvm", "nvidia")):
             return Layer.GPU, f"the main process is stuck in D in the NVIDIA driver ({wchan})"
