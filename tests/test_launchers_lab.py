@@ -19,15 +19,14 @@ from typing import Any
 
 import pytest
 
-from cockpit.core.fate import latest_fate
-from cockpit.core.journal import Journal
 from cockpit.core.layers import Outcome, Status
 from cockpit.core.status import collect_status
 from tests.lab import await_for
+from tests.lab.runs import JOBS, fate_of
 
 pytestmark = pytest.mark.lab
 
-JOBS = Path(__file__).parent / "lab" / "jobs"
+
 CT = 200
 
 
@@ -47,11 +46,6 @@ def launcher_config(lab: Any, lab_config: Any, tmp_path: Path, mode: str, steps:
     if host:
         over.update(target={"name": "lab-host", "runtime": "none", "container": None}, gpu=None)
     return lab_config(**over)
-
-
-def fate_of(cfg: Any, attempt: int) -> Any:
-    rec = Journal(cfg.journal_path).get(attempt)
-    return latest_fate(rec) if rec is not None else None
 
 
 def trainer_pid(lab: Any, log_path: str, host: bool) -> int:

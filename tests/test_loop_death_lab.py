@@ -20,11 +20,10 @@ from pathlib import Path
 
 import pytest
 
-from cockpit.core.fate import latest_fate
-from cockpit.core.journal import Journal
 from cockpit.core.layers import Layer, Outcome, Status
 from cockpit.core.status import collect_status
 from tests.lab import await_for
+from tests.lab.runs import fate_of
 
 pytestmark = pytest.mark.lab
 
@@ -33,11 +32,6 @@ DRAFTERS = ("drafter-0", "drafter-1", "drafter-2")
 
 def loopdeath_job(lab, crash_at: int) -> str:
     return lab.jobsim_command("--steps", 0, "--interval", 0.05, "--crash", "loopdeath", "--crash-at", crash_at)
-
-
-def fate_of(cfg, attempt):
-    rec = Journal(cfg.journal_path).get(attempt)
-    return latest_fate(rec) if rec is not None else None
 
 
 def assert_loop_death_cause(cause: str) -> None:

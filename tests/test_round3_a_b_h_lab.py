@@ -16,32 +16,17 @@ from __future__ import annotations
 
 import re
 import shlex
-import shutil
 from pathlib import Path
 
 import pytest
 
-from cockpit.core.fate import latest_fate
-from cockpit.core.journal import Journal
 from cockpit.core.layers import Layer, Outcome, Status
 from tests.lab import await_for
+from tests.lab.runs import JOBS, fate_of, pct_or_docker, script_command
 
 pytestmark = pytest.mark.lab
 
-JOBS = Path(__file__).parent / "lab" / "jobs"
 DOCKER_CT = 238
-
-
-def job_command(lab, ctid: int, script: str, *args: object) -> str:
-    """The job script copied into the container's workspace (the job sees it there), as a command."""
-    dest = Path(lab.workspace(ctid)) / script
-    shutil.copy(JOBS / script, dest)
-    return shlex.join([lab.jobsim_argv()[0], str(dest), *map(str, args)])
-
-
-def fate_of(cfg, attempt):
-    rec = Journal(cfg.journal_path).get(attempt)
-    return latest_fate(rec) if rec is not None else None
 
 
 async def final_fate(cfg, attempt):
@@ -55,24 +40,12 @@ async def final_fate(cfg, attempt):
 @pytest.fixture(params=["pct", "docker"])
 def runtime(request, lab, lab_config):
     """``(make_cfg, ctid)`` for the pct container 200, or a docker container the engine emulator answers for."""
-    if request.param == "pct":
-        yield lab_config, 200
-        return
-    name = "docker-round3"
-    lab.add_engine_container("docker", name, DOCKER_CT)
-
-    def make(**overrides):
-        target = {"runtime": "docker", "container": name, "ctid": DOCKER_CT, "docker": str(lab.bin_dir / "docker")}
-        return lab_config(target=target, **overrides)
-
-    yield make, DOCKER_CT
-    lab.set_docker_daemon(None)
-    lab.remove_container(DOCKER_CT)
+    yield from pct_or_docker(request.param, lab, lab_config, "docker-round3", DOCKER_CT)
 
 
 async def test_a_job_stopped_by_its_own_guard_after_training_failed_not_untested(lab, runtime, engines):
     make, ctid = runtime
-    cfg = make(job={"command": job_command(lab, ctid, "guard_exit.py")}, verify={"settle": 5.0})
+    cfg = make(job={"command": script_command(lab, "guard_exit.py", ctid=ctid)}, verify={"settle": 5.0})
     res = await engines(cfg).attempt("guard stops the run")
     assert res.outcome is Outcome.FAILED and res.verdict.layer is Layer.PROCESS, (res.outcome, res.verdict.summary())
     fs = res.verdict.failed_stage
@@ -86,7 +59,7 @@ async def test_a_job_stopped_by_its_own_guard_after_training_failed_not_untested
 
 async def test_a_native_crash_after_progress_is_failed_and_names_the_signal_from_the_shells_line(lab, runtime, engines):
     make, ctid = runtime
-    cfg = make(job={"command": job_command(lab, ctid, "native_crash.py")}, verify={"settle": 5.0})
+    cfg = make(job={"command": script_command(lab, "native_crash.py", ctid=ctid)}, verify={"settle": 5.0})
     res = await engines(cfg).attempt("segfaults after 70 steps")
     assert res.outcome is Outcome.FAILED and res.verdict.layer is Layer.PROCESS, (res.outcome, res.verdict.summary())
     fs = res.verdict.failed_stage
@@ -99,7 +72,7 @@ async def test_a_native_crash_after_progress_is_failed_and_names_the_signal_from
 
 async def test_bashs_crash_line_names_the_signal_too(lab, lab_config, engines):
     """A bash wrapper prints ``/bin/bash: line 1: PID Segmentation fault      CMD`` and exits 139."""
-    inner = job_command(lab, 200, "native_crash.py")
+    inner = script_command(lab, "native_crash.py", ctid=200)
     cfg = lab_config(job={"command": shlex.join(["/bin/bash", "-c", f"{inner}; exit $?"])}, verify={"settle": 5.0})
     res = await engines(cfg).attempt("segfaults under bash")
     assert res.outcome is Outcome.FAILED and res.verdict.layer is Layer.PROCESS, (res.outcome, res.verdict.summary())
@@ -110,7 +83,7 @@ async def test_bashs_crash_line_names_the_signal_too(lab, lab_config, engines):
 
 async def test_a_traceback_logged_at_warning_is_a_finding_and_the_job_finishes(lab, runtime, engines):
     make, ctid = runtime
-    cfg = make(job={"command": job_command(lab, ctid, "handled_warning.py", 40, 0.05)}, verify={"settle": 1.0})
+    cfg = make(job={"command": script_command(lab, "handled_warning.py", 40, 0.05, ctid=ctid)}, verify={"settle": 1.0})
     res = await engines(cfg).attempt("a handled push failure")
     assert res.outcome is Outcome.PASSED, res.verdict.summary()
     assert [(f.kind, f.severity.value) for f in res.findings] == [("python-traceback", "warning")], res.findings
@@ -123,7 +96,7 @@ async def test_a_traceback_logged_at_warning_is_a_finding_and_the_job_finishes(l
 
 
 async def test_dynamo_eager_fallback_is_a_compile_finding_not_a_failure(lab, lab_config, engines):
-    cfg = lab_config(job={"command": job_command(lab, 200, "eager_fallback.py", 40, 0.05)})
+    cfg = lab_config(job={"command": script_command(lab, "eager_fallback.py", 40, 0.05, ctid=200)})
     res = await engines(cfg).attempt("suppress_errors = True")
     assert res.outcome is Outcome.PASSED, res.verdict.summary()
     script = Path(lab.workspace(200)) / "eager_fallback.py"
@@ -137,7 +110,7 @@ async def test_dynamo_eager_fallback_is_a_compile_finding_not_a_failure(lab, lab
 
 async def test_exit_0_after_the_last_step_is_finished_with_an_error_record_as_a_finding(lab, lab_config, engines):
     """An ERROR record's traceback stays a failure for the verdict; the job's exit 0 is still its end, not a death."""
-    script = job_command(lab, 200, "handled_warning.py", 60, 0.05)
+    script = script_command(lab, "handled_warning.py", 60, 0.05, ctid=200)
     cfg = lab_config(job={"command": script.replace("handled_warning.py", "handled_error.py")})
     src = (JOBS / "handled_warning.py").read_text().replace("log.warning(", "log.error(")
     (Path(lab.workspace(200)) / "handled_error.py").write_text(src)
@@ -156,7 +129,7 @@ async def test_a_full_checkpoint_filesystem_is_the_containers_fault_named_with_i
     if r.returncode != 0:
         pytest.skip(f"no tmpfs mount inside the lab container: {r.stderr.strip()}")
     try:
-        cfg = make(job={"command": job_command(lab, ctid, "ckpt_full.py", ckpt), "workdir": str(ckpt)},
+        cfg = make(job={"command": script_command(lab, "ckpt_full.py", ckpt, ctid=ctid), "workdir": str(ckpt)},
                    verify={"settle": 5.0})
         res = await engines(cfg).attempt("checkpoints fill the volume")
         assert res.outcome is Outcome.FAILED and res.verdict.layer is Layer.CONTAINER, (res.outcome, res.verdict.summary())
@@ -178,7 +151,7 @@ async def test_a_filesystem_out_of_inodes_is_full_too(lab, lab_config, engines):
     if r.returncode != 0:
         pytest.skip(f"no tmpfs mount inside the lab container: {r.stderr.strip()}")
     try:
-        cfg = lab_config(job={"command": job_command(lab, 200, "ckpt_full.py", ckpt, 1024, 1), "workdir": str(ckpt)},
+        cfg = lab_config(job={"command": script_command(lab, "ckpt_full.py", ckpt, 1024, 1, ctid=200), "workdir": str(ckpt)},
                          verify={"settle": 5.0})
         res = await engines(cfg).attempt("one small file per step")
         assert res.outcome is Outcome.FAILED and res.verdict.layer is Layer.CONTAINER, (res.outcome, res.verdict.summary())

@@ -13,52 +13,25 @@ tests/lab/jobs/r3_*.py copied into the container's workspace):
 from __future__ import annotations
 
 import shlex
-import shutil
 import time
-from pathlib import Path
 
 import pytest
 
-from cockpit.core.fate import fate_text, latest_fate
-from cockpit.core.journal import Journal
+from cockpit.core.fate import fate_text
 from cockpit.core.layers import Layer, Outcome, Status
 from cockpit.core.status import collect_status
 from tests.lab import await_for
+from tests.lab.runs import fate_of, pct_or_docker, script_command
 
 pytestmark = pytest.mark.lab
 
-JOBS = Path(__file__).parent / "lab" / "jobs"
 DOCKER_CT = 239
-
-
-def job(lab, script: str, *args: object, ctid: int = 200) -> str:
-    """The command running ``tests/lab/jobs/<script>`` from the container's workspace."""
-    ws = Path(lab.workspace(ctid))
-    shutil.copy(JOBS / script, ws / script)
-    return shlex.join([lab.jobsim_argv()[0], str(ws / script), *map(str, args)])
 
 
 @pytest.fixture(params=["pct", "docker"])
 def runtime(request, lab, lab_config):
     """``(make_cfg, ctid)``: the pct container 200, or a docker container the engine emulator answers for."""
-    if request.param == "pct":
-        yield lab_config, 200
-        return
-    name = "docker-r3log"
-    lab.add_engine_container("docker", name, DOCKER_CT)
-
-    def make(**overrides):
-        target = {"runtime": "docker", "container": name, "ctid": DOCKER_CT, "docker": str(lab.bin_dir / "docker")}
-        return lab_config(target=target, **overrides)
-
-    yield make, DOCKER_CT
-    lab.set_docker_daemon(None)
-    lab.remove_container(DOCKER_CT)
-
-
-def fate_of(cfg, attempt):
-    rec = Journal(cfg.journal_path).get(attempt)
-    return latest_fate(rec) if rec is not None else None
+    yield from pct_or_docker(request.param, lab, lab_config, "docker-r3log", DOCKER_CT)
 
 
 def stage(v, name):
@@ -67,7 +40,7 @@ def stage(v, name):
 
 # ------------------------------------------------------------------------------- NaN is not healthy
 async def test_a_loss_that_turns_nan_while_settling_fails_verify_naming_step_and_line(lab, lab_config, engines):
-    cfg = lab_config(job={"command": job(lab, "r3_nan.py", 0, 5, 0.1)})
+    cfg = lab_config(job={"command": script_command(lab, "r3_nan.py", 0, 5, 0.1)})
     res = await engines(cfg).attempt("lr 3e-2")
     assert res.outcome is Outcome.FAILED and res.verdict.layer is Layer.APP, res.verdict.summary()
     fs = res.verdict.failed_stage
@@ -78,7 +51,7 @@ async def test_a_loss_that_turns_nan_while_settling_fails_verify_naming_step_and
 
 async def test_a_loss_that_turns_nan_after_the_pass_is_the_fate_diverged(lab, runtime, engines):
     make, ctid = runtime
-    cfg = make(job={"command": job(lab, "r3_nan.py", 0, 30, 0.1, ctid=ctid)})  # NaN 3 s in: after the 1 s settle window
+    cfg = make(job={"command": script_command(lab, "r3_nan.py", 0, 30, 0.1, ctid=ctid)})  # NaN 3 s in: after the 1 s settle window
     res = await engines(cfg).attempt("lr 1e-2")
     assert res.outcome is Outcome.PASSED, res.verdict.summary()
 
@@ -96,7 +69,7 @@ async def test_a_loss_that_turns_nan_after_the_pass_is_the_fate_diverged(lab, ru
 
 
 async def test_nonfinite_warn_passes_and_says_so(lab, lab_config, engines):
-    cfg = lab_config(job={"command": job(lab, "r3_nan.py", 0, 5, 0.1)}, verify={"nonfinite": "warn"})
+    cfg = lab_config(job={"command": script_command(lab, "r3_nan.py", 0, 5, 0.1)}, verify={"nonfinite": "warn"})
     res = await engines(cfg).attempt("only a warning")
     assert res.outcome is Outcome.PASSED, res.verdict.summary()
     se = stage(res.verdict, "verify: settled")
@@ -106,7 +79,7 @@ async def test_nonfinite_warn_passes_and_says_so(lab, lab_config, engines):
 # ------------------------------------------------------------------------------- progress in unfinished lines
 async def test_a_tqdm_bar_without_newlines_is_progress(lab, runtime, engines):
     make, ctid = runtime
-    cfg = make(job={"command": job(lab, "r3_tqdm.py", 8, 0.5, ctid=ctid), "progress_pattern": "it/s", "startup_timeout": 3})
+    cfg = make(job={"command": script_command(lab, "r3_tqdm.py", 8, 0.5, ctid=ctid), "progress_pattern": "it/s", "startup_timeout": 3})
     eng = engines(cfg)
     res = await eng.attempt("bar on stderr")
     assert res.outcome is Outcome.PASSED, res.verdict.summary()
@@ -134,7 +107,7 @@ def _steps_then_heartbeats(lab, log_path: str, beats: int, ctid: int = 200):
 
 async def test_a_deadlock_under_a_heartbeat_is_stalled_for_a_fresh_reader_by_the_lines_timestamps(lab, runtime, engines):
     make, ctid = runtime
-    cfg = make(job={"command": job(lab, "r3_heartbeat.py", 12, 0.1, "--stamp", ctid=ctid), "progress_pattern": r"step \d+ loss"},
+    cfg = make(job={"command": script_command(lab, "r3_heartbeat.py", 12, 0.1, "--stamp", ctid=ctid), "progress_pattern": r"step \d+ loss"},
                verify={"stall_after": 2})
     eng = engines(cfg)
     res = await eng.attempt("deadlocks at step 12", follow=False)
@@ -153,7 +126,7 @@ async def test_a_deadlock_under_a_heartbeat_is_stalled_for_a_fresh_reader_by_the
 
 
 async def test_a_deadlock_under_a_heartbeat_without_timestamps_is_followed_one_window_then_stalled(lab, lab_config, engines):
-    cfg = lab_config(job={"command": job(lab, "r3_heartbeat.py", 12, 0.1)}, verify={"stall_after": 2})
+    cfg = lab_config(job={"command": script_command(lab, "r3_heartbeat.py", 12, 0.1)}, verify={"stall_after": 2})
     eng = engines(cfg)
     res = await eng.attempt("deadlocks at step 12", follow=False)
     assert res.outcome is Outcome.PASSED, res.verdict.summary()
@@ -172,7 +145,7 @@ async def test_a_deadlock_under_a_heartbeat_without_timestamps_is_followed_one_w
 # ------------------------------------------------------------------------------- console files are logs
 def _console_cfg(lab, make, *args: object, ctid: int = 200):
     ws = lab.workspace(ctid)
-    return make(job={"command": job(lab, "r3_console.py", f"{ws}/r3con-1.log", 1000, *args, 0.1, ctid=ctid),
+    return make(job={"command": script_command(lab, "r3_console.py", f"{ws}/r3con-1.log", 1000, *args, 0.1, ctid=ctid),
                      "log": f"{ws}/r3con-{{attempt}}.log", "capture_output": False})
 
 

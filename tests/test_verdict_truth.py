@@ -21,22 +21,17 @@ from cockpit.core.actions.base import ActionContext
 from cockpit.core.actions.job import launch
 from cockpit.core.actions.verify import verify
 from cockpit.core.engine import Engine
-from cockpit.core.fate import latest_fate
 from cockpit.core.journal import Journal
 from cockpit.core.layers import Layer, Outcome, Status
 from cockpit.core.status import collect_status
 from tests.lab import await_for
+from tests.lab.runs import fate_of
 
 pytestmark = pytest.mark.lab
 
 
 def job(lab, *args):
     return lab.jobsim_command(*[str(a) for a in args])
-
-
-def fate_of(cfg, attempt):
-    rec = Journal(cfg.journal_path).get(attempt)
-    return latest_fate(rec) if rec is not None else None
 
 
 # -- 1. the seed's bug: threads die while the main loop goes on ------------------------------------
