@@ -58,9 +58,14 @@ def add_globals(p: argparse.ArgumentParser, *, top: bool = False, skip: tuple[st
             continue
         kw = {**kw, "help": help_for.get(dest, kw["help"])}
         if top:
-            p.add_argument(*flags, dest=dest, default=None if kw.get("action") != "store_true" else False, **kw)
+            p.add_argument(*flags, dest=dest, default=_unset(dest), **kw)
         else:
             p.add_argument(*flags, dest=f"after_{dest}", default=argparse.SUPPRESS, **kw)
+
+
+def _unset(dest: str) -> bool | None:
+    """A global option's value when it is not given: False for a flag, None for a value."""
+    return False if _OPTIONS[dest][1].get("action") == "store_true" else None
 
 
 def merge_globals(args: argparse.Namespace, parser: argparse.ArgumentParser) -> argparse.Namespace:
@@ -70,7 +75,7 @@ def merge_globals(args: argparse.Namespace, parser: argparse.ArgumentParser) -> 
         before = getattr(args, dest, None)
         if not hasattr(args, f"after_{dest}"):
             if not hasattr(args, dest):
-                setattr(args, dest, False if _OPTIONS[dest][1].get("action") == "store_true" else None)
+                setattr(args, dest, _unset(dest))
             continue
         after = getattr(args, f"after_{dest}")
         delattr(args, f"after_{dest}")

@@ -35,18 +35,12 @@ def add_parser(sub: Any, common: Any) -> None:
     s.set_defaults(func=cmd_serve)
 
 
-def serve_command(args: argparse.Namespace, cfg: Any = None) -> str:
+def serve_command(args: argparse.Namespace, cfg: Any) -> str:
     """The command each browser tab runs: this cockpit, ``--share``, and the very config this
     serve resolved (its absolute path, so the tab cannot find another file from another working
-    directory or environment), or ``--demo``; the same target."""
+    directory or environment), or ``--demo`` for the built-in one; the same target."""
     argv = [sys.executable, "-m", "cockpit", "--share"]
-    path = getattr(cfg, "path", None)
-    if path is not None:
-        argv += ["--config", str(Path(path).absolute())]
-    elif getattr(args, "demo", False) or cfg is not None:
-        argv.append("--demo")
-    elif getattr(args, "config", None):
-        argv += ["--config", args.config]
+    argv += ["--config", str(Path(cfg.path).absolute())] if cfg.path is not None else ["--demo"]
     if getattr(args, "target", None):
         argv += ["--target", args.target]
     return shlex.join(argv)
