@@ -385,17 +385,17 @@ def cmd_history(args: argparse.Namespace, cfg: Config) -> int:
     from .core.metrics import MetricsStore, summary
 
     store = MetricsStore(cfg.journal_path.parent, cfg)
+    from .core.status import as_read
+
     for rec in attempts:  # each attempt's metrics (last, best, steps/s), kept beside the journal
         rec.metrics = summary(store.get(rec.attempt), cfg.metrics.total_steps)
+        rec.outcome, rec.summary = as_read(rec)  # one whose cockpit died reads as status says, in every form
     if args.markdown:
         sys.stdout.write(safe_text(render_markdown(attempts, redactor=red)))
         return EXIT_OK
     from .core.fate import story
-    from .core.status import as_read
 
     rows = [a.to_dict() for a in attempts]
-    for row, rec in zip(rows, attempts, strict=True):  # an attempt whose cockpit died reads as status says
-        row["outcome"], row["summary"] = as_read(rec)
     if red is not None:
         rows = red.data(rows)
     if args.json:

@@ -201,6 +201,8 @@ def test_history_after_a_killed_cockpit_reads_interrupted(world: World) -> None:
         assert "cockpit stopped before a verdict" in (rows[-1]["summary"] or "")
         text = world.run("history", "--demo").stdout
         assert "interrupted" in text.splitlines()[-1] and "running → running" not in text
+        md = world.run("--demo", "history", "--markdown").stdout
+        assert "nterrupted" in md.split("## Attempt")[-1], md[-800:]
         status = json.loads(world.run("--demo", "status", "--quick", "--json").stdout)
         assert status["latest_attempt"]["outcome"] == "interrupted"
     finally:

@@ -36,7 +36,7 @@ def latest_attempt(eng: Engine) -> dict[str, Any] | None:
             "first_error": rec.first_error, "fate": fate.to_dict() if fate else None}
 
 
-def as_read(rec: Any) -> tuple[str, str | None]:
+def as_read(rec: Any) -> tuple[str, str]:
     """An attempt's outcome and summary as a reader of the journal must see them now (``status``
     and ``history`` alike): an attempt still open in the journal whose cockpit is gone (killed,
     its terminal closed) will never end, so it reads ``interrupted`` with the reason.  Only read:
