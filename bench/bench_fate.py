@@ -29,8 +29,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from cockpit.config import load_config  # noqa: E402
 from cockpit.core.actions.jobstate import state_command  # noqa: E402
+from cockpit.core.config import load_config
 from cockpit.core.engine import Engine  # noqa: E402
 from cockpit.core.fate import FATE_EVENT  # noqa: E402
 from cockpit.core.journal import Journal  # noqa: E402

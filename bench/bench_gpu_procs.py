@@ -29,7 +29,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from cockpit.config import load_config  # noqa: E402
+from cockpit.core.config import load_config
 from cockpit.core.engine import Engine  # noqa: E402
 from cockpit.core.probes import gpu as gpu_probe  # noqa: E402
 from tests.lab import Lab, wait_for  # noqa: E402

@@ -83,7 +83,7 @@ def measure(lab: Lab, root: Path, interval: float, seconds: float, warm: float, 
 def run(seconds: float, warm: float, interval: float | None = None, profile: str | None = None,
         following: bool = False) -> tuple[float, dict[str, float], dict[str, float]]:
     """(interval, figures at that refresh, figures at 60 s: the baseline), measured in one lab."""
-    from cockpit.config_sections import UIConfig  # noqa: PLC0415
+    from cockpit.core.config.sections import UIConfig
 
     interval = interval or UIConfig().refresh_interval
     root = Path(tempfile.mkdtemp(prefix="cockpit-idle-"))

@@ -32,7 +32,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from cockpit.config import load_config  # noqa: E402
+from cockpit.core.config import load_config
 from cockpit.core.probes.procs import PS_COMMAND  # noqa: E402
 from cockpit.core.remote import make_transport  # noqa: E402
 from tests.lab import Lab  # noqa: E402

@@ -21,9 +21,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from cockpit.config import load_config  # noqa: E402
 from cockpit.core.actions.base import ActionContext  # noqa: E402
 from cockpit.core.actions.job import launch, stop  # noqa: E402
+from cockpit.core.config import load_config
 from cockpit.core.engine import Engine  # noqa: E402
 from cockpit.core.probes import gpu as gpu_probe  # noqa: E402
 from cockpit.core.probes import procs as procs_probe  # noqa: E402

@@ -40,8 +40,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from cockpit.config import load_config  # noqa: E402
 from cockpit.core.actions import verify as verify_mod  # noqa: E402
+from cockpit.core.config import load_config
 from cockpit.core.engine import Engine  # noqa: E402
 from tests.lab import Lab  # noqa: E402
 from tests.lab.slurm import PARTITION, SlurmLab, slurm_unavailable_reason  # noqa: E402

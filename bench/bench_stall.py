@@ -24,7 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from cockpit.config import load_config  # noqa: E402
+from cockpit.core.config import load_config
 from cockpit.core.engine import Engine  # noqa: E402
 from cockpit.core.fate import FATE_EVENT  # noqa: E402
 from tests.lab import Lab  # noqa: E402

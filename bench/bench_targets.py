@@ -24,7 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from cockpit.config import load_config  # noqa: E402
+from cockpit.core.config import load_config
 from cockpit.core.status import collect_status  # noqa: E402
 from cockpit.core.targets_watch import TargetsWatch  # noqa: E402
 from tests.lab import Lab, faults  # noqa: E402  (faults: the lab sshd's connection count)

@@ -257,7 +257,7 @@ path = {toml_str(str(root / "journal.jsonl"))}
 
 def check_config(cfg_path: Path) -> None:
     sys.path.insert(0, str(REPO))
-    from cockpit.config import parse_config
+    from cockpit.core.config import parse_config
 
     parse_config(cfg_path.read_text(), path=cfg_path)
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
-    from cockpit.config import Config
+    from cockpit.core.config import Config
     from tests.lab import Lab
 
 try:
@@ -57,7 +57,7 @@ def lab_config(lab: Lab, tmp_path: Path) -> Iterator[Callable[..., Config]]:
     The deploy source holds one file (an attempt with nothing to deploy is a config failure);
     the lab is put back to its default state afterwards.
     """
-    from cockpit.config import load_config
+    from cockpit.core.config import load_config
 
     (lab.dir / "src").mkdir(exist_ok=True)
     (lab.dir / "src" / "train.py").write_text("print('the code under test')\n")

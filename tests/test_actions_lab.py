@@ -17,10 +17,10 @@ import time
 
 import pytest
 
-from cockpit.config import load_config
 from cockpit.core.actions.base import ActionContext
 from cockpit.core.actions.job import launch, stop
 from cockpit.core.actions.verify import verify
+from cockpit.core.config import load_config
 from cockpit.core.engine import Busy, Engine
 from cockpit.core.journal import Journal
 from cockpit.core.layers import Layer, Outcome, Status

@@ -2,8 +2,8 @@
 
 import sys
 
-from cockpit.config import parse_config
 from cockpit.core.changes import read_diff
+from cockpit.core.config import parse_config
 from cockpit.core.engine import Engine
 from cockpit.core.journal import Journal
 

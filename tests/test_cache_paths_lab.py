@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from cockpit.config import ConfigError
 from cockpit.core.actions.cache_guard import resolve_cache_paths
+from cockpit.core.config import ConfigError
 from cockpit.core.layers import Layer, Status
 
 pytestmark = pytest.mark.lab

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from cockpit.config import ConfigError, JobConfig, TargetConfig, find_config, load_config, parse_config, section_docs
+from cockpit.core.config import ConfigError, JobConfig, TargetConfig, find_config, load_config, parse_config, section_docs
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -128,14 +128,14 @@ def test_parse_config_accepts_identity_file_string():
     ("/data/job", "what the job needs"), ("/data/job/", "what the job needs"),
 ])
 def test_clear_cache_refuses_what_it_must_never_remove(path, rule):
-    from cockpit.config import check_cache_path
+    from cockpit.core.config import check_cache_path
 
     why = check_cache_path(path, ("/data/job/run", "/data/job"))
     assert why is not None and rule in why, why
 
 
 def test_clear_cache_accepts_a_real_cache_and_judges_it_normalised():
-    from cockpit.config import check_cache_path, norm_remote_path
+    from cockpit.core.config import check_cache_path, norm_remote_path
 
     assert check_cache_path("/tmp/torchinductor_root/", ("/workspace",)) is None
     assert norm_remote_path("/tmp/./x/") == "/tmp/x"

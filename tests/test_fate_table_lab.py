@@ -85,7 +85,7 @@ class Row:
     target: dict[str, Any] = field(default_factory=dict)
 
     def config(self, *job_args: object, **verify: Any) -> Any:
-        from cockpit.config import load_config
+        from cockpit.core.config import load_config
 
         path = self.dir / "cockpit.toml"
         job = {"command": self.lab.jobsim_command(*job_args), "stop_timeout": 3, "startup_timeout": 20,
@@ -275,7 +275,7 @@ async def _row(row: Row) -> dict[str, BaseException | None]:
 
 async def _stop_last(path: Path) -> None:
     """The last cell's job (every other one was stopped by the next cell's attempt)."""
-    from cockpit.config import load_config
+    from cockpit.core.config import load_config
 
     if not path.exists():
         return

@@ -68,7 +68,7 @@ async def test_an_ssh_config_that_checks_no_host_key_is_refused_before_connectin
 
 
 def test_known_hosts_dev_null_in_cockpit_config_is_a_config_error():
-    from cockpit.config import ConfigError, parse_config
+    from cockpit.core.config import ConfigError, parse_config
 
     with pytest.raises(ConfigError) as ei:
         parse_config('[target]\nhost = "gpu1"\n[ssh]\nknown_hosts = "/dev/null"\n')

@@ -302,8 +302,8 @@ def test_serve_names_the_config_it_serves(world: World) -> None:
         p.wait(timeout=10)
     from argparse import Namespace
 
-    from cockpit.config import load_config
-    from cockpit.serve_cli import serve_command
+    from cockpit.cli.serve import serve_command
+    from cockpit.core.config import load_config
 
     cfg = load_config(world.cwd / "cockpit.toml")
     cmd = serve_command(Namespace(config=None, demo=False, target=None), cfg)

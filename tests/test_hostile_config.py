@@ -20,10 +20,10 @@ from typing import Any
 
 import pytest
 
-from cockpit.config import ConfigError, load_config
 from cockpit.core.actions.base import ActionContext
 from cockpit.core.actions.job import launch, stop
 from cockpit.core.actions.reboot import reboot
+from cockpit.core.config import ConfigError, load_config
 from cockpit.core.layers import Layer, Outcome
 from cockpit.core.status import collect_status
 from tests.lab import await_for

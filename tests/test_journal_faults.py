@@ -176,7 +176,7 @@ def test_cockpit_attempt_on_a_read_only_file_system(lab, lab_config, tmp_path):
 
 
 async def test_the_tui_says_when_the_journal_cannot_be_written_and_when_it_is_again(tmp_path):
-    from cockpit.config import parse_config
+    from cockpit.core.config import parse_config
     from cockpit.ui.app import create_app
     from cockpit.ui.panes import StatusLine
     from tests.test_share import screen_text

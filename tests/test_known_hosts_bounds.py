@@ -21,7 +21,7 @@ import pytest
 
 CHILD = r"""
 import asyncio, json, resource, sys, time
-from cockpit.config import load_config
+from cockpit.core.config import load_config
 from cockpit.core.remote import make_transport
 from cockpit.core.remote.base import RemoteError
 

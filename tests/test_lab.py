@@ -510,7 +510,7 @@ def test_config_toml_for_the_lab(lab: Lab, tmp_path: Path) -> None:
     path = lab.write_config(tmp_path / "cockpit.toml", target={"container": 201})
     assert tomllib.loads(path.read_text())["target"]["container"] == 201
     try:
-        from cockpit.config import parse_config
+        from cockpit.core.config import parse_config
     except ImportError:
         return
     cfg = parse_config(text, path=path)

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cockpit.config import ConfigError, parse_config
+from cockpit.core.config import ConfigError, parse_config
 from cockpit.core.metrics import AttemptMetrics, MetricParser, Reading, Series, goal
 from cockpit.core.metrics.report import at_steps
 

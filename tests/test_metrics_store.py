@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from cockpit.cli import main
-from cockpit.config import load_config
 from cockpit.core.actions.jobstate import LogScan
+from cockpit.core.config import load_config
 from cockpit.core.engine import Engine
 from cockpit.core.journal import Journal
 from cockpit.core.layers import Outcome

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from cockpit.config import ConfigError, load_config, parse_config
+from cockpit.core.config import ConfigError, load_config, parse_config
 from cockpit.core.slurm.launch import job_script
 
 BASE = '[target]\nhost = "gpu1"\n'

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from cockpit.config import Config, ConfigError, load_config, parse_config
+from cockpit.core.config import Config, ConfigError, load_config, parse_config
 from cockpit.core.engine import AttemptResult, Engine
 from cockpit.core.events import ActionFinished, FateChanged
 from cockpit.core.fate import Fate
@@ -411,7 +411,7 @@ def test_defaults_and_check_config_masks_the_webhook(tmp_path, capsys):
 
 
 def test_the_sample_config_documents_notify():
-    from cockpit.config import NotifyConfig, section_docs
+    from cockpit.core.config import NotifyConfig, section_docs
 
     text = (ROOT / "sample_config.toml").read_text()
     assert "[notify]" in text

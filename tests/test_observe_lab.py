@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from cockpit.config import load_config
+from cockpit.core.config import load_config
 from cockpit.core.engine import Engine
 from tests.lab import wait_for
 

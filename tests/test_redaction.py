@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from cockpit.config import ConfigError, parse_config
 from cockpit.core.actions.job import redact_evidence
+from cockpit.core.config import ConfigError, parse_config
 from cockpit.core.layers import Evidence
 from cockpit.core.redact import LineRedactor, Redactor, secret_env_name
 
@@ -124,7 +124,7 @@ def test_user_patterns_and_a_secret_group_and_builtin_off():
 def test_a_bad_user_pattern_is_a_config_error_naming_file_key_and_fix(tmp_path, pattern, words):
     p = tmp_path / "cockpit.toml"
     p.write_text(f'[target]\nhost = "x"\n[redact]\npatterns = ["ok", {json.dumps(pattern)}]\n')
-    from cockpit.config import load_config
+    from cockpit.core.config import load_config
 
     with pytest.raises(ConfigError) as ei:
         load_config(p)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from cockpit.config import ConfigError, load_config
+from cockpit.core.config import ConfigError, load_config
 from cockpit.core.reload import ConfigReloader, FileReloader, changed_keys, needs_reconnect
 from tests.lab.util import await_for as until
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from cockpit.config import ConfigError, parse_config
+from cockpit.core.config import ConfigError, parse_config
 from cockpit.core.layers import Layer
 from cockpit.core.probes.procs.zombies import engine_advice
 from cockpit.core.remote.runtime import Runtime

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from cockpit.config import parse_config
+from cockpit.core.config import parse_config
 from cockpit.ui.app import create_app
 from cockpit.ui.panes import GpuPane, HistoryPane, LogPane, ProcsPane
 from cockpit.ui.screens import VerdictScreen

@@ -33,7 +33,7 @@ def slurm(slurm_lab: SlurmLab) -> Iterator[SlurmLab]:  # noqa: F811
 
 @pytest.fixture
 def slurm_config(lab: Any, slurm: SlurmLab, tmp_path: Path) -> Callable[..., Any]:
-    from cockpit.config import load_config
+    from cockpit.core.config import load_config
 
     src = slurm.work / "src"
     src.mkdir(exist_ok=True)

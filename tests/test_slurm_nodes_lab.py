@@ -48,7 +48,7 @@ def two(cluster: SlurmLab) -> Iterator[SlurmLab]:
 
 @pytest.fixture
 def config(lab: Any, two: SlurmLab, tmp_path: Path) -> Callable[..., Any]:
-    from cockpit.config import load_config
+    from cockpit.core.config import load_config
 
     src = two.work / "src"
     src.mkdir(exist_ok=True)

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from cockpit.config import load_config
 from cockpit.core.actions.job import JobRecord
+from cockpit.core.config import load_config
 from cockpit.core.slurm.scontrol import NO_ACCOUNTING, parse_sacct_all, rss_kib
 from cockpit.core.slurm.state import SlurmReader
 

@@ -51,7 +51,7 @@ def conf(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def slurm_config(lab: Any, slurm: SlurmLab, conf: Path) -> Callable[..., Any]:
-    from cockpit.config import load_config
+    from cockpit.core.config import load_config
 
     src = slurm.work / "src"
     src.mkdir(exist_ok=True)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from cockpit.config import ConfigError, load_config
+from cockpit.core.config import ConfigError, load_config
 from cockpit.core.layers import Layer
 from cockpit.core.slurm.launch import job_script, sbatch_command
 from cockpit.core.slurm.scontrol import SlurmJob, blocked_reason, parse_job_line

@@ -17,10 +17,10 @@ from typing import Any
 
 import pytest
 
-from cockpit.config import parse_config
 from cockpit.core.actions.base import ActionContext
 from cockpit.core.actions.job import JobRecord, launch, signal_group, stop, unsafe_ids
 from cockpit.core.actions.strays import Stray, find_strays, refusal, stop_strays, strays_stage
+from cockpit.core.config import parse_config
 from cockpit.core.layers import Status, Verdict
 from cockpit.core.procstat import read_local_stat
 from cockpit.core.remote import make_transport

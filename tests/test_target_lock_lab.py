@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from cockpit.config import load_config
+from cockpit.core.config import load_config
 from cockpit.core.engine import Busy, Engine
 from cockpit.core.layers import Layer
 from cockpit.core.status import collect_status
@@ -97,7 +97,7 @@ async def test_the_cli_of_another_checkout_exits_75_naming_the_holder(lab, two_c
 
 HOLDER = """
 import asyncio, sys
-from cockpit.config import load_config
+from cockpit.core.config import load_config
 from cockpit.core.engine import Engine
 
 async def main():

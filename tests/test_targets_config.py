@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from cockpit.config import ConfigError, parse_config
+from cockpit.core.config import ConfigError, parse_config
 
 BASE = '''
 [target]

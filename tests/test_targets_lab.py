@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from cockpit.config import load_config
+from cockpit.core.config import load_config
 from cockpit.core.engine import Engine
 from cockpit.core.journal import Journal
 from tests.lab import faults

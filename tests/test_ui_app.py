@@ -373,7 +373,7 @@ async def test_shell_without_a_terminal_says_the_command(tmp_path, monkeypatch):
 
 
 async def test_keymap_remaps_and_rejects(tmp_path):
-    from cockpit.config import parse_config
+    from cockpit.core.config import parse_config
 
     cfg = parse_config(_with_keymap(tmp_path, '[keymap]\nzoom = "x"\nstop = "s"\nnope = "y"\n'))
     app = create_app(cfg, engine=make_engine(cfg), refresh=False)

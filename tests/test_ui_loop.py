@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from cockpit.config import load_config
 from cockpit.core.changes import summarise
+from cockpit.core.config import load_config
 from cockpit.ui.app import CockpitApp, create_app
 from cockpit.ui.panes import StatusLine
 from cockpit.ui.screens import HypothesisScreen

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from cockpit.config import parse_config
+from cockpit.core.config import parse_config
 from tests.lab.util import await_for
 
 FIXTURES = Path(__file__).parent / "fixtures"

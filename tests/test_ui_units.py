@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 
 from cockpit.core.actions.job import JobRecord
+from cockpit.core.keymap import ACTIONS, BY_ID, HOME_ROW
 from cockpit.ui import format as fmt
-from cockpit.ui.actions import ACTIONS, BY_ID, HOME_ROW, bindings
+from cockpit.ui.bindings import bindings
 from cockpit.ui.confirmtext import reboot_command, stop_commands, target_where
 from cockpit.ui.shell import shell_command
 from cockpit.ui.themes import (
@@ -190,7 +191,7 @@ def test_theme_keys_are_textual_theme_fields():
 # -- shell command and confirmation texts ----------------------------------------------------------
 
 def test_shell_command_for_a_pct_container_over_ssh():
-    from cockpit.config import parse_config
+    from cockpit.core.config import parse_config
 
     cfg = parse_config('[target]\nhost = "10.1.2.6"\nuser = "root"\nport = 2222\nruntime = "pct"\ncontainer = 200\n'
                        '[ssh]\nidentity_file = "/keys/id_ed25519"\n')
@@ -201,7 +202,7 @@ def test_shell_command_for_a_pct_container_over_ssh():
 
 
 def test_shell_command_plain_host_and_local(tmp_path):
-    from cockpit.config import parse_config
+    from cockpit.core.config import parse_config
 
     cfg = parse_config('[target]\nhost = "gpu1"\n[job]\nworkdir = "/work space"\n')
     sc = shell_command(cfg)

@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 
-from cockpit.config import ConfigError, load_config, parse_config, section_docs
-from cockpit.config_actions import ActionConfig
+from cockpit.core.config import ConfigError, load_config, parse_config, section_docs
+from cockpit.core.config.actions import ActionConfig
 from cockpit.core.layers import Layer, Status
 from cockpit.core.user_actions import MAX_OUTPUT
 from cockpit.core.user_template import MissingField, check_template, render
@@ -130,7 +130,7 @@ def test_sample_config_and_readme_example_load():
 
 
 def test_a_config_with_actions_pulls_in_no_ui_library():
-    code = ("import sys\nfrom cockpit.config import parse_config\n"
+    code = ("import sys\nfrom cockpit.core.config import parse_config\n"
             f"parse_config({HOST + _act(key='G')!r})\n"
             "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('textual', 'rich'))\n"
             "print(' '.join(bad)); sys.exit(1 if bad else 0)\n")

@@ -89,7 +89,7 @@ async def test_ignored_signatures_do_not_fail_the_verdict(lab, lab_config, engin
 
 @pytest.mark.parametrize("severity,outcome", [("warning", Outcome.PASSED), ("error", Outcome.FAILED)])
 async def test_user_signature_severity_decides(lab, lab_config, engines, severity, outcome):
-    from cockpit.config import load_config
+    from cockpit.core.config import load_config
 
     cfg = lab_config(job={"command": job(lab, "--steps", 0, "--interval", 0.05)})
     cfg.path.write_text(cfg.path.read_text() + f"""

@@ -321,7 +321,7 @@ async def test_disabled_loop_reports_changes_and_manual_attempt_marks_them_deplo
 
 
 async def test_cockpits_own_writes_inside_the_source_never_trigger(tmp_path: Path, src: Path):
-    from cockpit.config import load_config
+    from cockpit.core.config import load_config
     from cockpit.core.watch import watcher_for
 
     cfg_path = local_config(tmp_path, src)
@@ -365,12 +365,13 @@ def test_deployed_ok_and_loop_config():
     failed = SimpleNamespace(verdict=SimpleNamespace(stages=[SimpleNamespace(name="connect: ssh", status=SimpleNamespace(value="fail"))]))
     assert deployed_ok(ok) and not deployed_ok(failed)
     assert loop_config(SimpleNamespace()) == LoopConfig()
-    from cockpit.config import ConfigError, _section
+    from cockpit.core.config import ConfigError
+    from cockpit.core.config.coerce import parse_section
 
-    lc = _section(None, "loop", LoopConfig, {"attempt_on_save": True, "debounce": 2})
+    lc = parse_section(None, "loop", LoopConfig, {"attempt_on_save": True, "debounce": 2})
     assert lc.attempt_on_save and lc.debounce == 2.0
     with pytest.raises(ConfigError) as e:
-        _section(None, "loop", LoopConfig, {"note_template": "{hypothesis}"})
+        parse_section(None, "loop", LoopConfig, {"note_template": "{hypothesis}"})
     assert e.value.key == "loop.note_template"
 
 
@@ -412,7 +413,7 @@ path = "{tmp_path / 'j' / 'journal.jsonl'}"
 
 
 async def _stop_job(cfg_path: Path) -> None:
-    from cockpit.config import load_config
+    from cockpit.core.config import load_config
     from cockpit.core.engine import Engine
 
     eng = Engine(load_config(cfg_path))
@@ -423,8 +424,8 @@ async def _stop_job(cfg_path: Path) -> None:
 
 
 async def test_real_engine_attempt_on_save_with_recorded_diff(tmp_path: Path, src: Path):
-    from cockpit.config import load_config
     from cockpit.core.changes import read_diff, record_attempt_changes
+    from cockpit.core.config import load_config
     from cockpit.core.engine import Engine
     from cockpit.core.layers import Outcome
 
@@ -477,7 +478,7 @@ async def test_real_engine_attempt_on_save_with_recorded_diff(tmp_path: Path, sr
 def _spawn_watch(cfg: Path, *extra: str) -> subprocess.Popen:
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""), PYTHONUNBUFFERED="1")
     env.pop("TMUX", None)
-    return subprocess.Popen([sys.executable, "-m", "cockpit.watch_cli", "-c", str(cfg), *extra],
+    return subprocess.Popen([sys.executable, "-m", "cockpit.cli.watch", "-c", str(cfg), *extra],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True)
 
 
@@ -547,8 +548,8 @@ async def test_cockpit_watch_once_times_out_without_change(tmp_path: Path, src: 
 def test_watch_parser_registers(tmp_path: Path):
     import argparse
 
-    from cockpit.cli_args import merge_globals
-    from cockpit.watch_cli import add_parser, cmd_watch
+    from cockpit.cli.args import merge_globals
+    from cockpit.cli.watch import add_parser, cmd_watch
 
     parser = argparse.ArgumentParser()
     sub = parser.add_subparsers(dest="command")

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from cockpit.config import ConfigError, parse_config
+from cockpit.core.config import ConfigError, parse_config
 from cockpit.core.notify.hooks import post_webhook, scrub_url
 
 USER, PASSWORD = "alice", "s3cr@t pw-123"

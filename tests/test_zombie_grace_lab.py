@@ -14,10 +14,10 @@ import time
 
 import pytest
 
-from cockpit.config import parse_config
 from cockpit.core.actions.base import ActionContext
 from cockpit.core.actions.job import JobRecord, launch, stop
 from cockpit.core.actions.stop import ZOMBIE_GRACE
+from cockpit.core.config import parse_config
 from cockpit.core.layers import Layer, Status
 from cockpit.core.probes.procs import Proc, analyse
 from cockpit.core.probes.procs.zombies import ZombieWatch

@@ -5,7 +5,7 @@ Each :class:`ActionSpec` is an action of the engine: its id (the CLI sub-command
 help text (CLI ``--help``, help screen, palette), whether it is destructive (kills processes: the
 TUI confirms it, showing the exact command) and what the confirmation is about.  The CLI builds its
 sub-commands from this table, the engine dispatches on it, and the TUI's registry
-(:mod:`cockpit.ui.actions`) takes label, help and the destructive flag from it and adds only keys.
+(:mod:`cockpit.core.keymap`) takes label, help and the destructive flag from it and adds only keys.
 
 The user's own ``[[actions]]`` join the table per config (:func:`specs_for`): the same fields, with
 ``user`` set and their own key; ``cockpit run-action NAME`` and ``Engine.run_user_action`` run them.
@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..config import Config
-    from ..config_actions import ActionConfig
+    from .config import Config
+    from .config.actions import ActionConfig
 
 __all__ = ["ActionSpec", "TABLE", "BY_ID", "SINGLE_ACTIONS", "user_specs", "specs_for"]
 

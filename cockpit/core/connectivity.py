@@ -10,7 +10,7 @@ import shlex
 import time
 from collections.abc import Callable
 
-from ..config import Config
+from .config import Config
 from .layers import Layer, Stage, Status, Verdict
 from .paths import inside, norm_remote_path
 from .remote.base import RemoteError, Transport

@@ -21,8 +21,6 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
-from ..config import Config
-from ..config_actions import ActionConfig
 from .action_table import SINGLE_ACTIONS, TABLE, ActionSpec, specs_for
 from .actions.base import ActionContext
 from .actions.cache import clear_cache
@@ -34,6 +32,8 @@ from .actions.stacks import StackDump, dump_stacks
 from .actions.strays import strays_stage
 from .actions.verify import verify
 from .attempt import AttemptResult, run_attempt
+from .config import Config
+from .config.actions import ActionConfig
 from .connectivity import check_connectivity
 from .events import ActionFinished, ActionStarted, Event, FateChanged, StageProgress, Subscriber
 from .fate import FATE_EVENT, Fate, FateFollower, latest_fate, read_fate, stopped_fate

@@ -16,7 +16,7 @@ import asyncio
 import time
 from typing import Any
 
-from ..config import Config
+from .config import Config
 from .layers import Finding, Layer, Severity
 from .observe_streams import Streams
 from .observe_views import GPUView, KmsgView, LogView, Part, ProcsView

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..config import Config
+    from .config import Config
     from .layers import Evidence
 
 __all__ = ["REDACTED", "Redactor", "LineRedactor", "secret_env_name", "pattern_problem"]

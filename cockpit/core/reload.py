@@ -6,7 +6,7 @@ editor's save-by-rename is seen too), waits until a burst of writes has been qui
 changed, and calls ``on_ok(path, value)`` or ``on_error(path, exc)``.  The last good value stays
 in :attr:`FileReloader.values` after an error.
 
-:class:`ConfigReloader` is that for the config file with :func:`cockpit.config.load_config`:
+:class:`ConfigReloader` is that for the config file with :func:`cockpit.core.config.load_config`:
 ``on_change(new_cfg)`` for a valid edit, ``on_error(ConfigError)`` for an invalid one (the error
 names the file and the dotted key) while :attr:`ConfigReloader.config` keeps the old config.
 :func:`changed_keys` says which dotted keys an edit changed, :func:`needs_reconnect` whether
@@ -183,7 +183,7 @@ class ConfigReloader(FileReloader):
         debounce: float = 0.2,
         force_polling: bool | None = None,
     ) -> None:
-        from ..config import ConfigError, load_config
+        from .config import ConfigError, load_config
 
         self._on_change, self._on_cfg_error = on_change, on_error
         super().__init__([path], load_config, self._ok, self._err, debounce=debounce, errors=(ConfigError,),

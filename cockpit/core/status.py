@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from ..config import Config
+from .config import Config
 from .connectivity import check_connectivity
 from .engine import Engine
 from .fate import latest_fate

@@ -43,7 +43,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from ..config import Config
+from .config import Config
 from .remote.base import RemoteError, Transport
 
 __all__ = ["Busy", "Holder", "TargetLock", "lock_name", "holder_script", "safe_name"]

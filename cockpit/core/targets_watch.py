@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..config import Config
+from .config import Config
 
 __all__ = ["TargetSummary", "summarize", "TargetsWatch"]
 

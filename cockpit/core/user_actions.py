@@ -32,10 +32,10 @@ from .remote.session import classify_start_failure
 from .user_template import FIELDS, JOB_FIELDS, MissingField, check_template, field_values, render, template_fields
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..config import Config
-    from ..config_actions import ActionConfig
     from .actions.base import ActionContext
     from .actions.job import JobRecord
+    from .config import Config
+    from .config.actions import ActionConfig
 
 __all__ = ["FIELDS", "JOB_FIELDS", "MAX_OUTPUT", "MissingField", "UserActionResult", "template_fields", "check_template",
            "render", "field_values", "command_for", "run_user_action"]

@@ -16,8 +16,8 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..config import Config
     from .actions.job import JobRecord
+    from .config import Config
 
 __all__ = ["FIELDS", "JOB_FIELDS", "MissingField", "template_fields", "check_template", "render", "field_values"]
 

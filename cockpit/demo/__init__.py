@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..config import Config, parse_config
+from ..core.config import Config, parse_config
 
 __all__ = [
     "PROJECT_DIR",
@@ -288,7 +288,7 @@ def _config_data(paths: DemoPaths) -> dict[str, dict[str, Any]]:
 
 def demo_config() -> Config:
     """The demo target's config, its files prepared.  It is built as TOML text and loaded by
-    :func:`~cockpit.config.parse_config`, so it passes every check a config file passes."""
+    :func:`~cockpit.core.config.parse_config`, so it passes every check a config file passes."""
     paths = ensure_demo()
     cfg = parse_config(_toml(_config_data(paths)))
     cfg.path = None

@@ -1,4 +1,4 @@
-"""cockpit's Textual TUI.  ``create_app(cfg)`` builds it; ``cockpit/app_entry.py`` runs it.
+"""cockpit's Textual TUI.  ``create_app(cfg)`` builds it; ``cockpit/cli/tui.py`` runs it.
 
 Layout: ``app.py`` wires; ``panes/`` (status line, verdict strip, processes, log, GPUs, history),
 ``screens/`` (help, confirm, hypothesis prompt, verdict detail), ``messages.py``, ``actions.py``

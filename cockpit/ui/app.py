@@ -21,11 +21,12 @@ from textual.containers import Grid
 from textual.notifications import SeverityLevel
 from textual.worker import Worker, WorkerState
 
-from ..config import Config
+from ..core.config import Config
+from ..core.keymap import ACTIONS, UIAction, action_spec
 from ..core.notify import Notifier
 from ..core.redact import Redactor
-from .actions import ACTIONS, UIAction, action_spec, bindings
 from .adapter import EventAdapter
+from .bindings import bindings
 from .commands import CockpitCommands
 from .driver import Driver
 from .guard import while_mounted

@@ -11,7 +11,7 @@ from functools import partial
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.markup import escape
 
-from .actions import ACTIONS, UIAction
+from ..core.keymap import ACTIONS, UIAction
 from .screens.help import key_label
 
 __all__ = ["CockpitCommands"]

@@ -149,7 +149,7 @@ def verdict_copy(body: Any) -> Copied:
     if rec is not None:
         c = attempt_copy(rec)
         return Copied(f"verdict of attempt #{rec.attempt}", "\n".join([c.text.rstrip("\n"), *_evidence(stages)]))
-    from ..cli import render_verdict
+    from ..core.render import render_verdict
 
     v = body.verdict
     text = [f"# cockpit verdict: {v.action}", "", _fence(render_verdict(v.to_dict()).splitlines()), *_evidence(stages)]

@@ -14,6 +14,7 @@ from typing import Any
 from ..core.layers import Layer, Outcome, Status
 from ..core.probes.gpu import NaType
 from ..core.probes.text import fmt_age as core_fmt_age
+from ..core.render import OUTCOME_GLYPH, OUTCOME_MEANING, STATUS_GLYPH
 from ..core.text import sanitize
 from .shown import shown
 
@@ -53,26 +54,6 @@ def spark(values: Iterable[float], width: int, *, top: float = 100.0) -> str:
         out.append(_BARS[min(len(_BARS) - 1, int(frac * (len(_BARS) - 1) + 0.5))])
     return " " * (max(0, width) - len(out)) + "".join(out)
 
-#: one glyph per stage status (the same set the headless CLI prints)
-STATUS_GLYPH = {
-    Status.OK.value: "✔",
-    Status.FAIL.value: "✘",
-    Status.PENDING.value: "…",
-    Status.RUNNING.value: "▶",
-    Status.SKIPPED.value: "–",
-    Status.NOT_REACHED.value: "⊘",
-}
-
-#: one glyph per attempt outcome
-OUTCOME_GLYPH = {
-    Outcome.PASSED.value: "✔",
-    Outcome.FAILED.value: "✘",
-    Outcome.UNTESTED.value: "⊘",
-    Outcome.INTERRUPTED.value: "■",
-    Outcome.RUNNING.value: "▶",
-    Outcome.PENDING.value: "…",
-}
-
 LAYER_NAMES = [layer.value for layer in Layer]
 
 
@@ -98,14 +79,7 @@ def outcome_text(outcome: Outcome | str | None, layer: Layer | str | None = None
     word = outcome_word(o)
     if short:
         return f"{glyph} {word}" + (f" {lay}" if lay and o in ("failed", "untested") else "")
-    rest = {
-        "passed": "the code ran and reached its marker",
-        "failed": "the code ran and failed",
-        "untested": "the fix never ran",
-        "interrupted": "cockpit stopped before a verdict",
-        "running": "no verdict yet",
-        "pending": "queued by the scheduler, not verified yet",
-    }.get(o, "unknown outcome")
+    rest = OUTCOME_MEANING.get(o, "unknown outcome")
     tag = f" ({lay})" if lay and o in ("failed", "untested") else ""
     return f"{glyph} {word} — {rest}{tag}"
 

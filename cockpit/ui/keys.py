@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..core.action_table import BY_ID as CORE
+from ..core.keymap import BY_ID
 from ..core.watch import strip_counter
-from .actions import BY_ID
 from .confirmtext import reboot_command, stop_commands, target_where
 from .panes.gpu import GpuPane
 from .panes.history import HistoryPane
@@ -32,9 +32,9 @@ if TYPE_CHECKING:
     from textual.app import App
     from textual.worker import Worker
 
-    from ..config import Config
+    from ..core.config import Config
     from ..core.engine import Engine
-    from .actions import UIAction
+    from ..core.keymap import UIAction
     from .driver import Driver
     from .live import LoopRunner
 

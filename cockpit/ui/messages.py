@@ -15,8 +15,8 @@ from typing import Any
 from textual.message import Message
 from textual.theme import Theme
 
-from ..config import Config, ConfigError
 from ..core.attempt import AttemptResult
+from ..core.config import Config, ConfigError
 from ..core.events import FateChanged as CoreFateChanged
 from ..core.fate import Fate
 from ..core.journal import AttemptRecord, JournalFault

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from textual.app import App
 from textual.binding import Binding
 
-from .actions import BY_ID, HOME_ROW
+from ..core.keymap import BY_ID, HOME_ROW
 from .guard import while_mounted
 from .messages import ConfigInvalid, ConfigReloaded, ThemeFileInvalid, ThemeFileReloaded
 from .panes.gpu import GpuPane
@@ -27,7 +27,7 @@ from .panes.verdict import VerdictStrip
 from .themes import DEFAULT_THEME
 
 if TYPE_CHECKING:
-    from ..config import Config
+    from ..core.config import Config
     from .live import LoopRunner
     from .panes.status import StatusState
     from .themes import ThemeSet

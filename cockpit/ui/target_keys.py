@@ -1,6 +1,6 @@
 """Several targets in the TUI: the target strip, its watch, and switching (``>`` / ``<``, palette).
 
-Switching ends this app with :attr:`switch_to` set; :func:`cockpit.app_entry.run_tui` starts the
+Switching ends this app with :attr:`switch_to` set; :func:`cockpit.cli.tui.run_tui` starts the
 app again on the chosen target's config.  Why restart rather than swap the engine in place: every
 pane, the log follower, the attempt loop and the notifier are built around one engine, and a
 fresh app is the one state that is certainly the new target's and none of the old (a running job

@@ -1,7 +1,7 @@
 """The user's own ``[[actions]]`` in the TUI: their keys, the confirmation, and the result.
 
 A mixin of :class:`~cockpit.ui.app.CockpitApp` like :mod:`.keys`.  Each action is a registry entry
-(:func:`~cockpit.ui.actions.user_ui_actions`) bound at mount to ``user_action('NAME')``; it acts on
+(:func:`~cockpit.core.keymap.user_ui_actions`) bound at mount to ``user_action('NAME')``; it acts on
 the target, so ``--read-only`` disables it (``check_action``), and a destructive one asks first,
 showing the exact command with the target's values filled in.  The result comes back as a
 :class:`~cockpit.ui.messages.UserActionDone`: a scrollable view (``view = true``) or a toast with
@@ -13,8 +13,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..core.action_table import specs_for
+from ..core.keymap import UIAction, user_ui_actions
 from ..core.user_template import MissingField
-from .actions import UIAction, user_ui_actions
 from .confirmtext import target_where
 from .messages import UserActionDone
 from .screens.confirm import ConfirmScreen
@@ -23,7 +23,7 @@ from .screens.output import OutputScreen
 if TYPE_CHECKING:
     from textual.app import App
 
-    from ..config import Config
+    from ..core.config import Config
     from ..core.engine import Engine
     from .driver import Driver
 

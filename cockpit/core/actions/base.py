@@ -14,7 +14,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...config import Config
+from ..config import Config
 from ..layers import Evidence, Layer, Stage, Status, Verdict
 from ..remote.base import CommandResult, RemoteError, Transport
 

@@ -41,7 +41,7 @@ from .stall import ProgressClock
 from .survivors import follow_survivors
 
 if TYPE_CHECKING:
-    from ...config import Config
+    from ..config import Config
 
 __all__ = ["JobState", "JobReader", "LogScan", "state_command", "parse_state", "make_scan", "error_dict", "READ_MAX"]
 

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from ..metrics.parse import MetricParser
 
 if TYPE_CHECKING:
-    from ...config import Config
+    from ..config import Config
 
 __all__ = ["Divergence", "NonFiniteWatch", "make_watch", "required", "diverged_cause", "ADVICE"]
 

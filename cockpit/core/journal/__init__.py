@@ -83,6 +83,7 @@ No textual/rich imports here: ``cockpit.core`` is UI-free.
 
 from __future__ import annotations
 
+from ..render import outcome_label as outcome_label
 from .export import LEGEND as LEGEND
 from .export import render_markdown as render_markdown
 from .files import JournalFault as JournalFault
@@ -102,7 +103,6 @@ from .records import VERDICT as VERDICT
 from .records import AttemptRecord as AttemptRecord
 from .records import StageRecord as StageRecord
 from .records import fold as fold
-from .records import outcome_label as outcome_label
 from .records import scheduler_jobs as scheduler_jobs
 from .store import Journal as Journal
 from .store import default_journal_path as default_journal_path

@@ -17,7 +17,8 @@ from typing import Any
 
 from ..layers import Layer, Outcome, Status
 from ..redact import Redactor
-from .records import AttemptRecord, _str, _value, outcome_label
+from ..render import outcome_label
+from .records import AttemptRecord, _str, _value
 
 LEGEND = (
     "Outcomes: **passed**: the code ran and reached its progress marker (or stayed healthy); "

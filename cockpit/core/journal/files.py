@@ -66,7 +66,7 @@ class JournalFault:
         return f"{self.problem}\n  fix: {self.fix}"
 
     def to_dict(self) -> dict[str, Any]:
-        """Like :meth:`cockpit.config.ConfigError.to_dict` (the ``config`` layer)."""
+        """Like :meth:`cockpit.core.config.ConfigError.to_dict` (the ``config`` layer)."""
         return {"layer": "config", "file": self.path, "key": "journal.path", "problem": self.problem, "fix": self.fix,
                 "queued": self.queued, "since": self.since}
 

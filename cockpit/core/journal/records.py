@@ -371,22 +371,3 @@ def _layer(v: Any) -> Layer | str | None:
 
 def _value(v: Any) -> Any:
     return v.value if isinstance(v, Enum) else v
-
-
-def outcome_label(outcome: Outcome | str, layer: Layer | str | None = None) -> str:
-    """A short phrase that keeps ``failed`` and ``untested`` visibly apart."""
-    lay = _value(layer)
-    o = _value(outcome)
-    if o == Outcome.PASSED.value:
-        return "passed — the code ran and reached its marker"
-    if o == Outcome.FAILED.value:
-        return "failed — the code ran and failed" + (f" ({lay})" if lay else "")
-    if o == Outcome.UNTESTED.value:
-        return "untested — the fix never ran" + (f" ({lay} failed)" if lay else "")
-    if o == Outcome.INTERRUPTED.value:
-        return "interrupted — cockpit stopped before a verdict"
-    if o == Outcome.PENDING.value:
-        return "pending — queued by the scheduler, not verified yet"
-    if o == Outcome.RUNNING.value:
-        return "running — no verdict yet"
-    return f"{o} — unknown outcome"

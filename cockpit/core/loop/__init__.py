@@ -16,14 +16,14 @@ Asyncio and UI-free, one job per module:
 :mod:`.from_config`
     :func:`watcher_for` and :func:`loop_config`: the above as the config describes them.
 
-:class:`~cockpit.config.LoopConfig` is the ``[loop]`` config section.  The headless runner,
-``cockpit watch``, lives in :mod:`cockpit.watch_cli`; :mod:`cockpit.core.watch` re-exports
+:class:`~cockpit.core.config.LoopConfig` is the ``[loop]`` config section.  The headless runner,
+``cockpit watch``, lives in :mod:`cockpit.cli.watch`; :mod:`cockpit.core.watch` re-exports
 these names for older imports.
 """
 
 from __future__ import annotations
 
-from ...config import LoopConfig
+from ..config import LoopConfig
 from .attempts import AttemptLoop, NoteProvider, deployed_ok
 from .from_config import loop_config, watcher_for
 from .notes import NoteCounter, strip_counter

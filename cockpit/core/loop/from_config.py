@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ...config import LoopConfig
+from ..config import LoopConfig
 from .watcher import SourceWatcher
 
 __all__ = ["loop_config", "watcher_for"]

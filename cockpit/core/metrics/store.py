@@ -37,7 +37,7 @@ from .parse import MetricParser, Reading
 from .series import DEFAULT_CAP, AttemptMetrics
 
 if TYPE_CHECKING:
-    from ...config import Config
+    from ..config import Config
 
 __all__ = ["MetricsStore", "Recorder", "metrics_path", "load_attempt"]
 

@@ -36,7 +36,7 @@ from .payload import build_payload, event_kind, mask_url, redact_payload, slack_
 from .terminal import _isatty, terminal_notify
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ...config import Config
+    from ..config import Config
 
 __all__ = ["Notifier", "COLLAPSE_S"]
 

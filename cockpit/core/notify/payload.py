@@ -39,6 +39,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ... import __version__
+from ..config.notify import DEFAULT_ON, EVENT_KINDS, FATE_KINDS
 from ..events import ActionFinished, Event, FateChanged
 from .terminal import error_text, one_line, verdict_line
 
@@ -47,10 +48,7 @@ __all__ = ["SCHEMA_VERSION", "EVENT_KINDS", "DEFAULT_ON", "FATE_KINDS", "event_k
 
 SCHEMA_VERSION = 1
 #: fate states of a passed attempt's job that can notify
-FATE_KINDS = ("died", "diverged", "vanished", "stalled", "finished")
 #: what ``[notify] on`` may name: every verdict, only the verdicts that did not pass, and the fates
-EVENT_KINDS = ("verdict", "failed", *FATE_KINDS)
-DEFAULT_ON = ("verdict", "died", "diverged", "vanished", "stalled")
 
 _LIMIT = 300
 #: terminal escape sequences (CSI, OSC, two-byte ESC): removed whole, not shown as "[31m"

@@ -8,7 +8,7 @@ from .base import CommandResult, RemoteError, Transport
 from .runtime import Runtime
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ...config import Config
+    from ..config import Config
 
 __all__ = ["CommandResult", "RemoteError", "Transport", "Runtime", "make_transport"]
 

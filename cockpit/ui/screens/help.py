@@ -13,9 +13,9 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from ...core.keymap import ACTIONS, UIAction
 from ...core.layers import LAYER_MEANING, Layer
 from ...core.text import sanitize
-from ..actions import ACTIONS, UIAction
 from ..format import STATUS_GLYPH, outcome_text
 from ..panes.base import Styled
 

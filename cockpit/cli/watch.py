@@ -9,8 +9,8 @@ attempt, never more.  With ``--once`` it waits for one change, runs one attempt 
 its result (0 passed, 1 not passed, 3 pending in a scheduler's queue, 75 the target stayed busy, 124 no change within
 ``--timeout``).  Ctrl-C exits with 130 (an attempt in flight is journalled ``interrupted``).
 
-Registered in ``cockpit/cli.py`` with ``add_parser(sub)``; also runs alone:
-``python -m cockpit.watch_cli --config cockpit.toml [--once] [--json]``.
+Registered in ``cockpit/cli/main.py`` with ``add_parser(sub)``; also runs alone:
+``python -m cockpit.cli.watch --config cockpit.toml [--once] [--json]``.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from .cli_args import add_globals, merge_globals, resolve
+from .args import add_globals, merge_globals, resolve
 
 __all__ = ["add_parser", "cmd_watch", "main", "verdict_payload"]
 
@@ -60,7 +60,7 @@ def _progress(args: argparse.Namespace, text: str) -> None:
 def verdict_payload(res: Any, *, note: str = "", changed: Sequence[str] = (), diff: dict[str, Any] | None = None,
                     latency: float | None = None) -> dict[str, Any]:
     """The JSON line printed for one verdict."""
-    from .core.notify import error_text
+    from ..core.notify import error_text
 
     d = res.to_dict() if hasattr(res, "to_dict") else dict(res)
     fe = d.get("first_error") if isinstance(d.get("first_error"), dict) else None
@@ -80,8 +80,8 @@ def verdict_payload(res: Any, *, note: str = "", changed: Sequence[str] = (), di
 
 
 def _text_line(p: dict[str, Any]) -> str:
-    from .core.changes import summarise
-    from .core.notify import verdict_line
+    from ..core.changes import summarise
+    from ..core.notify import verdict_line
 
     line = verdict_line({**p, "first_error": {"line": p["error"]} if p.get("error") else None}, prefix="", limit=160)
     if p.get("diff"):
@@ -96,7 +96,7 @@ def _text_line(p: dict[str, Any]) -> str:
 
 
 def cmd_watch(args: argparse.Namespace, cfg: Any) -> int:
-    from .config import ConfigError
+    from ..core.config import ConfigError
 
     src = cfg.deploy_source
     if src is None:
@@ -116,8 +116,8 @@ def cmd_watch(args: argparse.Namespace, cfg: Any) -> int:
 
 def _on_fate(args: argparse.Namespace, ev: Any) -> None:
     """A job's fate changed after its verdict: one line (or one JSON object) saying so."""
-    from .core.events import FateChanged
-    from .core.fate import story
+    from ..core.events import FateChanged
+    from ..core.fate import story
 
     if not isinstance(ev, FateChanged) or ev.fate.state == "running":
         return
@@ -130,9 +130,9 @@ def _on_fate(args: argparse.Namespace, ev: Any) -> None:
 
 
 async def _watch(args: argparse.Namespace, cfg: Any) -> int:
-    from .core.engine import Busy, Engine
-    from .core.notify import Notifier
-    from .core.watch import AttemptLoop, NoteCounter, loop_config, watcher_for
+    from ..core.engine import Busy, Engine
+    from ..core.notify import Notifier
+    from ..core.watch import AttemptLoop, NoteCounter, loop_config, watcher_for
 
     lc = loop_config(cfg)
     loop = asyncio.get_running_loop()
@@ -250,8 +250,8 @@ async def _watch(args: argparse.Namespace, cfg: Any) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m cockpit.watch_cli``: the same as ``cockpit watch`` (before cli.py registers it)."""
-    from .config import ConfigError
+    """``python -m cockpit.cli.watch``: the same as ``cockpit watch`` (before cli.py registers it)."""
+    from ..core.config import ConfigError
 
     p = argparse.ArgumentParser(prog="cockpit watch", description=HELP)
     _add_arguments(p)

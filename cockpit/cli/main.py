@@ -15,18 +15,18 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from . import __version__
-from .cli_args import add_globals, merge_globals, resolve
-from .config import Config, ConfigError
-from .targets_cli import fan_out, members
+from .. import __version__
+from ..core.config import Config, ConfigError
+from ..core.render import render_verdict
+from .args import add_globals, merge_globals, resolve
+from .targets import fan_out, members
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_PENDING, EXIT_BUSY, EXIT_INTERRUPTED = 0, 1, 2, 3, 75, 130
 
-GLYPH = {"ok": "✔", "fail": "✘", "pending": "…", "running": "▶", "skipped": "–", "not reached": "⊘"}
 
 
 def _common(p: argparse.ArgumentParser) -> None:
-    """A sub-command's copy of the global options (:mod:`cockpit.cli_args`: the same meaning
+    """A sub-command's copy of the global options (:mod:`cockpit.cli.args`: the same meaning
     before or after the sub-command)."""
     add_globals(p)
 
@@ -52,7 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--all", action="store_true", help="every target of the config, at once")
     s.set_defaults(func=cmd_status)
 
-    from .core.action_table import BY_ID, SINGLE_ACTIONS
+    from ..core.action_table import BY_ID, SINGLE_ACTIONS
 
     for name in SINGLE_ACTIONS:
         s = sub.add_parser(name, help=BY_ID[name].help)
@@ -78,7 +78,7 @@ def build_parser() -> argparse.ArgumentParser:
     _common(s)
     s.set_defaults(func=cmd_stacks, acts=True)
 
-    from .action_cli import add_parser as add_run_action
+    from .actions import add_parser as add_run_action
 
     add_run_action(sub)
 
@@ -90,14 +90,14 @@ def build_parser() -> argparse.ArgumentParser:
                    "is redacted like the journal itself: [job.env] secrets, token shapes, [redact] patterns)")
     s.set_defaults(func=cmd_history)
 
-    from .serve_cli import add_parser as add_serve
+    from .serve import add_parser as add_serve
 
     add_serve(sub, _common)
-    from .compare_cli import add_parser as add_compare
+    from .compare import add_parser as add_compare
 
     add_compare(sub)
 
-    from .watch_cli import add_parser as add_watch
+    from .watch import add_parser as add_watch
 
     add_watch(sub)
 
@@ -116,18 +116,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def resolve_config(args: argparse.Namespace) -> Config:
-    """The config for a sub-command's (merged) arguments: :func:`cockpit.cli_args.resolve`."""
+    """The config for a sub-command's (merged) arguments: :func:`cockpit.cli.args.resolve`."""
     return resolve(args).cfg
-
-
-def render_verdict(v: dict[str, Any]) -> str:
-    lines = [f"{v['action']}: {'OK' if v['ok'] else ('FAILED at layer ' + str(v['layer']) if v['layer'] else 'PENDING')}"]
-    for st in v["stages"]:
-        g = GLYPH.get(st["status"], "?")
-        lines.append(f"  {g} [{st['layer']:<9}] {st['name']:<22} {st['status']:<11} {st['detail']}")
-        if st["status"] == "fail" and st.get("advice"):
-            lines.append(f"      advice: {st['advice']}")
-    return "\n".join(lines)
 
 
 def emit(args: argparse.Namespace, payload: dict[str, Any], text: Callable[[dict[str, Any]], str]) -> None:
@@ -142,13 +132,13 @@ def emit(args: argparse.Namespace, payload: dict[str, Any], text: Callable[[dict
 def safe_text(text: str) -> str:
     """Remote and journal text for a terminal: no escape sequences or control characters, line by line
     (:func:`cockpit.core.text.sanitize`, newlines kept)."""
-    from .core.text import sanitize
+    from ..core.text import sanitize
 
     return sanitize(text, newlines=True)
 
 
 def cmd_status(args: argparse.Namespace, cfg: Config) -> int:
-    from .core.status import collect_status
+    from ..core.status import collect_status
 
     fan = members(args, cfg)
     if fan is not None:
@@ -159,7 +149,7 @@ def cmd_status(args: argparse.Namespace, cfg: Config) -> int:
         return fan_out(args, cfg, fan[0], fan[1], one, render_status)
     report = asyncio.run(collect_status(cfg, quick=getattr(args, "quick", False)))
     if args.share:  # screen sharing: secrets hidden in the output too
-        from .core.redact import Redactor
+        from ..core.redact import Redactor
 
         report = Redactor.from_config(cfg).data(report)
     emit(args, report, render_status)
@@ -173,7 +163,7 @@ def _status_summary(r: dict[str, Any]) -> str:
 
 
 def render_status(r: dict[str, Any]) -> str:
-    from .core.fate import story
+    from ..core.fate import story
 
     out = [f"target {r['target']} ({r['transport']})", render_verdict(r["verdict"])]
     la = r.get("latest_attempt")
@@ -199,7 +189,7 @@ class _Busy(Exception):
 
 def with_engine(args: argparse.Namespace, cfg: Config, work: Callable[[Any], Any]) -> Any:
     """Run ``work(engine)`` in a fresh event loop (live stages on a terminal's stderr); Busy → exit 75."""
-    from .core.engine import Busy
+    from ..core.engine import Busy
 
     try:
         return asyncio.run(engine_session(args, cfg, work, hangup=True))
@@ -217,9 +207,9 @@ def _quiet(args: argparse.Namespace) -> argparse.Namespace:
 async def engine_session(args: argparse.Namespace, cfg: Config, work: Callable[[Any], Any], *, hangup: bool = False) -> Any:
     """``work(engine)`` with the engine made, notified, shown live and closed around it (one
     target; a group runs one of these per target in the same event loop)."""
-    from .cli_live import LiveStages, live_wanted
-    from .core.engine import Engine
-    from .core.notify import Notifier
+    from ..core.engine import Engine
+    from ..core.notify import Notifier
+    from .live import LiveStages, live_wanted
 
     if hangup:
         _end_on_hangup(asyncio.current_task())
@@ -349,7 +339,7 @@ def journal_trouble(args: argparse.Namespace, fault: Any) -> bool:
 
 
 def render_attempt(r: dict[str, Any]) -> str:
-    from .core.journal import outcome_label
+    from ..core.journal import outcome_label
 
     head = f"attempt {r['attempt']}: {outcome_label(r['outcome'], r['layer'])}"
     out = [head, render_verdict(r["verdict"])]
@@ -374,18 +364,18 @@ def cmd_stacks(args: argparse.Namespace, cfg: Config) -> int:
 
 
 def cmd_history(args: argparse.Namespace, cfg: Config) -> int:
-    from .core.journal import Journal, render_markdown
-    from .core.redact import Redactor
+    from ..core.journal import Journal, render_markdown
+    from ..core.redact import Redactor
 
     red = None if args.no_redact else Redactor.from_config(cfg)
     j = Journal(cfg.journal_path)
     attempts = j.attempts(red)
     if args.last:
         attempts = attempts[-args.last :]
-    from .core.metrics import MetricsStore, summary
+    from ..core.metrics import MetricsStore, summary
 
     store = MetricsStore(cfg.journal_path.parent, cfg)
-    from .core.status import as_read
+    from ..core.status import as_read
 
     for rec in attempts:  # each attempt's metrics (last, best, steps/s), kept beside the journal
         rec.metrics = summary(store.get(rec.attempt), cfg.metrics.total_steps)
@@ -393,7 +383,7 @@ def cmd_history(args: argparse.Namespace, cfg: Config) -> int:
     if args.markdown:
         sys.stdout.write(safe_text(render_markdown(attempts, redactor=red)))
         return EXIT_OK
-    from .core.fate import story
+    from ..core.fate import story
 
     rows = [a.to_dict() for a in attempts]
     if red is not None:
@@ -411,7 +401,7 @@ def cmd_history(args: argparse.Namespace, cfg: Config) -> int:
 
 
 def cmd_demo(args: argparse.Namespace, cfg: Config) -> int:
-    from . import demo
+    from .. import demo
 
     if args.what == "fix":
         changed = demo.apply_fix()
@@ -442,7 +432,7 @@ def cmd_demo(args: argparse.Namespace, cfg: Config) -> int:
 def cmd_check_config(args: argparse.Namespace, cfg: Config) -> int:
     import dataclasses
 
-    from .core.notify import mask_url
+    from ..core.notify import mask_url
 
     d = dataclasses.asdict(cfg)
     d["path"] = str(cfg.path) if cfg.path else None
@@ -466,7 +456,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("--share hides secrets: it cannot be combined with --no-redact")
     try:
         if args.command is None:
-            from .app_entry import run_tui
+            from .tui import run_tui
 
             return run_tui(resolve(args, demo_if_none=True), read_only=args.read_only, share=args.share)
         return int(args.func(args, resolve_config(args)))

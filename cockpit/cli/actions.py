@@ -11,7 +11,7 @@ not run (the verdict names the layer: ssh, host, container); 2 usage or config e
 name, or a destructive action not confirmed; 75 the target is busy (destructive actions wait their
 turn like stop and reboot).  The command's own exit code is printed, never reused as cockpit's.
 
-Registered in ``cockpit/cli.py`` with ``add_parser(sub)``.
+Registered in ``cockpit/cli/main.py`` with ``add_parser(sub)``.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ import json
 import sys
 from typing import Any
 
-from .cli_args import add_globals
-from .config import Config
+from ..core.config import Config
+from .args import add_globals
 
 __all__ = ["add_parser", "cmd_run_action"]
 
@@ -40,15 +40,16 @@ def add_parser(sub: Any) -> None:
 
 
 def _listing(cfg: Config) -> list[dict[str, Any]]:
-    from .core.action_table import specs_for
+    from ..core.action_table import specs_for
 
     return [{"name": s.id, "user": s.user, "key": s.key or None, "where": s.where or None, "destructive": s.destructive,
              "help": s.help} for s in specs_for(cfg)]
 
 
 def cmd_run_action(args: argparse.Namespace, cfg: Config) -> int:
-    from .cli import EXIT_BUSY, EXIT_FAILED, EXIT_OK, EXIT_USAGE, _Busy, _confirm, emit, render_verdict, safe_text, with_engine
-    from .core.user_actions import MAX_OUTPUT
+    from ..core.render import render_verdict
+    from ..core.user_actions import MAX_OUTPUT
+    from .main import EXIT_BUSY, EXIT_FAILED, EXIT_OK, EXIT_USAGE, _Busy, _confirm, emit, safe_text, with_engine
 
     if not args.name:
         rows = _listing(cfg)
@@ -63,7 +64,7 @@ def cmd_run_action(args: argparse.Namespace, cfg: Config) -> int:
     actions = {a.name: a for a in cfg.actions}
     action = actions.get(args.name)
     if action is None:
-        from .core.action_table import BY_ID
+        from ..core.action_table import BY_ID
 
         if args.name in BY_ID:
             print(f"cockpit: {args.name!r} is a built-in action: run `cockpit {args.name}`", file=sys.stderr)
@@ -75,7 +76,7 @@ def cmd_run_action(args: argparse.Namespace, cfg: Config) -> int:
         return EXIT_USAGE
 
     async def work(eng: Any) -> Any:
-        from .core.user_template import MissingField
+        from ..core.user_template import MissingField
 
         confirmed = None
         if action.destructive and not args.yes:

@@ -1,4 +1,4 @@
-"""The sections of cockpit's configuration as typed dataclasses (a part of :mod:`cockpit.config`,
+"""The sections of cockpit's configuration as typed dataclasses (a part of :mod:`cockpit.core.config`,
 which loads and validates them and re-exports every name here).
 
 Each field is made with :func:`_f`: its ``doc`` is shown in errors and mirrored in
@@ -16,8 +16,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .config_names import command_word, each_line, ident, one_line, remote_path, target_name
-from .core.layers import Layer
+from ..layers import Layer
+from .names import command_word, each_line, ident, one_line, remote_path, target_name
+from .notify import DEFAULT_ON
 
 __all__ = ['TargetConfig', 'SSHConfig', 'JobConfig', 'VerifyConfig', 'DeployConfig', 'CacheConfig', 'GPUConfig', 'UIConfig', 'JournalConfig', 'LoopConfig', 'SignatureConfig', 'NotifyConfig', '_f', '_positive', '_non_negative']
 
@@ -215,8 +216,6 @@ class SignatureConfig:
 # -- [notify]: notifications that reach you (cockpit/core/notify) -------------------------------------
 
 def _default_on() -> list[str]:
-    from .core.notify.payload import DEFAULT_ON
-
     return list(DEFAULT_ON)
 
 

@@ -1,5 +1,6 @@
-"""The one registry of user actions: it drives the bindings, the footer, the help screen and the
-command palette, so they can never disagree.  Actions on the target take their label, help and
+"""The one registry of keys, as plain data: it drives the TUI's bindings, the footer, the help
+screen and the command palette, so they can never disagree, and the config checks ``[keymap]`` and
+``[[actions]]`` keys against it without loading any UI.  Actions on the target take their label, help and
 destructive flag from the core's action table (:mod:`cockpit.core.action_table`), which also makes
 the CLI's sub-commands: one table for every front end.
 
@@ -15,15 +16,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-from ..core.action_table import BY_ID as BY_ID_CORE
-from ..core.action_table import ActionSpec
+from .action_table import BY_ID as BY_ID_CORE
+from .action_table import ActionSpec
 
-if TYPE_CHECKING:  # pragma: no cover
-    from textual.binding import Binding
-
-__all__ = ["UIAction", "ACTIONS", "BY_ID", "bindings", "HOME_ROW", "acting_action_names", "user_ui_actions"]
+__all__ = ["UIAction", "ACTIONS", "BY_ID", "HOME_ROW", "acting_action_names", "user_ui_actions"]
 
 HOME_ROW = frozenset("asdfghjkl;") | {"semicolon"}
 
@@ -46,12 +43,6 @@ class UIAction:
     @property
     def keys(self) -> list[str]:
         return [k.strip() for k in self.key.split(",") if k.strip()]
-
-    def binding(self) -> Binding:
-        from textual.binding import Binding  # here, so the registry is plain data (config checks keys with it)
-
-        return Binding(self.key, self.action, self.description, show=self.footer, key_display=self.key_display,
-                       tooltip=self.help, id=self.id)
 
 
 def _target(engine_id: str, key: str, action: str, *, footer: bool = False) -> UIAction:
@@ -137,11 +128,6 @@ def user_ui_actions(specs: Iterable[ActionSpec]) -> list[UIAction]:
     each acts on the target (``--read-only`` disables it) and runs ``action_user_action(NAME)``."""
     return [UIAction(s.id, s.key, f"user_action({s.id!r})", s.label, s.help, acts=True, destructive=s.destructive, engine=s.id)
             for s in specs if s.user]
-
-
-def bindings(actions: Iterable[UIAction] = ACTIONS) -> list[Binding]:
-    """Every action's binding (demo-only ones too: the app's ``check_action`` disables them)."""
-    return [a.binding() for a in actions]
 
 
 def acting_action_names() -> frozenset[str]:

@@ -1,5 +1,5 @@
 """``[metrics]``: how cockpit reads the job's numbers from its log, as config (a helper of
-:mod:`cockpit.config`; the parsing itself is :mod:`cockpit.core.metrics`)."""
+:mod:`cockpit.core.config`; the parsing itself is :mod:`cockpit.core.metrics`)."""
 
 from __future__ import annotations
 
@@ -8,13 +8,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from .core.metrics.parse import pattern_problem
+from ..metrics.parse import pattern_problem
 
 __all__ = ["MetricsConfig"]
 
 
 def _f(default: Any, doc: str, check: Callable[[Any], str | None] | None = None) -> Any:
-    """A field with the metadata :mod:`cockpit.config` reads (``doc``, ``choices``, ``check``)."""
+    """A field with the metadata :mod:`cockpit.core.config` reads (``doc``, ``choices``, ``check``)."""
     return dataclasses.field(default=default, metadata={"doc": doc, "choices": None, "check": check})
 
 

@@ -6,7 +6,7 @@ best, steps per second), what the deployed code changed from A to B, and the los
 (:func:`cockpit.core.metrics.compare.compare`).  Every output is redacted like ``history``.
 
 Exit codes: 0 shown; 2 an attempt the journal does not hold, or a config error.
-Registered in ``cockpit/cli.py`` with ``add_parser(sub)``.
+Registered in ``cockpit/cli/main.py`` with ``add_parser(sub)``.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ import json
 import sys
 from typing import Any
 
-from .cli_args import add_globals
-from .config import Config
+from ..core.config import Config
+from .args import add_globals
 
 __all__ = ["add_parser", "cmd_compare", "render_compare"]
 
@@ -37,11 +37,11 @@ def add_parser(sub: Any) -> None:
 
 
 def cmd_compare(args: argparse.Namespace, cfg: Config) -> int:
-    from .cli import EXIT_OK, EXIT_USAGE, safe_text
-    from .core.journal import Journal
-    from .core.metrics import MetricsStore
-    from .core.metrics.compare import NoSuchAttempt, compare
-    from .core.redact import Redactor
+    from ..core.journal import Journal
+    from ..core.metrics import MetricsStore
+    from ..core.metrics.compare import NoSuchAttempt, compare
+    from ..core.redact import Redactor
+    from .main import EXIT_OK, EXIT_USAGE, safe_text
 
     red = None if args.no_redact else Redactor.from_config(cfg)
     journal = Journal(cfg.journal_path)
@@ -67,7 +67,7 @@ def _cut(text: Any, width: int = WIDTH) -> str:
 
 
 def render_compare(d: dict[str, Any]) -> str:
-    from .core.metrics.report import fmt_rate, fmt_value
+    from ..core.metrics.report import fmt_rate, fmt_value
 
     a, b = d["a"], d["b"]
     ma, mb = a.get("metrics") or {}, b.get("metrics") or {}
@@ -105,7 +105,7 @@ def render_compare(d: dict[str, Any]) -> str:
 
 
 def _step(m: dict[str, Any]) -> str:
-    from .core.metrics.report import fmt_value
+    from ..core.metrics.report import fmt_value
 
     if m.get("last_step") is None:
         return "—"
@@ -113,7 +113,7 @@ def _step(m: dict[str, Any]) -> str:
 
 
 def _value(m: dict[str, Any], name: str) -> str:
-    from .core.metrics.report import fmt_value
+    from ..core.metrics.report import fmt_value
 
     v = (m.get("values") or {}).get(name)
     if not v:

@@ -1,6 +1,6 @@
 """Start the TUI (``cockpit`` without a sub-command).
 
-The config comes from the one resolution every sub-command uses (:func:`cockpit.cli_args.resolve`);
+The config comes from the one resolution every sub-command uses (:func:`cockpit.cli.args.resolve`);
 the built-in demo runs only when no config exists anywhere, and says so.  The path in use is
 printed before the screen opens and named on the status line.
 """
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 
-from .cli_args import Resolved
+from .args import Resolved
 
 DEMO_NOTICE = "no config found: running the built-in demo (copy sample_config.toml to ./cockpit.toml for your target)"
 
@@ -22,7 +22,7 @@ def run_tui(found: Resolved, *, read_only: bool = False, share: bool = False) ->
         notice = DEMO_NOTICE
     else:
         print(f"cockpit: {cfg.display_name} · {source}", file=sys.stderr)
-    from .ui.app import create_app
+    from ..ui.app import create_app
 
     while True:
         app = create_app(cfg, read_only=read_only, notice=notice, share=share, source=source)

@@ -15,7 +15,7 @@ contradiction (``--demo`` with ``--config``).
 
 :func:`resolve` is the one config resolution, used by the TUI and by every sub-command:
 ``--demo``, else ``--config``, ``$COCKPIT_CONFIG``, ``./cockpit.toml``,
-``~/.config/cockpit/config.toml`` (:func:`cockpit.config.find_config`); with none of them the TUI
+``~/.config/cockpit/config.toml`` (:func:`cockpit.core.config.find_config`); with none of them the TUI
 runs the built-in demo and a sub-command says how to make a config (or to add ``--demo``).
 """
 
@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .config import Config, ConfigError, find_config, load_config
+from ..core.config import Config, ConfigError, find_config, load_config
 
 __all__ = ["GLOBAL_DESTS", "add_globals", "merge_globals", "resolve", "Resolved", "shown_path", "CONFIG_HELP", "NO_CONFIG"]
 
@@ -110,7 +110,7 @@ def resolve(args: argparse.Namespace, *, demo_if_none: bool = False) -> Resolved
     explicit = getattr(args, "config", None)
     asked = bool(getattr(args, "demo", False))
     if asked or (explicit is None and demo_if_none and _nothing_found()):
-        from .demo import demo_config
+        from ..demo import demo_config
 
         cfg, source = demo_config(), "demo"
     else:

@@ -1,5 +1,5 @@
-"""``[notify]``'s checks beyond types (called by :mod:`cockpit.config` while loading): each
-problem is a :class:`~cockpit.config.ConfigError` naming the file, the key and the fix.  A webhook
+"""``[notify]``'s event kinds and its checks beyond types (called by :mod:`.load`): each
+problem is a :class:`~cockpit.core.config.ConfigError` naming the file, the key and the fix.  A webhook
 URL is never echoed in an error: it holds a token."""
 
 from __future__ import annotations
@@ -9,15 +9,20 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from .payload import EVENT_KINDS
+from .errors import ConfigError
 
-__all__ = ["check_notify"]
+__all__ = ["check_notify", "FATE_KINDS", "EVENT_KINDS", "DEFAULT_ON"]
+
+#: the fates of a passed attempt's job that notify (:mod:`cockpit.core.notify.payload`)
+FATE_KINDS = ("died", "diverged", "vanished", "stalled", "finished")
+#: every event a notification can be about
+EVENT_KINDS = ("verdict", "failed", *FATE_KINDS)
+#: ``[notify] on`` when the file does not say
+DEFAULT_ON = ("verdict", "died", "diverged", "vanished", "stalled")
 
 
 def check_notify(n: Any, path: Path | None) -> None:
-    """Validate (and normalise) a :class:`~cockpit.config.NotifyConfig` in place."""
-    from ...config import ConfigError
-
+    """Validate (and normalise) a :class:`~cockpit.core.config.NotifyConfig` in place."""
     for i, kind in enumerate(n.on):
         if kind not in EVENT_KINDS:
             close = difflib.get_close_matches(kind, EVENT_KINDS, n=1, cutoff=0.5)

@@ -1,4 +1,4 @@
-"""``[[targets]]`` and ``[[groups]]``: several targets in one config (a helper of :mod:`cockpit.config`).
+"""``[[targets]]`` and ``[[groups]]``: several targets in one config (a helper of :mod:`cockpit.core.config`).
 
 A single ``[target]`` keeps working unchanged.  With ``[[targets]]``, each entry is a ``[target]``
 table with a ``name`` (required, unique: it names the target on the command line, in the journal
@@ -42,10 +42,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .config_sections import CacheConfig, DeployConfig, GPUConfig, JobConfig, TargetConfig
+from .coerce import parse_section, unknown_key
+from .errors import ConfigError
+from .sections import CacheConfig, DeployConfig, GPUConfig, JobConfig, TargetConfig
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .config import Config
+    from .schema import Config
 
 __all__ = ["TargetEntry", "parse_targets", "parse_groups", "OVERRIDABLE", "check_name", "for_target", "group_members"]
 
@@ -76,7 +78,6 @@ def check_name(name: Any) -> str | None:
 
 def parse_targets(path: Path | None, value: Any, data: dict[str, Any]) -> list[TargetEntry]:
     """``[[targets]]`` with each entry's own tables merged over the top-level ones in ``data``."""
-    from .config import ConfigError, _section, _unknown
 
     if not isinstance(value, list) or not value:
         raise ConfigError(path, "targets", "must be an array of tables", "write each one as [[targets]] with name = \"…\" and its [target] keys")
@@ -96,22 +97,21 @@ def parse_targets(path: Path | None, value: Any, data: dict[str, Any]) -> list[T
         own = {k: v for k, v in raw.items() if k in target_keys}
         for k in raw:
             if k not in target_keys and k not in OVERRIDABLE:
-                raise _unknown(path, f"{at}.{k}", k, sorted(target_keys | set(OVERRIDABLE)))
-        target = _section(path, at, TargetConfig, {**base_target, **own})
+                raise unknown_key(path, f"{at}.{k}", k, sorted(target_keys | set(OVERRIDABLE)))
+        target = parse_section(path, at, TargetConfig, {**base_target, **own})
         sections = {}
         for sec, cls in OVERRIDABLE.items():
             if sec in raw:
                 if not isinstance(raw[sec], dict):
                     raise ConfigError(path, f"{at}.{sec}", "must be a table", f"write it as [targets.{sec}] after its [[targets]] entry")
                 top = data.get(sec, {}) if isinstance(data.get(sec), dict) else {}
-                sections[sec] = _section(path, f"{at}.{sec}", cls, {**top, **raw[sec]})
+                sections[sec] = parse_section(path, f"{at}.{sec}", cls, {**top, **raw[sec]})
         entries.append(TargetEntry(name, target, sections))
     return entries
 
 
 def parse_groups(path: Path | None, value: Any, names: list[str]) -> dict[str, list[str]]:
     """``[[groups]] name = "both", targets = ["train", "eval"]``: every member a known target."""
-    from .config import ConfigError
 
     if not isinstance(value, list):
         raise ConfigError(path, "groups", "must be an array of tables", "write each one as [[groups]] with name and targets")
@@ -148,7 +148,6 @@ def _suggest(name: str, known: list[str]) -> str:
 
 
 def for_target(cfg: Config, name: str) -> Config:
-    from .config import ConfigError
 
     for e in cfg.targets:
         if e.name == name:
@@ -160,7 +159,6 @@ def for_target(cfg: Config, name: str) -> Config:
 
 
 def group_members(cfg: Config, name: str) -> list[str]:
-    from .config import ConfigError
 
     if name in cfg.groups:
         return cfg.groups[name]

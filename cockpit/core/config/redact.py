@@ -1,4 +1,4 @@
-"""``[redact]``: what else to hide, as config (a helper of :mod:`cockpit.config`; the rules
+"""``[redact]``: what else to hide, as config (a helper of :mod:`cockpit.core.config`; the rules
 themselves are :mod:`cockpit.core.redact`)."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from .core.redact import pattern_problem
+from ..redact import pattern_problem
 
 __all__ = ["RedactConfig"]
 

@@ -20,8 +20,8 @@ import sys
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from .config import Config
-from .core.layers import Layer
+from ..core.config import Config
+from ..core.layers import Layer
 
 __all__ = ["add_target_args", "fan_out", "combine", "members"]
 
@@ -68,7 +68,7 @@ def combine(results: dict[str, dict[str, Any]]) -> dict[str, Any]:
 def fan_out(args: argparse.Namespace, cfg: Config, label: str, names: list[str],
             one: Callable[[Config], Awaitable[dict[str, Any]]], render: Callable[[dict[str, Any]], str]) -> int:
     """Run ``one(target_config)`` for every name at once; print and return the exit code."""
-    from .cli import emit
+    from .main import emit
 
     configs = {n: cfg.for_target(n) for n in names}
 
@@ -80,7 +80,7 @@ def fan_out(args: argparse.Namespace, cfg: Config, label: str, names: list[str],
     busy = False
     for name, out in zip(configs, outs, strict=True):
         if isinstance(out, BaseException):
-            from .core.engine import Busy
+            from ..core.engine import Busy
 
             if not isinstance(out, Exception):
                 raise out

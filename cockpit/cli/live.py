@@ -15,8 +15,8 @@ from rich.console import Console
 from rich.live import Live
 from rich.text import Text
 
-from .cli import GLYPH
-from .core.events import Event, StageProgress
+from ..core.events import Event, StageProgress
+from ..core.render import STATUS_GLYPH as GLYPH
 
 __all__ = ["LiveStages", "live_wanted"]
 

@@ -1,4 +1,4 @@
-"""``[[actions]]``: the user's own actions, as config (a helper of :mod:`cockpit.config`).
+"""``[[actions]]``: the user's own actions, as config (a helper of :mod:`cockpit.core.config`).
 
 Each entry is an :class:`ActionConfig`.  Loading checks every one and names the file, the key and
 the fix: unknown fields (with a near match), a missing name or command, duplicate names, a name
@@ -8,7 +8,7 @@ key cockpit can bind, that the terminal, tmux or Textual keep for themselves, th
 binding uses (``[keymap]`` applied) or that another action uses, and a destructive action on a
 bare home-row key.  How they run: :mod:`cockpit.core.user_actions`.
 
-The built-in keys come from the TUI's registry (:mod:`cockpit.ui.actions`), imported only when a
+The built-in keys come from the TUI's registry (:mod:`cockpit.core.keymap`), imported only when a
 config has actions: it is plain data (Textual is imported only to build its bindings), so checking
 a config never pulls in a UI library (a test proves it).
 """
@@ -23,17 +23,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .config_names import one_line
-from .core.user_template import FIELDS, check_template, template_fields
+from ..user_template import FIELDS, check_template, template_fields
+from .coerce import parse_section
+from .errors import ConfigError
+from .names import one_line
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .config import Config, ConfigError
+    from .schema import Config
 
 __all__ = ["ActionConfig", "parse_actions", "check_actions", "builtin_keys"]
 
 
 def _f(default: Any, doc: str, *, choices: tuple[str, ...] | None = None, check: Callable[[Any], str | None] | None = None) -> Any:
-    """A field with the metadata :mod:`cockpit.config` reads (``doc``, ``choices``, ``check``)."""
+    """A field with the metadata :mod:`cockpit.core.config` reads (``doc``, ``choices``, ``check``)."""
     return dataclasses.field(default=default, metadata={"doc": doc, "choices": choices, "check": check})
 
 
@@ -66,7 +68,7 @@ _KEY_FIX = "use a letter or digit (G, 5), ctrl+LETTER (ctrl+g) or f1-f24"
 
 def builtin_keys(keymap: dict[str, str] | None = None) -> dict[str, str]:
     """key → the id of the built-in binding that uses it, with ``[keymap]`` applied."""
-    from .ui.actions import ACTIONS  # plain data: importing it pulls in no Textual
+    from ..keymap import ACTIONS
 
     km = keymap or {}
     out: dict[str, str] = {}
@@ -77,20 +79,19 @@ def builtin_keys(keymap: dict[str, str] | None = None) -> dict[str, str]:
 
 
 def builtin_ids() -> frozenset[str]:
-    from .core.action_table import TABLE
-    from .ui.actions import ACTIONS
+    from ..action_table import TABLE
+    from ..keymap import ACTIONS
 
     return frozenset(a.id for a in TABLE) | frozenset(a.id for a in ACTIONS)
 
 
 def parse_actions(path: Path | None, value: Any) -> list[ActionConfig]:
     """``[[actions]]`` as typed entries (each field checked like any section's)."""
-    from .config import ConfigError, _section
 
     if not isinstance(value, list):
         raise ConfigError(path, "actions", "must be an array of tables",
                           "write each one as [[actions]] with name, key, command (and where, destructive, view, timeout)")
-    return [_section(path, f"actions[{i}]", ActionConfig, v) for i, v in enumerate(value)]
+    return [parse_section(path, f"actions[{i}]", ActionConfig, v) for i, v in enumerate(value)]
 
 
 def _free_keys(taken: set[str]) -> str:
@@ -100,7 +101,6 @@ def _free_keys(taken: set[str]) -> str:
 
 def check_actions(cfg: Config, path: Path | None) -> None:
     """Every check that needs the whole config (names, keys, fields); raises :class:`ConfigError`."""
-    from .config import ConfigError
 
     if not cfg.actions:
         return
@@ -155,7 +155,7 @@ def _check_key(path: Path | None, at: str, a: ActionConfig, builtins: dict[str, 
                     f"choose a free key ({_free_keys(taken)}), or move the built-in in [keymap]: {builtins[k]} = \"…\"")
     if k in keys:
         raise error(path, f"{at}.key", f"{k!r} is also the key of actions[{keys[k]}]", f"give each action its own key; free: {_free_keys(taken)}")
-    from .ui.actions import HOME_ROW
+    from ..keymap import HOME_ROW
 
     if a.destructive and k in HOME_ROW:
         raise error(path, f"{at}.key", f"{k!r}: a destructive action may not sit on a bare home-row key",

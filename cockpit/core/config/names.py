@@ -1,6 +1,6 @@
 """The rules for names and one-line values in the config, checked once, when the file is loaded
-(a helper of :mod:`cockpit.config`; each is a field's ``check``, so a problem becomes a
-:class:`~cockpit.config.ConfigError` naming the file, the key and, through the field's doc, the
+(a helper of :mod:`cockpit.core.config`; each is a field's ``check``, so a problem becomes a
+:class:`~cockpit.core.config.ConfigError` naming the file, the key and, through the field's doc, the
 character set that would be right).
 
 Why at load and nowhere else: a name travels.  ``[target] name`` goes into the comment line of a

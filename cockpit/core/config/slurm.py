@@ -1,5 +1,5 @@
 """``[slurm]``: how a job is submitted when ``[target] runtime = "slurm"`` (a helper of
-:mod:`cockpit.config`; the scheduler itself is :mod:`cockpit.core.slurm`).
+:mod:`cockpit.core.config`; the scheduler itself is :mod:`cockpit.core.slurm`).
 
 The target is a login node reached over SSH; ``[job] workdir``, ``log`` and ``[deploy] dest`` are
 paths on the cluster's shared file system (the login node and the compute nodes see the same files).
@@ -13,10 +13,11 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
-from .config_names import command_word, control_problem, each_line
+from .errors import ConfigError
+from .names import command_word, control_problem, each_line
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .config import Config
+    from .schema import Config
 
 __all__ = ["SlurmConfig", "check_slurm"]
 
@@ -83,7 +84,6 @@ class SlurmConfig:
 
 def check_slurm(cfg: Config, path: Path | None) -> None:
     """Checks across sections for ``runtime = "slurm"``."""
-    from .config import ConfigError
 
     if cfg.target.runtime != "slurm":
         return
