@@ -37,6 +37,9 @@ import math
 import shlex
 from dataclasses import dataclass
 
+from .mark import MARK
+from .procmap import describe_section, fdscan_command
+
 __all__ = ["MARK", "GpuField", "GPU_FIELDS", "APP_FIELDS", "FIELD_TABLES", "gpu_query_command", "core_fields"]
 
 
@@ -95,8 +98,6 @@ APP_FIELDS: tuple[GpuField, ...] = (
 #: query name (the frame's name) → its columns
 FIELD_TABLES: dict[str, tuple[GpuField, ...]] = {"query-gpu": GPU_FIELDS, "compute-apps": APP_FIELDS}
 
-#: The first word of every frame line the probe prints.
-MARK = "@@cockpit-gpu"
 
 
 def core_fields(table: tuple[GpuField, ...]) -> tuple[GpuField, ...]:
@@ -192,8 +193,6 @@ def gpu_query_command(
         parts.append(f"echo {q(f'{MARK} query-gpu {gpu_q}')}; if _cg_q {smi} {q('--query-gpu=' + gpu_q)} {fmt}; then {run_apps or ':; '}fi; ")
     else:
         parts.append(run_apps)
-    from .procmap import describe_section, fdscan_command  # noqa: PLC0415 - the two modules build one command
-
     if describe:
         parts.append(describe_section(container, lxc_info))
     if fdscan:

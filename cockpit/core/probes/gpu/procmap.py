@@ -43,7 +43,7 @@ import shlex
 from dataclasses import dataclass, field
 
 from ..text import to_text
-from .command import MARK
+from .mark import MARK
 
 __all__ = ["PidInfo", "PidTable", "describe_section", "parse_proc_sections", "fdscan_command", "parse_fdscan",
            "container_of_cgroup"]
