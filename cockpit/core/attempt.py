@@ -116,11 +116,11 @@ async def run_attempt(engine: Engine, note: str, make_ctx: Callable[[Callable[[s
             timings[name] = time.monotonic() - t
             journal.record_verdict(attempt_id, name, sub.finish())
             source = cfg.deploy_source  # set whenever deploy left a manifest
-            if name == "deploy" and sub.failed_stage is None and ctx.state.get("manifest") and source is not None:
+            if name == "deploy" and sub.failed_stage is None and ctx.manifest and source is not None:
                 # what changed since the previous attempt's deploy: kept beside the journal
-                ctx.state["changes"] = await asyncio.to_thread(
+                ctx.changes = await asyncio.to_thread(
                     record_attempt_changes, journal, attempt_id, source, cfg.deploy.exclude,
-                    max_bytes=cfg.loop.diff_max_bytes, deployed=ctx.state["manifest"])
+                    max_bytes=cfg.loop.diff_max_bytes, deployed=ctx.manifest)
             if name == "launch":
                 job = res[1]
                 if job is not None:
@@ -131,7 +131,7 @@ async def run_attempt(engine: Engine, note: str, make_ctx: Callable[[Callable[[s
             sub = Tee(verdict, "verify")
             await verify(ctx, job, sub)
             timings["verify"] = time.monotonic() - t
-            scan = ctx.state.get("log_scan")
+            scan = ctx.log_scan
             findings = log_findings(scan) if scan is not None else []
             if findings and sub.failed_stage is None and not sub.pending:
                 # what the log noticed without failing the run (a handled error's traceback, an eager
@@ -141,7 +141,7 @@ async def run_attempt(engine: Engine, note: str, make_ctx: Callable[[Callable[[s
             journal.record_verdict(attempt_id, "verify", sub.finish())
             first_error = scan.error() if scan is not None else None
         verdict.finish()
-        scan = ctx.state.get("log_scan")
+        scan = ctx.log_scan
         findings = log_findings(scan) if scan is not None else []
         # failed or untested: did the job's code run (progress, its own output)?  A lost
         # connection is interrupted: the job runs on, unjudged
@@ -151,10 +151,10 @@ async def run_attempt(engine: Engine, note: str, make_ctx: Callable[[Callable[[s
             first_error = fs.data["first_error"]
         timings["total"] = time.monotonic() - t_start
         journal.finish_attempt(attempt_id, outcome, layer=verdict.layer, summary=verdict.summary(),
-                               first_error=first_error, caches=ctx.state.get("caches"))
+                               first_error=first_error, caches=ctx.caches)
         finished = True
-        return AttemptResult(attempt_id, outcome, verdict, first_error, job, timings, ctx.state.get("changes"),
-                             reader=ctx.state.get("job_reader"), findings=findings)
+        return AttemptResult(attempt_id, outcome, verdict, first_error, job, timings, ctx.changes,
+                             reader=ctx.job_reader, findings=findings)
     finally:
         if not finished:
             with contextlib.suppress(OSError):  # the journal's own disk is gone: nothing more to record

@@ -139,8 +139,8 @@ class Engine:
                 extra(action, stage)
             self.publish(StageProgress(action, stage))
 
-        return ActionContext(self.cfg, self.transport, on_stage=on_stage, ask=self.ask, state={"metrics": self.metrics, "current_job": self.job,
-                                                                                                   "journal": self.journal, "record_fate": self.record_fate})
+        return ActionContext(self.cfg, self.transport, on_stage=on_stage, ask=self.ask, metrics=self.metrics,
+                             current_job=self.job, journal=self.journal, record_fate=self.record_fate)
 
     @contextlib.asynccontextmanager
     async def exclusive(self, what: str, *, wait: bool = False) -> AsyncIterator[None]:

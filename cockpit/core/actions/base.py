@@ -11,12 +11,19 @@ from __future__ import annotations
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from ..config import Config
 from ..layers import Evidence, Layer, Stage, Status, Verdict
 from ..remote.base import CommandResult, RemoteError, Transport
+
+if TYPE_CHECKING:  # pragma: no cover - types only: these modules stand on this one
+    from ..fate import Fate
+    from ..journal.store import Journal
+    from ..metrics.store import MetricsStore
+    from .job import JobRecord
+    from .jobstate import JobReader, LogScan
 
 __all__ = ["ActionContext", "VerdictBuilder", "StageFailed"]
 
@@ -28,10 +35,29 @@ class ActionContext:
     cfg: Config
     transport: Transport
     on_stage: StageListener | None = None
-    #: data shared between the stages of one attempt (job record, code version, …)
-    state: dict[str, Any] = field(default_factory=dict)
     #: asks the person at the keyboard a yes/no question (the TUI's confirm dialog); None: nobody to ask
     ask: Callable[[str, str], Awaitable[bool]] | None = None
+    # -- what the engine hands in ---------------------------------------------------------------
+    #: the engine's metrics store: a job reader that reads the log from its start records them
+    metrics: MetricsStore | None = None
+    #: the job cockpit recorded before this action began
+    current_job: JobRecord | None = None
+    #: the journal (Slurm's stop finds cockpit's own jobs in it)
+    journal: Journal | None = None
+    #: journals a fate change of an attempt (Slurm's stop records the jobs it cancelled)
+    record_fate: Callable[[int, Fate], None] | None = None
+    # -- what one action's stages hand on to the next (an attempt: deploy → … → verify) -----------
+    #: the job a launch started (None again after a reboot: nothing of it is left)
+    job: JobRecord | None = None
+    #: what deploy checksummed: relpath → sha256
+    manifest: dict[str, str] | None = None
+    #: the caches clear-cache removed, as the journal records them
+    caches: list[dict[str, Any]] | None = None
+    #: verify's reading of the log, and the reader that made it (the fate follower goes on with it)
+    log_scan: LogScan | None = None
+    job_reader: JobReader | None = None
+    #: what changed since the previous attempt's deploy (:func:`cockpit.core.changes.record_attempt_changes`)
+    changes: dict[str, Any] | None = None
 
     async def run(self, command: str, *, timeout: float = 10.0) -> CommandResult:
         return await self.transport.run(command, timeout=timeout)

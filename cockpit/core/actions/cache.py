@@ -108,5 +108,5 @@ async def clear_cache(ctx: ActionContext, verdict: Verdict | None = None) -> Ver
         if left:
             raise StageFailed(Layer.CONTAINER, f"still present after rm: {', '.join(left)}", evidence=res.evidence(), advice="a live process may be recreating it, or the filesystem is read-only")
         st.ok("all cache paths are gone")
-    ctx.state["caches"] = [{"path": j.configured, "resolved": j.resolved, "kib": sizes.get(j.configured)} for j in rows]
+    ctx.caches = [{"path": j.configured, "resolved": j.resolved, "kib": sizes.get(j.configured)} for j in rows]
     return vb.finish()

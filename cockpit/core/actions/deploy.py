@@ -174,7 +174,6 @@ async def deploy(ctx: ActionContext, verdict: Verdict | None = None) -> Verdict:
         src = cfg.deploy_source
         if src is None:
             st.skip("no [deploy] source configured: nothing to deploy")
-            ctx.state["code_version"] = None
             return vb.finish()
         if not src.exists():
             raise StageFailed(Layer.CONFIG, f"deploy source {src} does not exist", advice="fix [deploy] source (relative to the config file)")
@@ -184,8 +183,8 @@ async def deploy(ctx: ActionContext, verdict: Verdict | None = None) -> Verdict:
         if not files:
             raise StageFailed(Layer.CONFIG, f"deploy source {src} has no files after exclude", advice="check [deploy] exclude")
         manifest = {rel: _sha(p) for rel, p in files.items()}
-        ctx.state["code_version"] = version = code_version(src)
-        ctx.state["manifest"] = manifest
+        version = code_version(src)
+        ctx.manifest = manifest
         size = sum(p.stat().st_size for p in files.values())
         ver = (version["git_commit"] or "")[:10] + ("+dirty" if version["dirty"] else "")
         skipped = [p.rel for p in tree.dangling]

@@ -222,7 +222,7 @@ async def launch(ctx: ActionContext, attempt: int, verdict: Verdict | None = Non
             rec.pgid = rec.pid
         detail = f"pid {rec.pid}, process group {rec.pgid}" + (f", unit {rec.unit}" if rec.unit else "")
         st.ok(detail, redact_evidence(Evidence(command=cmd, exit_code=res.exit_code, output=""), cfg.job.env), job=rec.to_dict())
-    ctx.state["job"] = rec
+    ctx.job = rec
     return vb.finish(), rec
 
 

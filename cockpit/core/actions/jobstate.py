@@ -436,7 +436,7 @@ class JobReader:
                  tail_bytes: int | None = None) -> None:
         self.ctx, self.job = ctx, job
         self.scan = scan if scan is not None else make_scan(ctx.cfg)
-        store = ctx.state.get("metrics")  # the engine's metrics store: a reader from the log's start records them
+        store = ctx.metrics  # the engine's metrics store: a reader from the log's start records them
         if store is not None and not tail_bytes and self.scan.metrics is None and job.attempt:
             self.scan.metrics = store.recorder(job.attempt)
         #: with ``tail_bytes``, the first read starts that far before the log's end (a quick look)

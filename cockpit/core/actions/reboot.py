@@ -69,5 +69,5 @@ async def reboot(ctx: ActionContext, verdict: Verdict | None = None) -> Verdict:
         if zombies:
             raise StageFailed(Layer.CONTAINER, "zombies right after reboot: " + ", ".join(f"{p[0]} ({p[4]})" for p in zombies))
         st.ok(f"{len(table)} processes, no zombies")
-    ctx.state.pop("job", None)
+    ctx.job = None
     return vb.finish()

@@ -81,7 +81,7 @@ async def clear_node_local(ctx: ActionContext, verdict: Verdict | None = None) -
     if vb.failed:
         return vb.finish()
     async with vb.stage("on the nodes") as st:
-        job = ctx.state.get("current_job")
+        job = ctx.current_job
         later = ("the generated batch script clears them on each node before the command" if not cfg.slurm.script
                  else "[slurm] script is your own: it must clear them on each node itself")
         if job is None or not getattr(job, "sched_id", ""):
@@ -115,5 +115,5 @@ async def clear_node_local(ctx: ActionContext, verdict: Verdict | None = None) -
             cleared.append({"node": node, "removed_kib": kib, "paths": {p: what for _, what, _, p in rows}})
         st.ok(f"cleared on {len(nodes)} node(s) of Slurm job {job.sched_id} ({', '.join(nodes)}): {total} KiB removed",
               nodes=cleared)
-    ctx.state["caches"] = [{"path": p, "node_local": True} for p in paths]
+    ctx.caches = [{"path": p, "node_local": True} for p in paths]
     return vb.finish()

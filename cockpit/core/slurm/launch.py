@@ -127,7 +127,7 @@ async def launch(ctx: ActionContext, attempt: int, verdict: Verdict | None = Non
                               advice="fix [slurm] (partition, account, time, nodes, gpus, extra_args)" if layer is Layer.CONFIG
                               else "is slurmctld reachable from the login node? (scontrol ping)")
         rec.sched_id = res.text.strip().split(";")[0].strip()
-        ctx.state["job"] = rec
+        ctx.job = rec
         # the id goes into the journal with this stage, now: whatever happens next (the attempt
         # fails, stays pending, cockpit is interrupted), the next stop finds the job by it
         st.ok(f"Slurm job {rec.sched_id} submitted", Evidence(command=cmd, exit_code=res.exit_code, output=res.text.strip()),

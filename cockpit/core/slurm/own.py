@@ -60,7 +60,7 @@ def own_jobs(ctx: ActionContext, job: JobRecord | None) -> list[OwnJob]:
     from ..journal.records import FINAL_FATES, scheduler_jobs
 
     out: dict[str, OwnJob] = {}
-    journal = ctx.state.get("journal")
+    journal = ctx.journal
     if journal is not None:
         recs = journal.attempts()
         by_id = {r.attempt: r for r in recs}
@@ -169,7 +169,7 @@ RecordFate = Callable[[int, Any], None]
 
 def record_fate(ctx: ActionContext) -> RecordFate | None:
     """The engine's fate recorder (journal + subscribers), when this context has one."""
-    fn = ctx.state.get("record_fate")
+    fn = ctx.record_fate
     return fn if callable(fn) else None
 
 
