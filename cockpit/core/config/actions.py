@@ -27,6 +27,7 @@ from ..user_template import FIELDS, check_template, template_fields
 from .coerce import parse_section
 from .errors import ConfigError
 from .names import one_line
+from .sections import RUNTIME_SHAPES
 
 if TYPE_CHECKING:  # pragma: no cover
     from .schema import Config
@@ -133,7 +134,7 @@ def _check_command(cfg: Config, path: Path | None, at: str, a: ActionConfig, err
     if problem is not None:
         raise error(path, f"{at}.command", problem[0], problem[1])
     used = set(template_fields(a.command))
-    if "container" in used and cfg.target.runtime not in ("pct", "docker", "podman"):
+    if "container" in used and RUNTIME_SHAPES[cfg.target.runtime].container is None:
         raise error(path, f"{at}.command", "uses {container} but the target has no container (runtime = \"none\")",
                     "remove {container}, or set [target] runtime (\"pct\", \"docker\" or \"podman\") and container")
     if "deploy_dest" in used and not cfg.deploy.dest:

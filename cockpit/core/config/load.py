@@ -31,7 +31,7 @@ from .coerce import parse_section, str_table, unknown_key
 from .errors import ConfigError
 from .notify import check_notify
 from .schema import Config
-from .sections import SignatureConfig, TargetConfig
+from .sections import RUNTIME_SHAPES, SignatureConfig, TargetConfig
 from .slurm import check_slurm
 from .targets import parse_groups, parse_targets
 
@@ -157,17 +157,18 @@ def _check_whole(cfg: Config, path: Path | None) -> None:
 
 
 def _check_container(t: TargetConfig, path: Path | None) -> None:
-    if t.runtime == "pct" and t.container is None:
-        raise ConfigError(path, "target.container", "is required when target.runtime = \"pct\"", "set container = 200 (the CTID from `pct list`)")
-    if t.runtime == "pct" and not isinstance(t.container, int):
-        raise ConfigError(path, "target.container", f"{t.container!r} is not a Proxmox container id", "set container = 200 (the CTID from `pct list`, a number)")
-    if t.runtime in ("docker", "podman"):
-        if t.container is None:
-            raise ConfigError(path, "target.container", f"is required when target.runtime = \"{t.runtime}\"",
-                              f"set container = \"trainer\" (a name or ID from `{t.runtime} ps -a`)")
+    """``[target] container`` against the runtime's shape (:data:`.sections.RUNTIME_SHAPES`)."""
+    shape = RUNTIME_SHAPES[t.runtime]
+    if shape.container is None:
+        if t.container is not None:
+            raise ConfigError(path, "target.runtime", f"is \"{t.runtime}\" but target.container is set",
+                              "set runtime = \"pct\", \"docker\" or \"podman\" to use the container, or remove container")
+        return
+    if t.container is None:
+        raise ConfigError(path, "target.container", f"is required when target.runtime = \"{t.runtime}\"", shape.container_hint)
+    if shape.container is int and not isinstance(t.container, int):
+        raise ConfigError(path, "target.container", f"{t.container!r} is not a Proxmox container id", shape.container_hint)
+    if shape.container is str:
         t.container = str(t.container)
-    if t.runtime in ("none", "slurm") and t.container is not None:
-        raise ConfigError(path, "target.runtime", f"is \"{t.runtime}\" but target.container is set",
-                          "set runtime = \"pct\", \"docker\" or \"podman\" to use the container, or remove container")
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,10 +20,10 @@ from ..layers import Layer
 from .names import command_word, each_line, ident, one_line, remote_path, target_name
 from .notify import DEFAULT_ON
 
-__all__ = ['TargetConfig', 'SSHConfig', 'JobConfig', 'VerifyConfig', 'DeployConfig', 'CacheConfig', 'GPUConfig', 'UIConfig', 'JournalConfig', 'LoopConfig', 'SignatureConfig', 'NotifyConfig', '_f', '_positive', '_non_negative']
+__all__ = ['RuntimeShape', 'RUNTIME_SHAPES', 'RUNTIME_NAMES', 'TargetConfig', 'SSHConfig', 'JobConfig', 'VerifyConfig', 'DeployConfig', 'CacheConfig', 'GPUConfig', 'UIConfig', 'JournalConfig', 'LoopConfig', 'SignatureConfig', 'NotifyConfig', '_f', '_positive', '_non_negative']
 
 
-def _f(default: Any = dataclasses.MISSING, doc: str = "", *, choices: tuple[str, ...] | None = None,
+def _f(default: Any = dataclasses.MISSING, doc: str = "", *, choices: Sequence[str] | None = None,
        check: Callable[[Any], str | None] | None = None, factory: Callable[[], Any] | None = None) -> Any:
     md = {"doc": doc, "choices": choices, "check": check}
     if factory is not None:
@@ -85,13 +85,60 @@ def _container_ref(v: Any) -> str | None:
     return None if _CONTAINER_NAME.match(v) else "must be a Proxmox CTID (a number) or a docker/podman container name or ID (letters, digits, _ . -; not starting with _ . -)"
 
 
+@dataclass(frozen=True)
+class RuntimeShape:
+    """What ``[target]`` needs for one runtime, as plain data the loader checks (the runtimes
+    themselves live above the config, in :mod:`cockpit.core.runtimes`, which registers a shape
+    here with each runtime it adds)."""
+
+    #: the type of ``[target] container`` it needs (``int``: a CTID; ``str``: a name or ID), or
+    #: None: it takes no container and one that is set is an error
+    container: type | None = None
+    #: the fix a missing or wrong container gets in its error ("" without a container)
+    container_hint: str = ""
+    #: the ``[target]`` key that names its host-side command ("pct", "docker"…; "" for none)
+    tool: str = ""
+    #: the config sections it reads besides ``[target]`` (``("slurm",)`` for Slurm)
+    sections: tuple[str, ...] = ()
+
+
+#: every runtime ``[target] runtime`` may name → its shape (the table, not ``==``, says what a
+#: runtime takes); :func:`cockpit.core.runtimes.register` adds to it
+RUNTIME_SHAPES: dict[str, RuntimeShape] = {
+    "pct": RuntimeShape(int, "set container = 200 (the CTID from `pct list`, a number)", "pct"),
+    "docker": RuntimeShape(str, "set container = \"trainer\" (a name or ID from `docker ps -a`)", "docker"),
+    "podman": RuntimeShape(str, "set container = \"trainer\" (a name or ID from `podman ps -a`)", "podman"),
+    "none": RuntimeShape(),
+    "slurm": RuntimeShape(sections=("slurm",)),
+}
+
+
+class _RuntimeNames(Sequence[str]):
+    """The names in :data:`RUNTIME_SHAPES`, read when asked (a runtime registered later is one)."""
+
+    def __getitem__(self, i: Any) -> Any:
+        return list(RUNTIME_SHAPES)[i]
+
+    def __len__(self) -> int:
+        return len(RUNTIME_SHAPES)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(list(RUNTIME_SHAPES))
+
+    def __contains__(self, v: object) -> bool:
+        return v in RUNTIME_SHAPES
+
+
+RUNTIME_NAMES: Sequence[str] = _RuntimeNames()
+
+
 @dataclass
 class TargetConfig:
     name: str = _f("", "A short name shown in the status line, the tmux title and the journal (default: the host): letters, digits, space and . _ - @ + : (1-64, starting with a letter or digit); no control characters or newlines: it goes into scripts, titles and file names. E.g. name = \"ct200\".", check=target_name)
     host: str = _f("", "SSH host name, address, or an alias from ~/.ssh/config.", check=_ssh_word)
     user: str | None = _f(None, "SSH user (default: from ~/.ssh/config, else your login name).", check=_ssh_word)
     port: int | None = _f(None, "SSH port (default: from ~/.ssh/config, else 22).", check=_port)
-    runtime: str = _f("none", "Where the job runs: \"pct\" (a Proxmox LXC container on the host), \"docker\" or \"podman\" (a container of that engine on the host), \"none\" (the host itself) or \"slurm\" (submitted from a login node, see [slurm]).", choices=("pct", "docker", "podman", "none", "slurm"))
+    runtime: str = _f("none", "Where the job runs: \"pct\" (a Proxmox LXC container on the host), \"docker\" or \"podman\" (a container of that engine on the host), \"none\" (the host itself) or \"slurm\" (submitted from a login node, see [slurm]).", choices=RUNTIME_NAMES)
     container: int | str | None = _f(None, "The container: its id (CTID) when runtime = \"pct\"; its name or ID when runtime = \"docker\" or \"podman\".", check=_container_ref)
     pct: str = _f("pct", "The pct command on the host (an absolute path if it is not on the SSH PATH); one line, not starting with '-'.", check=command_word)
     docker: str = _f("docker", "The docker command on the host, for runtime = \"docker\"; one line, not starting with '-'.", check=command_word)

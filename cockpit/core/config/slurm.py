@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import ConfigError
 from .names import command_word, control_problem, each_line
+from .sections import RUNTIME_SHAPES
 
 if TYPE_CHECKING:  # pragma: no cover
     from .schema import Config
@@ -85,7 +86,7 @@ class SlurmConfig:
 def check_slurm(cfg: Config, path: Path | None) -> None:
     """Checks across sections for ``runtime = "slurm"``."""
 
-    if cfg.target.runtime != "slurm":
+    if "slurm" not in RUNTIME_SHAPES[cfg.target.runtime].sections:  # a runtime that reads [slurm]
         return
     s = cfg.slurm
     if cfg.target.container is not None:
