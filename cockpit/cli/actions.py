@@ -49,7 +49,7 @@ def _listing(cfg: Config) -> list[dict[str, Any]]:
 def cmd_run_action(args: argparse.Namespace, cfg: Config) -> int:
     from ..core.render import render_verdict
     from ..core.user_actions import MAX_OUTPUT
-    from .main import EXIT_BUSY, EXIT_FAILED, EXIT_OK, EXIT_USAGE, _Busy, _confirm, emit, safe_text, with_engine
+    from .common import EXIT_BUSY, EXIT_FAILED, EXIT_OK, EXIT_USAGE, Busy, confirm, emit, safe_text, with_engine
 
     if not args.name:
         rows = _listing(cfg)
@@ -86,13 +86,13 @@ def cmd_run_action(args: argparse.Namespace, cfg: Config) -> int:
                 confirmed = None  # nothing can run: the run says why
             else:
                 where = "on the host" if action.where == "host" else "in the target"
-                if not _confirm(f"run {action.name} {where} of {cfg.display_name}:\n  {confirmed}\n"):
+                if not confirm(f"run {action.name} {where} of {cfg.display_name}:\n  {confirmed}\n"):
                     return None
         return await eng.run_user_action(action.name, wait=args.wait, confirmed=confirmed)
 
     try:
         res = with_engine(args, cfg, work)
-    except _Busy:
+    except Busy:
         return EXIT_BUSY
     if res is None:
         print(f"cockpit: {action.name} not confirmed (pass --yes to confirm non-interactively)", file=sys.stderr)

@@ -41,7 +41,7 @@ def cmd_compare(args: argparse.Namespace, cfg: Config) -> int:
     from ..core.metrics import MetricsStore
     from ..core.metrics.compare import NoSuchAttempt, compare
     from ..core.redact import Redactor
-    from .main import EXIT_OK, EXIT_USAGE, safe_text
+    from .common import EXIT_OK, EXIT_USAGE, safe_text
 
     red = None if args.no_redact else Redactor.from_config(cfg)
     journal = Journal(cfg.journal_path)

@@ -12,17 +12,31 @@ import asyncio
 import json
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from .. import __version__
 from ..core.config import Config, ConfigError
 from ..core.render import render_verdict
 from .args import add_globals, merge_globals, resolve
+from .common import (
+    EXIT_BUSY,
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_USAGE,
+    Busy,
+    confirm,
+    emit,
+    engine_session,
+    journal_fault,
+    journal_trouble,
+    outcome_exit,
+    quiet,
+    safe_text,
+    with_engine,
+)
 from .targets import fan_out, members
-
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_PENDING, EXIT_BUSY, EXIT_INTERRUPTED = 0, 1, 2, 3, 75, 130
-
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -120,23 +134,6 @@ def resolve_config(args: argparse.Namespace) -> Config:
     return resolve(args).cfg
 
 
-def emit(args: argparse.Namespace, payload: dict[str, Any], text: Callable[[dict[str, Any]], str]) -> None:
-    if getattr(args, "json", False):
-        json.dump(payload, sys.stdout, indent=2, ensure_ascii=False)
-        sys.stdout.write("\n")
-    else:
-        print(safe_text(text(payload)))
-    sys.stdout.flush()
-
-
-def safe_text(text: str) -> str:
-    """Remote and journal text for a terminal: no escape sequences or control characters, line by line
-    (:func:`cockpit.core.text.sanitize`, newlines kept)."""
-    from ..core.text import sanitize
-
-    return sanitize(text, newlines=True)
-
-
 def cmd_status(args: argparse.Namespace, cfg: Config) -> int:
     from ..core.status import collect_status
 
@@ -174,93 +171,11 @@ def render_status(r: dict[str, Any]) -> str:
     return "\n".join(out)
 
 
-def _confirm(prompt: str) -> bool:
-    if not sys.stdin.isatty():
-        return False
-    try:
-        return input(f"{prompt} [y/N] ").strip().lower() in ("y", "yes")
-    except EOFError:
-        return False
-
-
-class _Busy(Exception):
-    pass
-
-
-def with_engine(args: argparse.Namespace, cfg: Config, work: Callable[[Any], Any]) -> Any:
-    """Run ``work(engine)`` in a fresh event loop (live stages on a terminal's stderr); Busy → exit 75."""
-    from ..core.engine import Busy
-
-    try:
-        return asyncio.run(engine_session(args, cfg, work, hangup=True))
-    except Busy as e:
-        print(f"cockpit: {e}", file=sys.stderr)
-        raise _Busy() from None
-
-
-def _quiet(args: argparse.Namespace) -> argparse.Namespace:
-    """A copy of ``args`` for one target of a group: no live stages (they would interleave), its
-    own journal-trouble slots."""
-    return argparse.Namespace(**{**vars(args), "json": True})
-
-
-async def engine_session(args: argparse.Namespace, cfg: Config, work: Callable[[Any], Any], *, hangup: bool = False) -> Any:
-    """``work(engine)`` with the engine made, notified, shown live and closed around it (one
-    target; a group runs one of these per target in the same event loop)."""
-    from ..core.engine import Engine
-    from ..core.notify import Notifier
-    from .live import LiveStages, live_wanted
-
-    if hangup:
-        _end_on_hangup(asyncio.current_task())
-    eng = Engine(cfg)
-    if getattr(args, "stop_strays", False):
-        eng.strays_policy = "stop"
-    args.engine_journal = eng.journal  # journal_trouble() reads what could not be written
-    # [notify] command and webhook on a verdict or a fate found here; the terminal shows the rest
-    notifier = Notifier(cfg, terminal=False)
-    notifier.attach(eng)
-    try:
-        if live_wanted(args):
-            with LiveStages() as live:
-                eng.subscribe(live.on_event)
-                return await work(eng)
-        return await work(eng)
-    finally:
-        args.engine_job = eng.job if eng.job is not None and eng.job.pid is not None else None
-        await notifier.drain()
-        await eng.close()
-
-
-def _end_on_hangup(task: asyncio.Task[Any] | None) -> None:
-    """SIGHUP (the terminal closed under cockpit) and SIGTERM end the running action as an
-    interrupt does: the task is cancelled, so the journal closes the attempt ``interrupted`` and the
-    connection is closed, instead of the process dying mid-write.  After SIGHUP, stdout and stderr
-    point at /dev/null: the terminal is gone and writing to it would fail (EIO)."""
-    import signal
-
-    def end(signum: int) -> None:
-        if signum == signal.SIGHUP:
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            for fd in (1, 2):
-                os.dup2(devnull, fd)
-            os.close(devnull)
-        if task is not None:
-            task.cancel()
-
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGHUP, signal.SIGTERM):
-        try:
-            loop.add_signal_handler(sig, end, sig)
-        except (NotImplementedError, RuntimeError, ValueError):  # no signals here (not the main thread, not Unix)
-            return
-
-
 def cmd_action(args: argparse.Namespace, cfg: Config) -> int:
     fan = members(args, cfg) if args.action == "verify" else None
     if fan is not None:
         async def one(c: Config) -> dict[str, Any]:
-            v = await engine_session(_quiet(args), c, lambda eng: eng.run_action("verify", wait=args.wait))
+            v = await engine_session(quiet(args), c, lambda eng: eng.run_action("verify", wait=args.wait))
             return {**v.to_dict(), "summary": v.summary()}
 
         return fan_out(args, cfg, fan[0], fan[1], one, render_verdict)
@@ -268,13 +183,13 @@ def cmd_action(args: argparse.Namespace, cfg: Config) -> int:
         if args.action == "reboot" and not args.yes:
             rt = eng.transport.runtime
             cmd = rt.restart_command()
-            if not _confirm(f"{rt.restart_word} container with `{cmd}` on {cfg.display_name}? every process in it dies"):
+            if not confirm(f"{rt.restart_word} container with `{cmd}` on {cfg.display_name}? every process in it dies"):
                 return None
         return await eng.run_action(args.action, wait=args.wait)
 
     try:
         v = with_engine(args, cfg, work)
-    except _Busy:
+    except Busy:
         return EXIT_BUSY
     if v is None:
         print("cockpit: reboot not confirmed (pass --yes to confirm non-interactively)", file=sys.stderr)
@@ -290,52 +205,19 @@ def cmd_attempt(args: argparse.Namespace, cfg: Config) -> int:
     fan = members(args, cfg)
     if fan is not None:
         async def one(c: Config) -> dict[str, Any]:
-            res = await engine_session(_quiet(args), c, lambda eng: eng.attempt(args.note, wait=args.wait, trigger="cli", follow=False))
+            res = await engine_session(quiet(args), c, lambda eng: eng.attempt(args.note, wait=args.wait, trigger="cli", follow=False))
             return {**res.to_dict(), "ok": res.outcome.value == "passed"}
 
         return fan_out(args, cfg, fan[0], fan[1], one, render_attempt)
     try:
         res = with_engine(args, cfg, lambda eng: eng.attempt(args.note, wait=args.wait, trigger="cli", follow=False))
-    except _Busy:
+    except Busy:
         return EXIT_BUSY
     fault = journal_fault(args)
     emit(args, {**res.to_dict(), **({"journal_error": fault.to_dict()} if fault else {})}, render_attempt)
     if journal_trouble(args, fault):
         return EXIT_USAGE
     return outcome_exit(res.outcome.value)
-
-
-def outcome_exit(outcome: str) -> int:
-    """An attempt's exit code: 0 passed, 3 pending (queued, not yet verified: neither passed nor
-    failed), 1 any other outcome."""
-    return EXIT_OK if outcome == "passed" else EXIT_PENDING if outcome == "pending" else EXIT_FAILED
-
-
-def journal_fault(args: argparse.Namespace) -> Any:
-    """The engine's journal problem left at the end (after one last try to write the queue), or None."""
-    j = getattr(args, "engine_journal", None)
-    if j is None or j.fault is None:
-        return None
-    j.flush()
-    return j.fault
-
-
-def journal_trouble(args: argparse.Namespace, fault: Any) -> bool:
-    """Say on stderr that the journal could not be written (a ``config`` problem, with the fix);
-    True when that matters for the exit code: a launched job is recorded nowhere."""
-    if fault is None:
-        return False
-    j = args.engine_journal
-    lost = j.unwritten()
-    print(f"cockpit: config error: cannot write the journal {fault.path}: {fault.error}; "
-          f"{len(lost)} record{'s' if len(lost) != 1 else ''} of this run not saved\n  fix: {fault.fix}", file=sys.stderr)
-    job = getattr(args, "engine_job", None)
-    if job is None or not any(ev.get("event") == "job" for ev in lost):
-        return False
-    print(f"cockpit: the job it launched is recorded nowhere (cockpit stop will not find it): pid {job.pid}, "
-          f"process group {job.pgid}, start time {job.start_time}, log {job.log_path}; stop it inside the target with: "
-          + (f"systemctl stop {job.unit}" if job.unit else f"kill -TERM -- -{job.pgid}"), file=sys.stderr)
-    return True
 
 
 def render_attempt(r: dict[str, Any]) -> str:
@@ -353,7 +235,7 @@ def cmd_stacks(args: argparse.Namespace, cfg: Config) -> int:
     """``cockpit stacks``: where every thread of the recorded job is, now."""
     try:
         dump = with_engine(args, cfg, lambda eng: eng.stacks())
-    except _Busy:
+    except Busy:
         return EXIT_BUSY
     if dump is None:
         print(f"cockpit: no job recorded by cockpit for {cfg.display_name} (journal {cfg.journal_path}): nothing to dump", file=sys.stderr)

@@ -68,7 +68,7 @@ def combine(results: dict[str, dict[str, Any]]) -> dict[str, Any]:
 def fan_out(args: argparse.Namespace, cfg: Config, label: str, names: list[str],
             one: Callable[[Config], Awaitable[dict[str, Any]]], render: Callable[[dict[str, Any]], str]) -> int:
     """Run ``one(target_config)`` for every name at once; print and return the exit code."""
-    from .main import emit
+    from .common import emit
 
     configs = {n: cfg.for_target(n) for n in names}
 

@@ -98,6 +98,9 @@ class Outcome(str, Enum):
     RUNNING = "running"
     #: the job waits in a scheduler's queue (Slurm PENDING): never ran, so neither passed nor failed
     PENDING = "pending"
+    #: read from a journal line that holds no outcome, or one this version does not know (a newer
+    #: cockpit's): the record keeps the text as written (``AttemptRecord.outcome_raw``)
+    UNKNOWN = "unknown"
 
     def __str__(self) -> str:
         return self.value

@@ -16,8 +16,8 @@ from .config import Config
 from .connectivity import check_connectivity
 from .engine import Engine
 from .fate import latest_fate
-from .journal import writer_state
-from .layers import Status, Verdict
+from .journal import AttemptRecord, writer_state
+from .layers import Outcome, Status, Verdict
 from .remote.base import RemoteError
 
 __all__ = ["collect_status", "latest_attempt", "as_read"]
@@ -31,22 +31,21 @@ def latest_attempt(eng: Engine) -> dict[str, Any] | None:
     rec = attempts[-1]
     fate = latest_fate(rec)
     outcome, summary = as_read(rec)
-    layer = getattr(rec.layer, "value", rec.layer)
-    return {"attempt": rec.attempt, "note": rec.note, "outcome": outcome, "layer": layer, "summary": summary,
+    layer = rec.layer_name
+    return {"attempt": rec.attempt, "note": rec.note, "outcome": outcome.value, "layer": layer, "summary": summary,
             "first_error": rec.first_error, "fate": fate.to_dict() if fate else None}
 
 
-def as_read(rec: Any) -> tuple[str, str]:
+def as_read(rec: AttemptRecord) -> tuple[Outcome, str]:
     """An attempt's outcome and summary as a reader of the journal must see them now (``status``
     and ``history`` alike): an attempt still open in the journal whose cockpit is gone (killed,
     its terminal closed) will never end, so it reads ``interrupted`` with the reason.  Only read:
     the next attempt closes it in the journal."""
-    outcome = str(getattr(rec.outcome, "value", rec.outcome))
     if rec.open:
         alive, why = writer_state(rec)
         if alive is False:
-            return "interrupted", f"cockpit stopped before a verdict: {why}"
-    return outcome, rec.summary
+            return Outcome.INTERRUPTED, f"cockpit stopped before a verdict: {why}"
+    return rec.outcome, rec.summary
 
 
 async def collect_status(cfg: Config, *, quick: bool = False, engine: Engine | None = None, reconcile: bool = True) -> dict[str, Any]:

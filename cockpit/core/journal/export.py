@@ -225,7 +225,7 @@ def _render(recs: list[AttemptRecord], title: str) -> str:
     starts = [r.started_at for r in recs if r.started_at is not None]
     counts: dict[str, int] = {}
     for r in recs:
-        counts[_value(r.outcome)] = counts.get(_value(r.outcome), 0) + 1
+        counts[r.outcome_name] = counts.get(r.outcome_name, 0) + 1
     order = [o.value for o in (Outcome.PASSED, Outcome.FAILED, Outcome.UNTESTED, Outcome.INTERRUPTED, Outcome.PENDING, Outcome.RUNNING)]
     tally = ", ".join(f"{counts[o]} {_md(o)}" for o in order + sorted(set(counts) - set(order)) if counts.get(o))
     span = f"{_fmt_ts(min(starts))} → {_fmt_ts(max(starts))} (UTC)" if starts else "times unknown"
@@ -245,7 +245,7 @@ def _render(recs: list[AttemptRecord], title: str) -> str:
                     _cell(r.note, 80),
                     _code_cell(r.code_version),
                     _cell(_caches_cell(r.caches)),
-                    _bold_label(r.outcome, r.layer) + (f" → {_cell(fate_line(r.fate), 80)}" if r.fate else ""),
+                    _bold_label(r.outcome_name, r.layer) + (f" → {_cell(fate_line(r.fate), 80)}" if r.fate else ""),
                     _cell(_value(r.layer)),
                     _cell(_first_error_line(r.first_error), 120),
                     _fmt_duration(r.duration_s),
@@ -256,7 +256,7 @@ def _render(recs: list[AttemptRecord], title: str) -> str:
     out.append("")
 
     for r in recs:
-        out += [f"## Attempt {_md(r.attempt)}: {_md(outcome_label(r.outcome, r.layer))}", ""]
+        out += [f"## Attempt {_md(r.attempt)}: {_md(outcome_label(r.outcome_name, r.layer))}", ""]
         out.append(f"- **Hypothesis:** {_cell(r.note)}")
         if r.fate:
             out.append(f"- **Then:** {_cell(fate_line(r.fate))}")

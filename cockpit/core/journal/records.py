@@ -68,8 +68,10 @@ class AttemptRecord:
     target: str | None = None
     started_at: float | None = None
     finished_at: float | None = None
-    #: An :class:`Outcome`; a plain string only if the file holds a value this version does not know.
-    outcome: Outcome | str = Outcome.RUNNING
+    #: parsed here, at the journal's edge: ``UNKNOWN`` when the file holds a value this version does not know
+    outcome: Outcome = Outcome.RUNNING
+    #: that value as the file wrote it (kept, so a record written back loses nothing); else ""
+    outcome_raw: str = ""
     layer: Layer | str | None = None
     summary: str = ""
     code_version: dict[str, Any] | None = None
@@ -100,6 +102,16 @@ class AttemptRecord:
     #: Every raw event of this attempt, in file order.
     events: list[dict[str, Any]] = field(default_factory=list, repr=False)
     _finished: bool = field(default=False, repr=False)
+
+    @property
+    def outcome_name(self) -> str:
+        """The outcome as text: as the file wrote it when this version does not know it."""
+        return self.outcome_raw or self.outcome.value
+
+    @property
+    def layer_name(self) -> str | None:
+        """The layer as text (a layer this version does not know stays as the file wrote it)."""
+        return None if self.layer is None else str(self.layer.value if isinstance(self.layer, Layer) else self.layer)
 
     @property
     def id(self) -> int:
@@ -166,7 +178,7 @@ class AttemptRecord:
             if not self.log_path and isinstance(jd.get("log_path"), str):
                 self.log_path = jd["log_path"]
         elif kind == ATTEMPT_FINISHED:
-            outcome = _outcome(ev.get("outcome"))
+            outcome, raw = _outcome(ev.get("outcome"))
             # The first finish is the truth, except that a real outcome written later by the
             # original cockpit beats an "interrupted" that recovery wrote on its behalf.
             if self._finished and not (self.outcome is Outcome.INTERRUPTED and outcome is not Outcome.INTERRUPTED):
@@ -174,7 +186,7 @@ class AttemptRecord:
                 return
             self._finished = True
             self.finished_at = ts
-            self.outcome = outcome
+            self.outcome, self.outcome_raw = outcome, raw
             self.layer = _layer(ev.get("layer"))
             self.summary = _str(ev.get("summary"))
             fe = ev.get("first_error")
@@ -232,7 +244,7 @@ class AttemptRecord:
             "started_at": self.started_at,
             "finished_at": self.finished_at,
             "duration_s": self.duration_s,
-            "outcome": _value(self.outcome),
+            "outcome": self.outcome_name,
             "layer": _value(self.layer),
             "summary": self.summary,
             "code_version": self.code_version,
@@ -353,11 +365,13 @@ def _opt_str(v: Any) -> str | None:
     return None if v is None else _str(v)
 
 
-def _outcome(v: Any) -> Outcome | str:
+def _outcome(v: Any) -> tuple[Outcome, str]:
+    """The outcome a journal line holds, and the text as written when this version does not know it."""
     try:
-        return Outcome(v)
+        return Outcome(v), ""
     except ValueError:
-        return _str(v) or "unknown"
+        raw = _str(v)
+        return Outcome.UNKNOWN, ("" if raw == Outcome.UNKNOWN.value else raw)
 
 
 def _layer(v: Any) -> Layer | str | None:

@@ -27,8 +27,7 @@ class NoSuchAttempt(LookupError):
 
 
 def _side(rec: AttemptRecord, store: MetricsStore) -> dict[str, Any]:
-    outcome = getattr(rec.outcome, "value", rec.outcome)
-    layer = getattr(rec.layer, "value", rec.layer)
+    outcome, layer = rec.outcome.value, rec.layer_name
     return {
         "attempt": rec.attempt, "note": rec.note, "outcome": outcome, "layer": layer, "fate": rec.fate,
         "story": story(outcome, layer, rec.fate, short=True), "code": _code_cell(rec.code_version).strip("`"),

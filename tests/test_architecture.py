@@ -1,0 +1,177 @@
+"""The import graph of ``cockpit/`` keeps its shape: floors that import only downward, no cycle.
+
+Read from the source (every ``import`` and ``from … import``, at module level or inside a function;
+those under ``if TYPE_CHECKING:`` are left out: they never run).  The floors, bottom up:
+
+    cockpit.core.config  <  cockpit.core  <  cockpit.demo  <  cockpit.ui  <  cockpit.cli
+
+A module may import its own floor and those below it, never one above.  The config is the
+bottom floor: outside itself it may use only a few small modules of the core that stand on
+nothing (the layer names, path checks, pattern checks, the action and key tables).  A package's
+``__init__`` is its face for those outside: a module inside never imports its own package's face
+(that is how a facade turns into a cycle).  The demo's training project (``cockpit/demo/project``,
+``cockpit/demo/fix``) is the user's code, not cockpit's, and is left out.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+import cockpit
+
+ROOT = Path(cockpit.__file__).parent
+FLOORS = ("cockpit.core.config", "cockpit.core", "cockpit.demo", "cockpit.ui", "cockpit.cli")
+#: what the config may use of the core outside itself: modules that import no config
+CONFIG_MAY_USE = frozenset({
+    "cockpit.core.layers", "cockpit.core.paths", "cockpit.core.redact", "cockpit.core.metrics.parse",
+    "cockpit.core.probes.signatures", "cockpit.core.user_template", "cockpit.core.action_table", "cockpit.core.keymap",
+})
+
+
+def _name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _modules() -> dict[str, Path]:
+    skip = (ROOT / "demo" / "project", ROOT / "demo" / "fix")
+    return {_name(p): p for p in ROOT.rglob("*.py") if not any(p.is_relative_to(s) for s in skip)}
+
+
+MODULES = _modules()
+
+
+def _imports(name: str, path: Path) -> set[str]:
+    """The cockpit modules ``name`` imports when it runs (TYPE_CHECKING blocks left out)."""
+    tree = ast.parse(path.read_text())
+    typing_only = {id(n) for block in ast.walk(tree)
+                   if isinstance(block, ast.If) and "TYPE_CHECKING" in ast.unparse(block.test)
+                   for n in ast.walk(block)}
+    package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if id(node) in typing_only:
+            continue
+        targets: list[str] = []
+        if isinstance(node, ast.Import):
+            targets = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = package[: len(package) - node.level + 1] if node.level else []
+            mod = ".".join([*base, node.module] if node.module else base)
+            targets = [mod] + [f"{mod}.{a.name}" for a in node.names if f"{mod}.{a.name}" in MODULES]
+        for t in targets:
+            while t not in MODULES and "." in t:
+                t = t.rsplit(".", 1)[0]
+            if t in MODULES and t != name and t.startswith("cockpit"):
+                out.add(t)
+    return out
+
+
+GRAPH = {name: _imports(name, path) for name, path in MODULES.items()}
+
+
+def _closure(start: frozenset[str]) -> frozenset[str]:
+    seen, todo = set(start), list(start)
+    while todo:
+        for b in GRAPH.get(todo.pop(), ()):
+            if b not in seen:
+                seen.add(b)
+                todo.append(b)
+    return frozenset(seen)
+
+
+#: the ground the config stands on: its leaf modules and what they import; on the config's floor
+GROUND = _closure(CONFIG_MAY_USE)
+
+
+def _floor(name: str) -> int:
+    if name in GROUND:
+        return 0
+    for i, prefix in enumerate(FLOORS):
+        if name == prefix or name.startswith(prefix + "."):
+            return i
+    return -1  # the package root (its version): anyone may import it
+
+
+def _cycles() -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    out: list[list[str]] = []
+    for start in GRAPH:
+        if start in index:
+            continue
+        work = [(start, iter(sorted(GRAPH[start])))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on.add(start)
+        while work:
+            v, it = work[-1]
+            w = next(it, None)
+            if w is not None:
+                if w not in index:
+                    index[w] = low[w] = len(index)
+                    stack.append(w)
+                    on.add(w)
+                    work.append((w, iter(sorted(GRAPH[w]))))
+                elif w in on:
+                    low[v] = min(low[v], index[w])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[v])
+            if low[v] == index[v]:
+                comp = []
+                while True:
+                    w = stack.pop()
+                    on.discard(w)
+                    comp.append(w)
+                    if w == v:
+                        break
+                if len(comp) > 1:
+                    out.append(sorted(comp))
+    return out
+
+
+def test_the_graph_is_read() -> None:
+    assert "cockpit.core.engine" in GRAPH and "cockpit.ui.app" in GRAPH and "cockpit.cli.main" in GRAPH
+    assert "cockpit.core.config" in GRAPH["cockpit.core.engine"]  # a known edge: the reader sees relative imports
+    assert len(GRAPH) > 150
+
+
+def test_no_import_cycle() -> None:
+    cycles = _cycles()
+    assert not cycles, "import cycles (each a set of modules that reach each other):\n" + "\n".join(
+        f"  {len(c)}: " + ", ".join(c) for c in cycles)
+
+
+def test_no_upward_import() -> None:
+    up = sorted(f"{a} -> {b}" for a, deps in GRAPH.items() for b in deps if _floor(b) > _floor(a) >= 0)
+    assert not up, "imports that reach a higher floor (" + " < ".join(FLOORS) + "):\n  " + "\n  ".join(up)
+
+
+def test_the_config_is_the_floor() -> None:
+    out = sorted(f"{a} -> {b}" for a, deps in GRAPH.items() if _floor(a) == 0
+                 for b in deps if _floor(b) != 0 and b != "cockpit" and b not in CONFIG_MAY_USE)
+    assert not out, "the config uses more of the core than its leaf modules:\n  " + "\n  ".join(out)
+    for leaf in GROUND:  # and those stand on nothing of the config itself
+        assert not [b for b in GRAPH[leaf] if b.startswith("cockpit.core.config")], leaf
+
+
+def test_no_module_imports_its_own_package_face() -> None:
+    bad = sorted(f"{a} -> {b}" for a, deps in GRAPH.items() for b in deps
+                 if b != "cockpit" and a.startswith(b + ".") and (ROOT.parent / b.replace(".", "/") / "__init__.py").exists())
+    assert not bad, "modules importing their own package's __init__ (import the sibling module instead):\n  " + "\n  ".join(bad)
+
+
+@pytest.mark.parametrize("floor", ["cockpit.core", "cockpit.core.config"])
+def test_core_never_reaches_the_front_ends(floor: str) -> None:
+    """Stated on its own, for the reader: nothing in the core names the UI, the CLI or the demo."""
+    reach = sorted(f"{a} -> {b}" for a, deps in GRAPH.items() if a == floor or a.startswith(floor + ".")
+                   for b in deps if _floor(b) >= FLOORS.index("cockpit.demo"))
+    assert not reach, reach
