@@ -1,7 +1,7 @@
 """The cost of watching N targets on one host: 1, 4 and 16 lab containers, side by side.
 
 For each N, a config with N ``[[targets]]`` (containers of the one lab host) is watched the way the
-TUI's target strip watches them (:class:`cockpit.core.targets_watch.TargetsWatch`: every target's
+TUI's target strip watches them (:class:`cockpit.core.targets_poll.TargetsPoll`: every target's
 quick status at once, on the host's shared SSH connection).  Per round it measures the wall time
 (the strip's refresh time) and cockpit's own CPU time (this process: user + system), and it counts
 the SSH connections sshd sees.  The baseline, measured in the same run, is N separate one-target
@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from cockpit.core.config import load_config
 from cockpit.core.status import collect_status  # noqa: E402
-from cockpit.core.targets_watch import TargetsWatch  # noqa: E402
+from cockpit.core.targets_poll import TargetsPoll  # noqa: E402
 from tests.lab import Lab, faults  # noqa: E402  (faults: the lab sshd's connection count)
 
 FIRST_CT = 300
@@ -50,7 +50,7 @@ def _cpu() -> float:
 async def _watched(lab: Lab, cfg_path: Path, rounds: int) -> tuple[float, float, int]:
     """(median wall s per round, median CPU s per round, SSH connections) for the strip's watch."""
     cfg = load_config(cfg_path)
-    watch = TargetsWatch(cfg, cfg.selected or "", lambda _s: None)
+    watch = TargetsPoll(cfg, cfg.selected or "", lambda _s: None)
     conns0 = len(faults.connections(lab))
     walls, cpus = [], []
     try:

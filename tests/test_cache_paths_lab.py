@@ -21,6 +21,7 @@ import pytest
 
 from cockpit.core.actions.cache_guard import resolve_cache_paths
 from cockpit.core.config import ConfigError
+from cockpit.core.events import StageProgress
 from cockpit.core.layers import Layer, Status
 
 pytestmark = pytest.mark.lab
@@ -153,12 +154,12 @@ async def test_the_command_that_removes_judges_again(lab, lab_config, engines, b
     cfg = lab_config(job={"workdir": f"{base}/proj"}, cache={"paths": [f"{base}/p/proj"]})
     eng = engines(cfg)
 
-    def swap(action: str, stage) -> None:
-        if action == "clear-cache" and stage.name.endswith("measure") and stage.status is Status.OK:
+    def swap(ev) -> None:
+        if isinstance(ev, StageProgress) and ev.action == "clear-cache" and ev.stage.name.endswith("measure") and ev.stage.status is Status.OK:
             shutil.rmtree(base / "p")
             (base / "p").symlink_to(base)
 
-    eng.add_listener(swap)
+    eng.subscribe(swap)
     v = await eng.run_action("clear-cache")
     fs = v.failed_stage
     assert fs is not None and fs.name.endswith("remove") and fs.layer is Layer.CONFIG, v.summary()

@@ -21,7 +21,7 @@ from types import SimpleNamespace
 import pytest
 
 from cockpit.core.engine import Busy
-from cockpit.core.watch import (
+from cockpit.core.loop import (
     AttemptLoop,
     LoopConfig,
     NoteCounter,
@@ -322,7 +322,7 @@ async def test_disabled_loop_reports_changes_and_manual_attempt_marks_them_deplo
 
 async def test_cockpits_own_writes_inside_the_source_never_trigger(tmp_path: Path, src: Path):
     from cockpit.core.config import load_config
-    from cockpit.core.watch import watcher_for
+    from cockpit.core.loop import watcher_for
 
     cfg_path = local_config(tmp_path, src)
     text = cfg_path.read_text().replace(str(tmp_path / "j" / "journal.jsonl"), str(src / "state" / "journal.jsonl"))

@@ -73,7 +73,7 @@ async def engine_session(args: argparse.Namespace, cfg: Config, work: Callable[[
     target; a group runs one of these per target in the same event loop)."""
     from ..core.engine import Engine
     from ..core.notify import Notifier
-    from .live import LiveStages, live_wanted
+    from .progress import LiveStages, live_wanted
 
     if hangup:
         _end_on_hangup(asyncio.current_task())

@@ -131,8 +131,8 @@ def _on_fate(args: argparse.Namespace, ev: Any) -> None:
 
 async def _watch(args: argparse.Namespace, cfg: Any) -> int:
     from ..core.engine import Busy, Engine
+    from ..core.loop import AttemptLoop, NoteCounter, loop_config, watcher_for
     from ..core.notify import Notifier
-    from ..core.watch import AttemptLoop, NoteCounter, loop_config, watcher_for
 
     lc = loop_config(cfg)
     loop = asyncio.get_running_loop()

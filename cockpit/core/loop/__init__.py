@@ -17,8 +17,7 @@ Asyncio and UI-free, one job per module:
     :func:`watcher_for` and :func:`loop_config`: the above as the config describes them.
 
 :class:`~cockpit.core.config.LoopConfig` is the ``[loop]`` config section.  The headless runner,
-``cockpit watch``, lives in :mod:`cockpit.cli.watch`; :mod:`cockpit.core.watch` re-exports
-these names for older imports.
+``cockpit watch``, lives in :mod:`cockpit.cli.watch`.
 """
 
 from __future__ import annotations

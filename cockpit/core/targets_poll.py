@@ -1,8 +1,8 @@
-"""The other targets, watched at a lower rate: one line of truth per target for the TUI's strip.
+"""The other targets, polled at a lower rate: one line of truth per target for the TUI's strip.
 
 The selected target has the panes; every target (the selected one too) keeps being checked (``collect_status(quick=True)``:
 the connectivity stages, the reconcile that records a passed job's death, the latest attempt and
-its fate) every :attr:`TargetsWatch.interval` seconds, on the same SSH connection when they share
+its fate) every :attr:`TargetsPoll.interval` seconds, on the same SSH connection when they share
 a host.  :func:`summarize` turns a status report into what the strip shows: which layer answers,
 the latest outcome and fate, and **attention** when something needs a look (a layer down, a job
 that died or stalled, an attempt left open by a cockpit that is gone).
@@ -19,7 +19,7 @@ from typing import Any
 
 from .config import Config
 
-__all__ = ["TargetSummary", "summarize", "TargetsWatch"]
+__all__ = ["TargetSummary", "summarize", "TargetsPoll"]
 
 log = logging.getLogger(__name__)
 
@@ -59,7 +59,7 @@ def summarize(name: str, report: dict[str, Any]) -> TargetSummary:
     return s
 
 
-class TargetsWatch:
+class TargetsPoll:
     """Checks every target (the selected one too: its strip entry is the same quick truth) every
     ``interval`` seconds, all at once; ``on_change`` gets the summaries in config order."""
 
