@@ -6,7 +6,7 @@ verdict's layer; stages after it are ``not reached`` (never ``ok``).  An attempt
 :class:`Outcome` follows from what ran (:func:`outcome_of`): ``failed`` when the job's code ran
 and failed, whatever the layer (an exit code or a signal in ``process``, a full disk in
 ``container``, ``gpu``, ``app``); ``untested`` only when the code never got to run.  That
-difference is the reason cockpit exists (see ``../shared/DESIGN.md``).
+difference is the reason cockpit exists (see docs/reliability.md).
 
 Everything here is plain data that round-trips through JSON (``to_dict`` / ``from_dict``).
 """

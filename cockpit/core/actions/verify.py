@@ -1,4 +1,4 @@
-"""Verify a launched job in stages, with deadlines from config (DESIGN §5).
+"""Verify a launched job in stages, with deadlines from config.
 
 spawned → alive → log created → log growing → progress → **settled**.
 

@@ -268,7 +268,7 @@ def _default_on() -> list[str]:
 
 @dataclass
 class NotifyConfig:
-    command: str | list[str] | None = _f(None, "A command run on this machine (never on the target) for each notification, with the event as JSON on stdin (README: Notifications); a string runs with /bin/sh -c in this file's directory, an array runs as it is.")
+    command: str | list[str] | None = _f(None, "A command run on this machine (never on the target) for each notification, with the event as JSON on stdin (docs/notifications.md); a string runs with /bin/sh -c in this file's directory, an array runs as it is.")
     webhook: str | None = _f(None, "An http(s) URL that receives each notification as a JSON POST, Slack-compatible (\"text\" plus the event's fields). It holds a token: cockpit shows only its scheme and host. A user:password@ in it is sent as HTTP Basic auth (an Authorization header), never as part of the host.")
     on: list[str] = _f(doc="Which events notify the command and the webhook: \"verdict\" (every attempt), \"failed\" (attempts that did not pass), and a passed attempt's job that \"died\", \"diverged\", \"vanished\", \"stalled\" or \"finished\".", factory=_default_on)
     timeout: float = _f(10.0, "Seconds the command may run, or the webhook may take to answer, before it counts as failed (the command is killed). Never retried.", check=_positive)

@@ -5,7 +5,7 @@
 ``zombie``, ``zombie-threads`` (layer ``container``)
     see :mod:`.zombies`.
 ``uninterruptible`` (layer ``gpu`` when the kernel wait channel names the NVIDIA driver, else
-    ``process``, as DESIGN's layer table puts "stuck in D" under the job's lifecycle)
+    ``process``, as the layer table (cockpit.core.layers) puts "stuck in D" under the job's lifecycle)
     a ``D`` entry.  A brief ``D`` is ordinary I/O; one that persists across polls is not.
 ``job-missing``, ``duplicate-job`` (layer ``process``)
     none of the job's recorded pids is in the table; another copy of the job's command runs outside
