@@ -21,10 +21,10 @@ import pytest
 from cockpit.core.connectivity import check_connectivity
 from cockpit.core.events import StageProgress
 from cockpit.core.layers import Layer, Outcome, Status
-from cockpit.core.remote import make_transport
 from cockpit.core.remote.base import RemoteError
 from cockpit.core.remote.lines import LINE_MAX, OUTPUT_MAX
 from cockpit.core.remote.ssh import SSHTransport
+from cockpit.core.runtimes import transport_for
 from cockpit.ui.shell import shell_command
 from tests.lab import faults
 from tests.lab.util import await_for, wait_for
@@ -53,7 +53,7 @@ async def test_an_ssh_config_that_checks_no_host_key_is_refused_before_connectin
     cfg = lab_config(ssh={"known_hosts": None, "config_file": str(bad)})
     marker = lab.workspace() / "must-not-exist"
     seen = sshd_connections_logged(lab)
-    t = make_transport(cfg)
+    t = transport_for(cfg)
     try:
         with pytest.raises(RemoteError) as ei:
             await t.run(f"touch {marker}")
@@ -81,7 +81,7 @@ async def test_strict_host_key_checking_no_does_not_accept_an_unknown_key(lab, l
     bad = ssh_config(tmp_path, f"UserKnownHostsFile {empty}", "StrictHostKeyChecking no")
     cfg = lab_config(ssh={"known_hosts": None, "config_file": str(bad)})
     marker = lab.workspace() / "must-not-exist"
-    t = make_transport(cfg)
+    t = transport_for(cfg)
     try:
         with pytest.raises(RemoteError) as ei:
             await t.run(f"touch {marker}")
@@ -95,7 +95,7 @@ async def test_strict_host_key_checking_no_does_not_accept_an_unknown_key(lab, l
 async def test_ssh_known_hosts_in_cockpit_config_wins_over_the_ssh_config(lab, lab_config, tmp_path):
     bad = ssh_config(tmp_path, "UserKnownHostsFile /dev/null", "StrictHostKeyChecking no")
     cfg = lab_config(ssh={"known_hosts": str(lab.known_hosts), "config_file": str(bad)})
-    t = make_transport(cfg)
+    t = transport_for(cfg)
     try:
         assert (await t.run("echo checked")).stdout == b"checked\n"
     finally:
@@ -120,7 +120,7 @@ def agent(tmp_path, monkeypatch):
 async def test_agent_forwarding_only_with_forward_agent_never_from_the_ssh_config(lab, lab_config, tmp_path, agent, forward):
     cfg_file = ssh_config(tmp_path, "ForwardAgent yes")
     cfg = lab_config(ssh={"config_file": str(cfg_file), "forward_agent": forward})
-    t = make_transport(cfg)
+    t = transport_for(cfg)
     try:
         r = await t.run_host('echo "${SSH_AUTH_SOCK:-none}"')
     finally:
@@ -152,7 +152,7 @@ def test_the_interactive_shell_checks_host_keys_and_forwards_no_agent_whatever_t
 
 @pytest.fixture
 async def tr(lab_config):
-    t = make_transport(lab_config())
+    t = transport_for(lab_config())
     assert isinstance(t, SSHTransport)
     yield t
     await t.close()
@@ -203,7 +203,7 @@ def max_sessions(lab):
 
 async def test_max_sessions_reached_is_an_ssh_error_that_names_it_with_no_hang_and_no_leak(lab, lab_config, max_sessions):
     max_sessions(1)
-    t = make_transport(lab_config())
+    t = transport_for(lab_config())
     try:
         assert (await t.run("echo in")).ok  # the persistent session takes the only channel
         t0 = time.monotonic()
@@ -222,7 +222,7 @@ async def test_max_sessions_reached_is_an_ssh_error_that_names_it_with_no_hang_a
 
 async def test_a_low_max_sessions_is_learned_and_commands_wait_for_a_slot(lab, lab_config, max_sessions):
     max_sessions(3)  # the session and two more
-    t = make_transport(lab_config())
+    t = transport_for(lab_config())
     try:
         assert (await t.run("echo in")).ok
         rs = await asyncio.wait_for(asyncio.gather(*[t.run_host(f"sleep 0.2; echo {i}") for i in range(8)]), 30)
@@ -239,7 +239,7 @@ async def test_the_session_shell_killed_100_times_is_rebuilt_by_the_next_probe_e
     # MaxSessions 2 (the session and one more): a dead session's channel that stayed open would make
     # the next rebuild fail at once, so 100 rebuilds prove that none leaked
     max_sessions(2)
-    t = make_transport(lab_config())
+    t = transport_for(lab_config())
     try:
         assert (await t.run("echo up")).ok
         fresh = []  # the baseline, this run: a fresh session (channel, the host's login shell, pct exec, sh)

@@ -83,8 +83,9 @@ async def test_the_process_pane_hides_cockpits_own_processes_and_the_key_shows_t
 @pytest.fixture
 async def local():
     from cockpit.core.remote.local import LocalTransport
+    from cockpit.core.runtimes import HostRuntime
 
-    tr = LocalTransport()
+    tr = LocalTransport(HostRuntime())
     yield tr
     await tr.close()
 

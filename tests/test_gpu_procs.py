@@ -264,7 +264,7 @@ async def test_a_host_that_cannot_be_asked_is_left_alone_for_a_while() -> None:
         calls.append("host")
         raise OSError("channel refused")
 
-    probe, gpu = ProcessProbe("pct", 200), GpuProbe("nvidia-smi")
+    probe, gpu = ProcessProbe(200), GpuProbe("nvidia-smi")
     snap = await probe.run(gpu, target, host, 5)
     assert snap.method == FD_SCAN and snap.method_note == "host query unavailable: the host could not run it: channel refused"
     assert [(p.pid, p.devices) for p in snap.processes] == [(312, "nvidia0")] and not gpu.apps

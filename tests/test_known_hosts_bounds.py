@@ -22,11 +22,11 @@ import pytest
 CHILD = r"""
 import asyncio, json, resource, sys, time
 from cockpit.core.config import load_config
-from cockpit.core.remote import make_transport
+from cockpit.core.runtimes import transport_for
 from cockpit.core.remote.base import RemoteError
 
 async def main():
-    t = make_transport(load_config(sys.argv[1]))
+    t = transport_for(load_config(sys.argv[1]))
     t0 = time.monotonic()
     try:
         r = await t.run("echo reached", timeout=10)

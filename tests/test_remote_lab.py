@@ -12,9 +12,9 @@ import pytest
 
 from cockpit.core.connectivity import check_connectivity
 from cockpit.core.layers import Layer, Status, Verdict
-from cockpit.core.remote import make_transport
 from cockpit.core.remote.base import RemoteError
 from cockpit.core.remote.ssh import SSHTransport
+from cockpit.core.runtimes import transport_for
 
 pytestmark = pytest.mark.lab
 
@@ -26,7 +26,7 @@ def cfg_for(lab_config):
 
 @pytest.fixture
 async def tr(cfg_for):
-    t = make_transport(cfg_for())
+    t = transport_for(cfg_for())
     assert isinstance(t, SSHTransport)
     yield t
     await t.close()
@@ -107,7 +107,7 @@ async def test_stream_runs_inside_the_container_and_can_be_closed_early(tr):
 
 
 async def status(cfg) -> Verdict:
-    t = make_transport(cfg)
+    t = transport_for(cfg)
     try:
         return await check_connectivity(t, cfg)
     finally:
@@ -134,7 +134,7 @@ async def test_stopped_container_is_a_host_failure(cfg_for, lab):
         v = await status(cfg_for(target={"container": 201}))
         assert v.layer is Layer.HOST and "stopped" in v.failed_stage.detail
         # the session itself maps pct's real text to the host layer too
-        t = make_transport(cfg_for(target={"container": 201}))
+        t = transport_for(cfg_for(target={"container": 201}))
         with pytest.raises(RemoteError) as ei:
             await t.run("true")
         await t.close()
@@ -146,7 +146,7 @@ async def test_stopped_container_is_a_host_failure(cfg_for, lab):
 async def test_sshd_down_is_an_ssh_failure_and_backoff_applies(cfg_for, lab):
     cfg = cfg_for()
     lab.stop()
-    t = make_transport(cfg)
+    t = transport_for(cfg)
     try:
         with pytest.raises(RemoteError) as ei:
             await t.run("true")
@@ -166,7 +166,7 @@ async def test_changed_host_key_is_refused_and_nothing_runs(cfg_for, lab):
     cfg = cfg_for()
     marker = lab.workspace() / "must-not-exist"
     lab.regenerate_host_key()
-    t = make_transport(cfg)
+    t = transport_for(cfg)
     try:
         with pytest.raises(RemoteError) as ei:
             await t.run(f"touch {marker}")

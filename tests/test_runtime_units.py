@@ -8,20 +8,20 @@ import pytest
 from cockpit.core.config import ConfigError, parse_config
 from cockpit.core.layers import Layer
 from cockpit.core.probes.procs.zombies import engine_advice
-from cockpit.core.remote.runtime import Runtime
 from cockpit.core.remote.session import classify_start_failure
+from cockpit.core.runtimes import EngineRuntime, PctRuntime
 
 
 def test_engine_command_lines_are_quoted_and_use_exec_i():
-    rt = Runtime("docker", "trainer; rm -rf /", docker="/opt/my docker")
+    rt = EngineRuntime("docker", "trainer; rm -rf /", "/opt/my docker")
     assert rt.shell() == "'/opt/my docker' exec -i 'trainer; rm -rf /' /bin/sh"
     assert rt.wrap("echo $HOME") == "'/opt/my docker' exec -i 'trainer; rm -rf /' /bin/sh -c 'echo $HOME'"
     assert rt.restart_command() == "'/opt/my docker' restart 'trainer; rm -rf /'"
     assert rt.status_command() == "'/opt/my docker' inspect --format '{{.State.Status}}' 'trainer; rm -rf /'"
-    pod = Runtime("podman", "evalbox")
+    pod = EngineRuntime("podman", "evalbox")
     assert pod.restart_command() == "podman restart evalbox" and pod.restart_word == "restart"
     assert pod.in_container and pod.is_engine and pod.start_hint() == "podman start evalbox"
-    pct = Runtime("pct", 200)
+    pct = PctRuntime(200)
     assert pct.restart_command() == "pct reboot 200" and pct.restart_word == "reboot" and not pct.is_engine
     assert pct.status_command() == "pct status 200"
 
@@ -32,7 +32,8 @@ def test_engine_command_lines_are_quoted_and_use_exec_i():
     ("docker", "Error: No such object: x\n", None),
 ])
 def test_status_words(kind, out, want):
-    assert Runtime(kind, 200 if kind == "pct" else "x").parse_status(out) == want
+    rt = PctRuntime(200) if kind == "pct" else EngineRuntime(kind, "x")
+    assert rt.parse_status(out) == want
 
 
 @pytest.mark.parametrize(("kind", "code", "text", "layer", "words"), [

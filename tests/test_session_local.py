@@ -9,12 +9,13 @@ import pytest
 from cockpit.core.layers import Layer
 from cockpit.core.remote.base import RemoteError
 from cockpit.core.remote.local import LocalTransport
+from cockpit.core.runtimes import HostRuntime
 from tests.lab.util import await_for
 
 
 @pytest.fixture
 async def t():
-    tr = LocalTransport()
+    tr = LocalTransport(HostRuntime())
     yield tr
     await tr.close()
 

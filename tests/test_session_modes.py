@@ -11,11 +11,12 @@ import pytest
 from cockpit.core.remote.base import RemoteError
 from cockpit.core.remote.frames import INLINE_MAX
 from cockpit.core.remote.local import LocalTransport
+from cockpit.core.runtimes import HostRuntime
 
 
 @pytest.fixture
 async def t():
-    tr = LocalTransport()
+    tr = LocalTransport(HostRuntime())
     yield tr
     await tr.close()
 
@@ -140,9 +141,9 @@ async def test_a_shell_dead_before_a_batch_starts_runs_the_batch_once_on_a_new_s
 
 @pytest.mark.lab
 async def test_inline_and_pipelined_frames_through_ssh_and_pct(lab, lab_config):
-    from cockpit.core.remote import make_transport
+    from cockpit.core.runtimes import transport_for
 
-    tr = make_transport(lab_config())
+    tr = transport_for(lab_config())
     s = tr.session  # type: ignore[attr-defined]
     marks = lab.workspace() / "pipelined"
     marks.unlink(missing_ok=True)

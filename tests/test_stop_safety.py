@@ -23,7 +23,7 @@ from cockpit.core.actions.strays import Stray, find_strays, refusal, stop_strays
 from cockpit.core.config import parse_config
 from cockpit.core.layers import Status, Verdict
 from cockpit.core.procstat import read_local_stat
-from cockpit.core.remote import make_transport
+from cockpit.core.runtimes import transport_for
 from tests.lab import wait_for
 
 
@@ -44,7 +44,7 @@ paths = []
 [journal]
 path = "{tmp_path}/j/journal.jsonl"
 """)
-    transport = make_transport(cfg)
+    transport = transport_for(cfg)
     yield ActionContext(cfg, transport)
     await transport.close()
 

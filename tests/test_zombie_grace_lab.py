@@ -22,7 +22,7 @@ from cockpit.core.layers import Layer, Status
 from cockpit.core.probes.procs import Proc, analyse
 from cockpit.core.probes.procs.zombies import ZombieWatch
 from cockpit.core.procstat import read_local_stat
-from cockpit.core.remote import make_transport
+from cockpit.core.runtimes import transport_for
 from tests.lab import await_for, wait_for
 
 lab_only = pytest.mark.lab
@@ -184,7 +184,7 @@ paths = []
 path = "{tmp_path}/journal.jsonl"
 """)
     p = subprocess.Popen([sys.executable, "-c", ZL], start_new_session=True)
-    transport = make_transport(cfg)
+    transport = transport_for(cfg)
     try:
         st = wait_for(lambda: (s := read_local_stat(p.pid)) is not None and s.state.startswith("Z") and s.threads > 1 and s, 5)
 

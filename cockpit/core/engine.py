@@ -26,7 +26,7 @@ from .actions.base import ActionContext
 from .actions.cache import clear_cache
 from .actions.deploy import deploy
 from .actions.job import JobRecord, launch, stop
-from .actions.jobstate import JobReader
+from .actions.jobstate import JobReader, reader_for
 from .actions.reboot import reboot
 from .actions.stacks import StackDump, dump_stacks
 from .actions.strays import strays_stage
@@ -44,6 +44,7 @@ from .observe import Observer
 from .redact import Redactor
 from .remote import make_transport
 from .remote.base import RemoteError, Transport
+from .runtimes import runtime_for
 from .target_lock import Busy, TargetLock
 from .user_actions import UserActionResult, command_for, run_user_action
 
@@ -69,7 +70,9 @@ class Engine:
         self.read_only = read_only
         #: the fate last shown per attempt when read-only (the journal holds it otherwise)
         self._viewed_fates: dict[int, Fate] = {}
-        self.transport = transport or make_transport(cfg)
+        self.transport = transport or make_transport(cfg, runtime_for(cfg))
+        #: where the job runs (:mod:`.runtimes`), chosen once: the transport carries it to every action
+        self.runtime = self.transport.runtime
         self.journal = journal or Journal(cfg.journal_path, Redactor.from_config(cfg))
         self.observer = Observer(cfg, self.transport)
         #: each attempt's metrics from its log, beside the journal (every job reader from the log's start feeds it)
@@ -110,7 +113,7 @@ class Engine:
         self.job = job
         self.job_attempt = attempt if job is not None else None
         if job is not None:
-            self.observer.set_job(job.pid, job.pgid, job.log_path, job.sched_id if job.scheduler == "slurm" else "")
+            self.observer.set_job(job.pid, job.pgid, job.log_path, self.runtime.sched_id(job))
 
     # -- events ----------------------------------------------------------------------------
     def subscribe(self, fn: Subscriber) -> Callable[[], None]:
@@ -274,7 +277,7 @@ class Engine:
         if job is not None and attempt is not None:
             try:
                 # the follower has read this job's log up to now: go on from there; else a quick look at the tail
-                reader = follower.reader if follower is not None and follower.job is job else JobReader(ctx, job, tail_bytes=256 << 10)
+                reader = follower.reader if follower is not None and follower.job is job else reader_for(ctx, job, tail_bytes=256 << 10)
                 before = await read_fate(ctx, job, reader, gpu_util=self.gpu_util)
             except RemoteError:
                 before = None
@@ -374,7 +377,7 @@ class Engine:
             v.add(Stage("job recorded", Status.FAIL, Layer.PROCESS, "nothing launched: no job recorded by cockpit to verify",
                         advice="run an attempt (or launch) first"))
             return
-        reader = JobReader(ctx, self.job)
+        reader = reader_for(ctx, self.job)
         await verify(ctx, self.job, v, wait=False, reader=reader)
         if self.job_attempt is not None and not any(s.status is Status.PENDING for s in v.stages):
             try:

@@ -1,4 +1,4 @@
-"""What became of an attempt's job after its verdict: its **fate** (DESIGN §2).
+"""What became of an attempt's job after its verdict: its **fate**.
 
 A verdict is a moment; the fate is the end of the story.  The states:
 
@@ -39,7 +39,7 @@ from .actions.backlog import follow_undated
 from .actions.base import ActionContext
 from .actions.cause import death_cause, fmt_secs
 from .actions.job import JobRecord
-from .actions.jobstate import JobReader
+from .actions.jobstate import JobReader, reader_for
 from .actions.loopdeath import confirm_loop_death
 from .actions.nonfinite import diverged_cause
 from .actions.stall import detect_stall
@@ -111,7 +111,7 @@ async def read_fate(ctx: ActionContext, job: JobRecord, reader: JobReader | None
 
     ``gpu_util`` gives the GPUs' utilisation from the last observation (where a stall lives)."""
     fresh = reader is None
-    reader = reader if reader is not None else JobReader(ctx, job)
+    reader = reader if reader is not None else reader_for(ctx, job)
     st = await reader.read()
     if fresh:  # a one-shot reading (status) of a backlog it cannot date follows one stall window first
         st = await follow_undated(ctx, job, reader, st)
@@ -175,7 +175,7 @@ class FateFollower:
                  gpu_util: GpuUtil | None = None, xid_since: XidSince | None = None) -> None:
         self.ctx, self.attempt, self.job = ctx, attempt, job
         self.gpu_util, self.xid_since = gpu_util, xid_since
-        self.reader = reader if reader is not None else JobReader(ctx, job)
+        self.reader = reader if reader is not None else reader_for(ctx, job)
         self.on_fate, self.interval = on_fate, interval
         self.last = last
         self.task: asyncio.Task[None] | None = None

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .config import Config
 from .layers import Finding, Layer, Severity
@@ -28,6 +28,9 @@ from .probes.procs.zombies import ZombieWatch, zombie_grace
 from .probes.signatures import Classifier, load_signatures
 from .remote.base import CommandResult, RemoteError, Transport
 from .remote.hostsession import HostSession
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .runtimes.base import JobNodes
 
 __all__ = ["Observer", "ProcsView", "GPUView", "LogView", "KmsgView", "Part"]
 
@@ -81,8 +84,9 @@ class Observer:
         """The process table (``res``: the probe's answer when the caller ran it, pipelined)."""
         v = self.procs
         t0 = time.monotonic()
-        if self.cfg.target.runtime == "slurm" and self.sched_id:
-            return await self._refresh_node_procs(t0)
+        nodes = self.transport.runtime.job_nodes
+        if nodes is not None and self.sched_id:  # a job on nodes the target reaches (Slurm)
+            return await self._refresh_node_procs(nodes, t0)
         try:
             # the probe bounds its own blocking part (`timeout -s KILL ps`): no watchdog fork needed
             if res is None:
@@ -98,29 +102,27 @@ class Observer:
             own |= procs_probe.own_processes(tree, shell, exclude=members)
         findings = procs_probe.analyse(procs, job_pids=self.job_pids, job_pgid=self.job_pgid,
                                        job_command=self.cfg.job.command or None, own_pids=own, zombie_watch=self._zombies,
-                                       engine=self.cfg.target.runtime if self.cfg.target.runtime in ("docker", "podman") else None)
+                                       engine=self.transport.runtime.zombie_engine)
         self.procs = ProcsView(collected_at=time.time(), duration_s=time.monotonic() - t0, procs=procs,
                                findings=findings, bad_lines=bad, job_pids=set(self.job_pids), own_pids=own,
                                gpu_mib=gpu_probe.memory_by_container_pid(self.gpu.snapshot))
         return self.procs
 
-    async def _refresh_node_procs(self, t0: float) -> ProcsView:
-        """A Slurm job's processes, on each of its nodes (:mod:`.slurm.nodes`)."""
-        from .slurm.nodes import node_findings, node_procs_command, parse_node_procs
-
+    async def _refresh_node_procs(self, job_nodes: JobNodes, t0: float) -> ProcsView:
+        """A Slurm job's processes, on each of its nodes (the runtime's :class:`~.runtimes.base.JobNodes`)."""
         v = self.procs
         try:
-            res = await self.transport.run(node_procs_command(self.cfg, self.sched_id), timeout=30)
+            res = await self.transport.run(job_nodes.procs_command(self.cfg, self.sched_id), timeout=30)
         except RemoteError as e:
             v.error, v.error_layer = e.message, e.layer
             return v
-        nodes = parse_node_procs(res.stdout, self.sched_id)
+        nodes = job_nodes.parse_procs(res.stdout, self.sched_id)
         if nodes is None:
             self.procs = ProcsView(collected_at=time.time(), duration_s=time.monotonic() - t0, nodes=[],
                                    note=f"Slurm job {self.sched_id} runs on no node now (queued or ended)")
             return self.procs
         procs = [p for n in nodes for p in n.procs]
-        findings = node_findings(nodes)
+        findings = job_nodes.findings(nodes)
         for n in nodes:
             findings += procs_probe.analyse(n.procs, job_pids=n.job_pids, job_command=None)
         self.procs = ProcsView(collected_at=time.time(), duration_s=time.monotonic() - t0, procs=procs, findings=findings,
@@ -155,8 +157,7 @@ class Observer:
         if self._gpu_probe is None or self._gpu_probe_key != key:
             # the fields this driver answers, and whether the host can be asked, are learnt once per session
             self._gpu_probe, self._gpu_probe_key = gpu_probe.GpuProbe(g.nvidia_smi), key
-            t = self.cfg.target
-            self._gpu_procs = gpu_probe.ProcessProbe(t.runtime, t.container if t.runtime == "pct" and isinstance(t.container, int) else None, g.where)
+            self._gpu_procs = gpu_probe.ProcessProbe(self.transport.runtime.gpu_host_container, g.where)
 
         def runner(run: Any) -> gpu_probe.Runner:
             async def go(cmd: str) -> tuple[bytes, bytes, int | None]:
@@ -173,10 +174,9 @@ class Observer:
             return await procs.run(probe, runner(target_run), runner(self.host.run), g.timeout, self.procs.procs)
 
         try:
-            if self.cfg.target.runtime == "slurm" and self.sched_id:  # the job's GPUs: on each of its nodes
-                from .slurm.gpus import node_gpu_snapshot
-
-                snap = await node_gpu_snapshot(self.cfg, self.sched_id, self.transport.run, one)
+            job_nodes = self.transport.runtime.job_nodes
+            if job_nodes is not None and self.sched_id:  # the job's GPUs: on each of its nodes
+                snap = await job_nodes.gpu_snapshot(self.cfg, self.sched_id, self.transport.run, one)
             else:
                 snap = await one(self.transport.run)
         except RemoteError as e:
@@ -186,7 +186,7 @@ class Observer:
                            error=snap.error, error_layer=Layer.GPU if snap.error else None)
         self.procs.gpu_mib = gpu_probe.memory_by_container_pid(snap)
         self._gpu_full, self._gpu_full_at = snap, time.monotonic()
-        if g.stream and self.cfg.target.runtime != "slurm" and snap.gpus:
+        if g.stream and self.transport.runtime.gpu_stream and snap.gpus:
             self.streams.gpu_follower(g.nvidia_smi, probe.fields["query-gpu"], self.cfg.ui.refresh_interval,
                                       on_host=g.where == "host", gpus=len(snap.gpus))
         return self.gpu
@@ -255,10 +255,11 @@ class Observer:
         return "quiet"
 
     async def refresh_kmsg(self) -> KmsgView:
-        """Host kernel messages (pct only: dmesg is not readable inside a container)."""
+        """Host kernel messages (where the runtime reads the host's: dmesg is not readable inside a container)."""
         v = self.kmsg
-        if self.cfg.target.runtime != "pct":
-            v.error = "host kernel messages are read only for runtime = \"pct\""
+        rt = self.transport.runtime
+        if not rt.reads_host_kmsg:
+            v.error = rt.kmsg_refusal
             return v
         t0 = time.monotonic()
         fol = self.streams.kmsg_follower()
@@ -289,7 +290,7 @@ class Observer:
         round trip (:meth:`~.remote.base.Transport.run_many`), then the GPUs and the kernel log."""
         f = self.log.follower
         procs_done = log_done = False
-        if not (self.cfg.target.runtime == "slurm" and self.sched_id):
+        if not (self.transport.runtime.job_nodes is not None and self.sched_id):
             cmds = [procs_probe.PS_COMMAND] + ([f.command(1 << 20)] if f is not None else [])
             try:
                 # both bound their own blocking parts (ps under `timeout`, a read of a regular file)

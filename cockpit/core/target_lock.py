@@ -45,6 +45,7 @@ from typing import IO
 
 from .config import Config
 from .remote.base import RemoteError, Transport
+from .runtimes import Runtime, runtime_for
 
 __all__ = ["Busy", "Holder", "TargetLock", "lock_name", "holder_script", "safe_name"]
 
@@ -118,12 +119,12 @@ def safe_name(name: str) -> str:
     return safe
 
 
-def lock_name(cfg: Config) -> str:
+def lock_name(cfg: Config, runtime: Runtime | None = None) -> str:
     """The lock file's name on the host: the container for pct/docker/podman (``cockpit-pct-200.lock``),
     the job's workdir for a job on the host or a Slurm login node."""
-    t = cfg.target
-    what = str(t.container) if t.runtime in ("pct", "docker", "podman") else cfg.job.workdir
-    return f"cockpit-{t.runtime}-{safe_name(what.strip('/') or 'root')}.lock"
+    rt = runtime if runtime is not None else runtime_for(cfg)
+    what = rt.lock_identity(cfg)
+    return f"cockpit-{rt.kind}-{safe_name(what.strip('/') or 'root')}.lock"
 
 
 def holder_script(name: str, who: str, token: str) -> str:
@@ -263,7 +264,7 @@ class TargetLock:
     def __init__(self, cfg: Config, transport: Transport) -> None:
         self.target = cfg.display_name
         self.local = _LocalLock(cfg.journal_path.parent / f"{safe_name(cfg.display_name)}.lock")
-        self.host: _HostLock | None = None if _is_local(transport) else _HostLock(transport, lock_name(cfg), ANSWER_S + cfg.ssh.connect_timeout)
+        self.host: _HostLock | None = None if _is_local(transport) else _HostLock(transport, lock_name(cfg, transport.runtime), ANSWER_S + cfg.ssh.connect_timeout)
         self.transport = transport
         #: why the last action ran without the host's lock ("" when it had it, or needs none)
         self.without_host = ""

@@ -1,7 +1,7 @@
 """The exact commands a destructive action will run, for its confirmation modal.
 
 They come from the same core functions the actions use (``actions.job`` for the stop signals,
-the runtime's ``pct_command`` for the reboot, ``actions.cache_guard`` for clear-cache), so what the
+the runtime's ``restart_command`` for the reboot, ``actions.cache_guard`` for clear-cache), so what the
 modal shows is what runs.  clear-cache removes what each path *resolves to on the target*; its text
 shows that resolution when a preview (:func:`~cockpit.core.actions.cache_guard.resolve_cache_paths`)
 was taken, and otherwise says that the target resolves them before removal.
@@ -15,7 +15,7 @@ from typing import Any
 from ..core.actions import job as job_actions
 from ..core.actions.cache_guard import Judged, refusal
 from ..core.paths import norm_remote_path
-from ..core.remote.runtime import Runtime
+from ..core.runtimes import Runtime, runtime_for
 
 __all__ = ["stop_commands", "reboot_command", "target_where", "clear_cache_text"]
 
@@ -25,21 +25,14 @@ def _signal_group(sig: str, job: Any) -> str:
 
 
 def target_where(cfg: Any, *, host: bool = False) -> str:
+    """Where a command of this target runs, for a confirmation modal (``host``: on the host)."""
     t = cfg.target
     if t.transport == "local":
         where = "on this machine (local transport)"
     else:
         dest = f"{t.user}@{t.host}" if t.user else t.host
         where = f"over SSH on {dest}" + (f" port {t.port}" if t.port else "")
-    if t.runtime == "pct" and not host:
-        where += f", inside container {t.container} (pct exec {t.container} -- /bin/sh -c …)"
-    elif t.runtime == "pct":
-        where += f", on the Proxmox host (container {t.container})"
-    elif t.runtime in ("docker", "podman") and not host:
-        where += f", inside {t.runtime} container {t.container} ({t.runtime} exec -i {t.container} /bin/sh -c …)"
-    elif t.runtime in ("docker", "podman"):
-        where += f", on the host ({t.runtime} container {t.container})"
-    return where
+    return where + runtime_for(cfg).where_text(host=host)
 
 
 def stop_commands(engine: Any) -> tuple[str, str] | None:
@@ -66,10 +59,9 @@ def stop_commands(engine: Any) -> tuple[str, str] | None:
 
 
 def reboot_command(engine: Any) -> str | None:
-    rt: Runtime | None = getattr(engine.transport, "runtime", None)
-    if rt is None or not getattr(rt, "in_container", False):
-        return None
-    return rt.restart_command()
+    """The host command reboot runs; None when the target's runtime cannot be rebooted."""
+    rt: Runtime = engine.transport.runtime
+    return rt.restart_command() if rt.can_reboot else None
 
 
 def clear_cache_text(cfg: Any, judged: list[Judged] | None = None) -> tuple[str, str]:

@@ -23,7 +23,7 @@ from .stall import ProgressClock, stall_unknown
 
 if TYPE_CHECKING:
     from .base import ActionContext
-    from .job import JobRecord
+    from .jobrecord import JobRecord
     from .jobstate import JobReader, JobState
 
 __all__ = ["date_backlog", "read_console", "follow_undated"]

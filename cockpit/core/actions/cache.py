@@ -39,10 +39,9 @@ def _resolved(j: Judged) -> str:
 
 
 async def clear_cache(ctx: ActionContext, verdict: Verdict | None = None) -> Verdict:
-    if ctx.cfg.target.runtime == "slurm" and ctx.cfg.slurm.node_local_cache:  # on each node of the job (a step there)
-        from ..slurm.cache import clear_node_local
-
-        return await clear_node_local(ctx, verdict)
+    rt = ctx.transport.runtime
+    if rt.job_nodes is not None and rt.node_local_caches(ctx.cfg):  # on each node of the job (a step there)
+        return await rt.job_nodes.clear_caches(ctx, verdict)
     paths = [norm_remote_path(p) for p in ctx.cfg.cache.paths]  # a trailing slash on a symlink would make rm empty its target
     workdir, dest = ctx.cfg.job.workdir, ctx.cfg.deploy.dest or ""
     vb = VerdictBuilder(ctx, "clear-cache", CACHE_PLAN, verdict)

@@ -148,8 +148,7 @@ async def check_disks(ctx: ActionContext, workdir: str, log_path: str) -> list[D
     """The full filesystems among the job's (one command in the target); [] when none, or when
     the target could not be asked (the check must never hide the verdict it adds to)."""
     paths = _paths(workdir, log_path)
-    runtime = getattr(ctx.transport, "runtime", None)
-    if getattr(runtime, "kind", "") == "slurm":  # the login node's /tmp is not the compute node's
+    if not ctx.transport.runtime.local_scratch:  # a login node's /tmp is not the compute node's
         paths = [(p, r) for p, r in paths if r.startswith("the ")]
     if not paths:
         return []

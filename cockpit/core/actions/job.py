@@ -1,4 +1,4 @@
-"""Launch and stop the training job without fooling ourselves (DESIGN §5).
+"""Launch and stop the training job without fooling ourselves.
 
 Launch
 ------
@@ -26,116 +26,48 @@ Stop
 By what launch recorded, never by pattern (``pkill -f python3`` matches its own parent shell): the
 pid's start time (``/proc/PID/stat`` field 22) is checked first, so a reused pid is never killed;
 then TERM to the process group, wait, KILL, wait; then whatever is left is reported.  The stages
-live in :mod:`.stop` (zombies judged by persistence there); :func:`unsafe_ids` and
-:func:`signal_group` stay here, shared with the strays.
+live in :mod:`.stop` (zombies judged by persistence there); :func:`unsafe_ids`,
+:func:`signal_group` and the :class:`JobRecord` live in :mod:`.jobrecord`, shared with the strays and
+the schedulers.  A runtime with a scheduler (Slurm) launches and stops its jobs itself
+(``ctx.transport.runtime.scheduler``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
-import secrets
 import shlex
-import signal
 import time
-from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any
 
 from ..layers import Evidence, Layer, Verdict
 from ..procstat import ProcStat, read_stat
 from .base import ActionContext, StageFailed, VerdictBuilder, check
+from .jobrecord import (
+    KNOWN_REAPERS,
+    JobRecord,
+    describe_exit,
+    new_launch_id,
+    pid1,
+    pid1_reaps,
+    ps_table,
+    redact_evidence,
+    signal_group,
+    signal_name,
+    unit_safe,
+    unsafe_ids,
+)
+from .stop import stop
 
-if TYPE_CHECKING:  # pragma: no cover
-    from ..slurm import SlurmScheduler
-
-__all__ = ["signal_group", "unsafe_ids", "JobRecord", "launch", "stop", "read_stat", "ProcStat", "signal_name", "KNOWN_REAPERS", "ps_table"]
+__all__ = ["signal_group", "unsafe_ids", "JobRecord", "launch", "stop", "read_stat", "ProcStat", "signal_name", "KNOWN_REAPERS", "ps_table",
+           "pid1_reaps", "describe_exit", "redact_evidence", "new_launch_id"]
 
 SUPERVISOR = 'cat /proc/$$/stat >"$1.stat" 2>/dev/null; echo $$ >"$1"; /bin/sh -c "$3"; echo "$? $$" >"$2"'
 
-#: PID 1 names that reap orphans (a zombie under them is cleared as soon as its parent dies)
-KNOWN_REAPERS = ("systemd", "init", "tini", "dumb-init", "s6-svscan", "runit", "runit-init", "docker-init", "catatonit", "openrc-init", "busybox")
-
-
-@dataclass
-class JobRecord:
-    """What launch recorded about the job: enough to find it again, and only it."""
-
-    attempt: int = 0
-    pid: int | None = None
-    pgid: int | None = None
-    start_time: int | None = None  # clock ticks since boot, /proc/PID/stat field 22
-    unit: str | None = None
-    log_path: str = ""
-    pid_file: str = ""
-    exit_file: str = ""
-    launcher: str = "setsid"
-    launched_at: float = 0.0
-    command: str = ""
-    launch_id: str = ""
-    workdir: str = ""
-    #: a scheduler's job ("slurm") and its id there; empty for a job cockpit started itself
-    scheduler: str = ""
-    sched_id: str = ""
-    #: the command exited while processes it started live on in the job's process group
-    #: (:mod:`.survivors`): its exit status, and the survivor followed as the job since then
-    launcher_exit: int | None = None
-    launcher_log_size: int | None = None
-    survivor_pid: int | None = None
-    survivor_start: int | None = None
-    survivor_cmd: str = ""
-    survivor_since: float | None = None
-
-    @property
-    def started(self) -> bool:
-        """Something was started: a pid, or a job the scheduler accepted."""
-        return self.pid is not None or bool(self.scheduler and self.sched_id)
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> JobRecord:
-        known = {k: d.get(k) for k in cls.__dataclass_fields__ if k in d}
-        return cls(**known)  # type: ignore[arg-type]
-
-
-def scheduler_for(cfg: Any, job: JobRecord | None = None) -> SlurmScheduler | None:
-    """The scheduler that launches and stops jobs for this target (``runtime = "slurm"``), or None:
-    cockpit starts the job itself.  A recorded scheduler job is stopped through its scheduler."""
-    kind = job.scheduler if job is not None and job.scheduler else (cfg.target.runtime if cfg.target.runtime == "slurm" else "")
-    if not kind:
-        return None
-    from ..slurm import scheduler
-
-    return scheduler(kind)
-
-
-def signal_name(num: int) -> str:
-    try:
-        return signal.Signals(num).name
-    except ValueError:
-        return f"signal {num}"
-
-
-def describe_exit(code: int) -> str:
-    if code > 128:
-        return f"killed by signal {code - 128} ({signal_name(code - 128)})"
-    return f"exited with code {code}"
-
-
-def new_launch_id() -> str:
-    """A short id unique to one launch: the time and a random part."""
-    return f"{int(time.time()):x}-{secrets.token_hex(3)}"
 
 
 def _job_paths(ctx: ActionContext, attempt: int, launch_id: str) -> tuple[str, str, str]:
     log = ctx.cfg.log_path(attempt)
     return log, f"{log}.{launch_id}.pid", f"{log}.{launch_id}.exit"
-
-
-async def _pid1(ctx: ActionContext) -> str:
-    res = await ctx.run("cat /proc/1/comm", timeout=5)
-    return res.text.strip()
 
 
 LAUNCH_PLAN = [("prepare", Layer.CONTAINER), ("spawn", Layer.PROCESS)]
@@ -144,7 +76,7 @@ LAUNCH_PLAN = [("prepare", Layer.CONTAINER), ("spawn", Layer.PROCESS)]
 async def launch(ctx: ActionContext, attempt: int, verdict: Verdict | None = None) -> tuple[Verdict, JobRecord | None]:
     """Start ``[job] command``; returns at once with the job's record (or a failed verdict)."""
     cfg = ctx.cfg
-    sched = scheduler_for(cfg)
+    sched = ctx.transport.runtime.scheduler  # a runtime whose scheduler launches the job (Slurm)
     if sched is not None:
         return await sched.launch(ctx, attempt, verdict)
     vb = VerdictBuilder(ctx, "launch", LAUNCH_PLAN, verdict)
@@ -158,9 +90,9 @@ async def launch(ctx: ActionContext, attempt: int, verdict: Verdict | None = Non
         if not cfg.job.command.strip():
             raise StageFailed(Layer.CONFIG, "[job] command is empty", advice="set the training command in the config")
         launcher = cfg.job.launcher
-        pid1 = await _pid1(ctx)
+        pid1_name = await pid1(ctx)
         if launcher == "auto":
-            launcher = "systemd-run" if pid1 == "systemd" else "setsid"
+            launcher = "systemd-run" if pid1_name == "systemd" else "setsid"
         rec.launcher = launcher
         prep = (
             f"cd {q(cfg.job.workdir)} || {{ echo {q('workdir ' + cfg.job.workdir + ' is missing')} >&2; exit 90; }}; "
@@ -174,7 +106,7 @@ async def launch(ctx: ActionContext, attempt: int, verdict: Verdict | None = Non
         if res.exit_code == 90:
             raise StageFailed(Layer.CONTAINER, f"workdir {cfg.job.workdir} does not exist inside the target", evidence=res.evidence(), advice="create it or fix [job] workdir")
         check(res, Layer.CONTAINER, "preparing the launch")
-        st.ok(f"launcher {launcher} (PID 1 is {pid1 or '?'}); log {log}")
+        st.ok(f"launcher {launcher} (PID 1 is {pid1_name or '?'}); log {log}")
     if vb.failed:
         return vb.finish(), None
 
@@ -182,7 +114,7 @@ async def launch(ctx: ActionContext, attempt: int, verdict: Verdict | None = Non
         env = " ".join(q(f"{k}={v}") for k, v in cfg.job.env.items())
         envp = f"env {env} " if env else ""
         if rec.launcher == "systemd-run":
-            rec.unit = f"cockpit-{_unit_safe(cfg.display_name)}-{attempt}-{int(time.time())}"
+            rec.unit = f"cockpit-{unit_safe(cfg.display_name)}-{attempt}-{int(time.time())}"
             envflags = " ".join(f"--setenv={q(f'{k}={v}')}" for k, v in cfg.job.env.items())
             inner = f"exec </dev/null >>{q(out)} 2>&1; " + SUPERVISOR
             cmd = (f"systemd-run --unit={q(rec.unit)} --collect --quiet -p WorkingDirectory={q(cfg.job.workdir)} "
@@ -224,87 +156,3 @@ async def launch(ctx: ActionContext, attempt: int, verdict: Verdict | None = Non
         st.ok(detail, redact_evidence(Evidence(command=cmd, exit_code=res.exit_code, output=""), cfg.job.env), job=rec.to_dict())
     ctx.job = rec
     return vb.finish(), rec
-
-
-def redact_evidence(ev: Evidence, env: dict[str, str]) -> Evidence:
-    """The launch command as evidence, with the values of secret-named ``[job.env]`` keys
-    (:func:`~cockpit.core.redact.secret_env_name`: HF_TOKEN, DB_PASSWORD, WANDB_API_KEY…) and
-    well-known secret shapes replaced by ``***``: they must not reach the journal, the screen or an
-    export.  Other values (paths, flags) stay: they are evidence."""
-    from ..redact import Redactor
-
-    return Redactor(env).evidence(ev)
-
-
-def _unit_safe(name: str) -> str:
-    return "".join(c if c.isalnum() or c in "-_" else "-" for c in name)[:40] or "job"
-
-
-async def ps_table(ctx: ActionContext) -> list[tuple[int, int, int, str, str]]:
-    """(pid, ppid, pgid, stat, comm) of every process in the target, from /proc (no procps needed)."""
-    res = await ctx.run("cat /proc/[0-9]*/stat 2>/dev/null", timeout=10)
-    out = []
-    for line in res.text.splitlines():
-        st = read_stat(line)
-        if st is not None:
-            out.append((st.pid, st.ppid, st.pgid, st.state, st.comm))
-    return out
-
-
-async def pid1_reaps(ctx: ActionContext) -> tuple[str, bool]:
-    name = await _pid1(ctx)
-    return name, name in KNOWN_REAPERS
-
-
-async def stop(ctx: ActionContext, job: JobRecord | None, verdict: Verdict | None = None) -> Verdict:
-    """Stop the recorded job: TERM → wait → KILL → wait, then prove nothing of it is left
-    (:func:`.stop.stop`, where the stages live; imported late because that module builds on this one)."""
-    from .stop import stop as stop_job
-
-    return await stop_job(ctx, job, verdict)
-
-
-def unsafe_ids(pid: int | None, pgid: int | None) -> str | None:
-    """Why a process (``pid``) and its group (``pgid``) must not be signalled, or None when they may.
-
-    Inside a PID namespace, PID 1 is the container's init (signalling it stops the container) and a
-    group of 0 is one that lies outside the namespace (``/proc`` shows 0): ``kill -- -0`` would reach
-    the caller's own group and ``kill -- -1`` every process.  A record or a stray that names such an
-    id says nothing about the job, so it is refused, never guessed around (``pgid or pid``)."""
-    if pid is None or pid <= 0:
-        return f"no usable pid ({pid})"
-    if pid == 1:
-        return "pid 1 is the container's init (PID 1): signalling it would stop the container, not the job"
-    if pgid is None:
-        return "no process group recorded"
-    if pgid == 0:
-        return "its process group (0) lies outside this PID namespace: it cannot be named from inside"
-    if pgid == 1:
-        return "its process group is PID 1's (1): kill -- -1 would reach every process"
-    if pgid < 0:
-        return f"process group {pgid} is not a process group"
-    return None
-
-
-def signal_group(sig: str, job: JobRecord, *, start_time: int | None = None) -> str:
-    """Signal the job's process group, every other group of its session (a process that made its
-    own group, :mod:`.survivors`), and its pid, in case it left the group.
-
-    ``kill -s SIG -- -PGID`` is the POSIX form; dash rejects ``kill -SIG -- -PGID``.  Never a
-    pattern: the process group is the one the job's own supervisor created with setsid.  With
-    ``start_time`` the pid is signalled only while ``/proc/PID/stat`` field 22 still equals it, checked
-    in the same shell command: a pid reused since the last look is never signalled.  Raises
-    ValueError for ids :func:`unsafe_ids` refuses (callers check first: this is the last guard).
-    """
-    g, p = int(job.pgid or job.pid or 0), int(job.pid or 0)
-    if g <= 1 or p <= 1:
-        raise ValueError(f"refusing to signal process group {g} / pid {p}: it would reach processes that are not the job")
-    one = f"kill -s {sig} {p} 2>/dev/null"
-    if start_time is not None:
-        # fields after the last ')' start at field 3, so field 22 is the 20th of them
-        one = (f"s=$(cat /proc/{p}/stat 2>/dev/null) && s=${{s##*) }} && set -- $s && "
-               f"[ \"${{20}}\" = {int(start_time)} ] && {one}")
-    # the session the supervisor leads has the group's id; its other groups (fields 5 and 6 of stat)
-    sess = (f"for f in /proc/[0-9]*/stat; do read -r l 2>/dev/null < \"$f\" || continue; set -- ${{l##*) }}; "
-            f"[ \"$4\" = {g} ] && [ \"$3\" != {g} ] && [ \"$3\" -gt 1 ] 2>/dev/null && kill -s {sig} -- -\"$3\" 2>/dev/null; done")
-    return f"kill -s {sig} -- -{g} 2>/dev/null || kill -{sig} -{g} 2>/dev/null; {sess}; {one}; true"

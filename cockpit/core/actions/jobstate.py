@@ -34,7 +34,7 @@ from ..probes.signatures import Classifier, Match, load_signatures
 from ..procstat import ProcStat, read_stat
 from .backlog import date_backlog, read_console
 from .base import ActionContext
-from .job import JobRecord
+from .jobrecord import JobRecord
 from .logline import MAX_LINE, split_lines, tz_seconds
 from .nonfinite import NonFiniteWatch, make_watch
 from .stall import ProgressClock
@@ -43,7 +43,7 @@ from .survivors import follow_survivors
 if TYPE_CHECKING:
     from ..config import Config
 
-__all__ = ["JobState", "JobReader", "LogScan", "state_command", "parse_state", "make_scan", "error_dict", "READ_MAX"]
+__all__ = ["JobState", "JobReader", "reader_for", "LogScan", "state_command", "parse_state", "make_scan", "error_dict", "READ_MAX"]
 
 READ_MAX = 1 << 20
 
@@ -418,6 +418,13 @@ def make_scan(cfg: Config) -> LogScan:
     return LogScan(progress_re, classifier, ignore=ignore, nonfinite=make_watch(cfg))
 
 
+def reader_for(ctx: ActionContext, job: JobRecord, scan: LogScan | None = None, **kw: Any) -> JobReader:
+    """The reader for ``job``: the class the target's runtime reads its jobs with
+    (:attr:`~cockpit.core.runtimes.base.Runtime.reader_class`: Slurm's reads the scheduler)."""
+    cls: type[JobReader] = ctx.transport.runtime.reader_class
+    return cls(ctx, job, scan, **kw)
+
+
 class JobReader:
     """Reads one job again and again: keeps the log offset and the :class:`LogScan` between reads.
 
@@ -426,10 +433,10 @@ class JobReader:
     """
 
     def __new__(cls, ctx: ActionContext, job: JobRecord, *args: Any, **kwargs: Any) -> JobReader:
-        if cls is JobReader and job.scheduler:  # a scheduler's job is read through its own reader
-            from ..slurm import reader_class
-
-            cls = reader_class(job.scheduler)
+        # Transitional, until verify names :func:`reader_for`: a plain ``JobReader(ctx, job)`` is
+        # the runtime's reader class (it imports nothing and knows no runtime).
+        if cls is JobReader:
+            cls = ctx.transport.runtime.reader_class
         return super().__new__(cls)
 
     def __init__(self, ctx: ActionContext, job: JobRecord, scan: LogScan | None = None, *, max_bytes: int = 64 << 20,

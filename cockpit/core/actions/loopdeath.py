@@ -1,4 +1,4 @@
-"""The training loop died, the process lives on: **loop death** (DESIGN §2, fate ``died``).
+"""The training loop died, the process lives on: **loop death** (fate ``died``).
 
 A job whose main thread raises (a ``FloatingPointError`` from a diverging loss) while threads it
 started keep running never exits: Python waits for its non-daemon threads at shutdown, for ever.
@@ -39,7 +39,7 @@ from ..probes.signatures import Match
 from ..remote.base import RemoteError
 from .base import ActionContext
 from .cause import Cause, fmt_secs
-from .job import JobRecord
+from .jobrecord import JobRecord
 from .jobstate import JobReader, JobState, LogScan, error_dict
 from .stacks import parse_py_spy
 

@@ -13,7 +13,7 @@ import time
 
 from ..layers import Layer, Verdict
 from .base import ActionContext, StageFailed, VerdictBuilder
-from .job import ps_table
+from .jobrecord import ps_table
 
 __all__ = ["reboot", "REBOOT_PLAN", "reboot_command"]
 
@@ -29,9 +29,8 @@ async def reboot(ctx: ActionContext, verdict: Verdict | None = None) -> Verdict:
     vb = VerdictBuilder(ctx, "reboot", REBOOT_PLAN, verdict)
     rt = ctx.transport.runtime
     async with vb.stage("reboot") as st:
-        if not rt.in_container:
-            raise StageFailed(Layer.CONFIG, "reboot needs a container target ([target] runtime = \"pct\", \"docker\" or \"podman\"): cockpit does not reboot hosts",
-                              advice="reboot the host by hand if you must")
+        if not rt.can_reboot:
+            raise StageFailed(Layer.CONFIG, rt.reboot_refusal, advice="reboot the host by hand if you must")
         cmd = reboot_command(ctx)
         res = await ctx.run_host(cmd, timeout=REBOOT_TIMEOUT)
         out = (res.text + res.err_text).strip()
@@ -55,7 +54,7 @@ async def reboot(ctx: ActionContext, verdict: Verdict | None = None) -> Verdict:
             if time.monotonic() > deadline:
                 raise StageFailed(Layer.HOST, f"container not running {REBOOT_TIMEOUT:g}s after {rt.restart_word}: {res.text.strip()}", evidence=res.evidence())
             await asyncio.sleep(0.5)
-        st.ok("status: running" if rt.kind == "pct" else "running")
+        st.ok(rt.running_text)
     if vb.failed:
         return vb.finish()
     async with vb.stage("session rebuilt") as st:

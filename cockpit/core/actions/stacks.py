@@ -23,7 +23,7 @@ from typing import Any
 
 from ..text import LINE_CAP, sanitize
 from .base import ActionContext
-from .job import JobRecord
+from .jobrecord import JobRecord
 from .jobstate import parse_state, state_command
 
 __all__ = ["StackDump", "ThreadStack", "dump_stacks", "parse_py_spy", "INSTALL_HINT"]

@@ -26,6 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..layers import Layer
+from .causebase import fmt_secs
 
 __all__ = ["ProgressClock", "Stall", "detect_stall", "stall_threshold", "stall_layer", "stall_unknown", "AUTO_FLOOR_S",
            "AUTO_FACTOR"]
@@ -113,8 +114,6 @@ class Stall:
     evidence: str = ""
 
     def describe(self) -> str:
-        from .cause import fmt_secs
-
         last = f" (last: {self.last_progress[:100]})" if self.last_progress else ""
         why = f"; {self.evidence}" if self.evidence else ""
         return f"no progress for {fmt_secs(self.silent_s)}, over the {fmt_secs(self.threshold_s)} stall threshold{last}{why}"

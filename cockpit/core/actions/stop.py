@@ -1,4 +1,4 @@
-"""Stop the job cockpit launched, and prove nothing of it is left (DESIGN §5).
+"""Stop the job cockpit launched, and prove nothing of it is left.
 
 Identity first, always: the recorded pid's start time (``/proc/PID/stat`` field 22) must still be the
 one launch recorded, and the recorded pid and process group must be ones that can be signalled at all
@@ -31,7 +31,7 @@ from ..layers import Layer, Stage, Status, Verdict
 from ..probes.procs.zombies import ZOMBIE_GRACE, zombie_grace
 from ..procstat import ProcStat, read_stat
 from .base import ActionContext, StageFailed, VerdictBuilder
-from .job import KNOWN_REAPERS, JobRecord, scheduler_for, signal_group, unsafe_ids
+from .jobrecord import KNOWN_REAPERS, JobRecord, signal_group, unsafe_ids
 
 __all__ = ["stop", "STOP_PLAN", "ZOMBIE_GRACE", "zombie_grace", "proc_table"]
 
@@ -95,7 +95,7 @@ def _key(p: ProcStat) -> tuple[int, int]:
 
 async def stop(ctx: ActionContext, job: JobRecord | None, verdict: Verdict | None = None) -> Verdict:
     """Stop the recorded job: TERM → wait → KILL → wait, then prove nothing of it is left."""
-    sched = scheduler_for(ctx.cfg, job)
+    sched = ctx.transport.runtime.scheduler  # a runtime whose scheduler stops its jobs (Slurm)
     if sched is not None:
         return await sched.stop(ctx, job, verdict)
     vb = VerdictBuilder(ctx, "stop", STOP_PLAN, verdict)
@@ -232,9 +232,9 @@ def _leftovers(ctx: ActionContext, job: JobRecord, table: Table, mine: list[Proc
             parts.append(f"pid {p.pid} ({p.comm}) is a zombie ({_state(p)}), parent {p.ppid} ({pname}) has not reaped it{held}")
     if stuck:
         parts.append("stuck in the kernel: " + ", ".join(f"{p.pid} ({_state(p)})" for p in stuck))
-    rt = ctx.cfg.target.runtime
-    engine = rt in ("docker", "podman")
-    again = "restart" if engine else "reboot"
+    rt = ctx.transport.runtime
+    engine = rt.zombie_engine  # docker or podman: `run --init` gives the container a reaping PID 1
+    again = rt.restart_word
     if not_reaping:
         what = (f"{len(others_1)} other zombie child{'ren' if len(others_1) != 1 else ''} of it outlived {grace:g}s too"
                 if others_1 and not persisted_1
@@ -242,8 +242,8 @@ def _leftovers(ctx: ActionContext, job: JobRecord, table: Table, mine: list[Proc
         reap_note = (f"PID 1 is {name}, which should reap orphans, but does not ({what}): it is not calling wait(); "
                      if reaps_by_name else f"PID 1 is {name}, not a known reaping init, and does not reap ({what}): ")
         reap_note += f"only a {again} of the container (or the parent's death) clears it"
-        if engine:
-            reap_note += f"; start it with `{rt} run --init` so PID 1 reaps"
+        if engine is not None:
+            reap_note += f"; start it with `{engine} run --init` so PID 1 reaps"
     elif any(p.ppid != 1 and not _zl(p) for p in zombies):
         reap_note = f"ending its parent hands it to PID 1 ({name}{', which reaps orphans' if reaps_by_name else ''})"
     else:

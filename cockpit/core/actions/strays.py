@@ -26,7 +26,7 @@ from typing import Any
 from ..layers import Layer, Verdict
 from ..procstat import read_stat
 from .base import ActionContext, StageFailed, VerdictBuilder
-from .job import JobRecord, ps_table, signal_group, unsafe_ids
+from .jobrecord import JobRecord, ps_table, signal_group, unsafe_ids
 
 __all__ = ["Stray", "find_strays", "stop_strays", "describe_strays", "strays_stage", "refusal"]
 
@@ -162,8 +162,9 @@ async def strays_stage(ctx: ActionContext, own: JobRecord | None, verdict: Verdi
     vb = VerdictBuilder(ctx, "stop", [("strays", Layer.PROCESS)], verdict)
     found: list[Stray] = []
     async with vb.stage("strays") as st:
-        if ctx.cfg.target.runtime == "slurm":  # the login node runs no jobs: the scheduler owns them
-            st.skip("Slurm runs the jobs: no copies to look for on the login node")
+        rt = ctx.transport.runtime
+        if not rt.looks_for_strays:  # a login node runs no jobs: the scheduler owns them
+            st.skip(rt.strays_skip)
             return found
         found = await find_strays(ctx, ctx.cfg.job.command, ctx.cfg.job.workdir, own)
         if not found:

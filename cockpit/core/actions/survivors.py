@@ -45,10 +45,10 @@ from typing import TYPE_CHECKING
 from ..layers import Layer
 from ..procstat import ProcStat, read_stat
 from .base import ActionContext
-from .job import JobRecord
+from .causebase import Cause, error_cause
+from .jobrecord import JobRecord
 
 if TYPE_CHECKING:  # pragma: no cover - jobstate imports this module
-    from .cause import Cause
     from .jobstate import JobState, LogScan
 
 __all__ = ["adopt", "follow_survivors", "gone_cause", "pick_survivor", "short_command"]
@@ -159,8 +159,6 @@ def gone_cause(job: JobRecord, st: JobState, scan: LogScan) -> Cause | None:
     exit status to read: see the module doc); None when that is not the case."""
     if st.launcher_exit is None or st.exit_code is not None or st.alive:
         return None
-    from .cause import Cause, error_cause
-
     who = f"the {_name(job)}" if job.survivor_pid is not None else "what it left running"
     unseen = "its exit status was not observed (its launcher exited first)"
     after = None

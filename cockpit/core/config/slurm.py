@@ -86,7 +86,8 @@ class SlurmConfig:
 def check_slurm(cfg: Config, path: Path | None) -> None:
     """Checks across sections for ``runtime = "slurm"``."""
 
-    if "slurm" not in RUNTIME_SHAPES[cfg.target.runtime].sections:  # a runtime that reads [slurm]
+    shape = RUNTIME_SHAPES[cfg.target.runtime]
+    if "slurm" not in shape.sections:  # only a runtime that reads [slurm]
         return
     s = cfg.slurm
     if cfg.target.container is not None:

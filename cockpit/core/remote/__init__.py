@@ -1,42 +1,30 @@
-"""Remote access: transports (SSH, local), the persistent framed session, runtime wrappers."""
+"""Remote access: transports (SSH, local), the persistent framed session, the ssh options.
+
+Where a command runs *inside* the target is the runtime's business (:mod:`cockpit.core.runtimes`):
+a transport is made with the runtime the engine chose and wraps every command with it.
+"""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
 from .base import CommandResult, RemoteError, Transport
-from .runtime import Runtime
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..config import Config
+    from ..runtimes.base import Runtime
 
-__all__ = ["CommandResult", "RemoteError", "Transport", "Runtime", "make_transport"]
+__all__ = ["CommandResult", "RemoteError", "Transport", "make_transport"]
 
 
-def make_transport(cfg: Config) -> Transport:
-    """The transport a config describes (SSH by default, local for the demo)."""
-    import os
-
-    t = cfg.target
-    runtime = Runtime(t.runtime, t.container, t.pct, t.docker, t.podman)
-    if t.transport == "local":
+def make_transport(cfg: Config, runtime: Runtime) -> Transport:
+    """The transport a config describes (SSH by default, local for the demo), reaching into the
+    target through ``runtime`` (:func:`cockpit.core.runtimes.runtime_for`)."""
+    if cfg.target.transport == "local":
         from .local import LocalTransport
 
         return LocalTransport(runtime)
-    from .ssh import SSHParams, SSHTransport
+    from .ssh import SSHTransport
+    from .sshopts import ssh_params
 
-    s = cfg.ssh
-    ids = s.identity_file if isinstance(s.identity_file, list) or s.identity_file is None else [s.identity_file]
-    params = SSHParams(
-        host=t.host,
-        port=t.port,
-        user=t.user,
-        known_hosts=str(cfg._local(s.known_hosts)) if s.known_hosts else None,
-        identity_file=[str(cfg._local(i)) for i in ids] if ids else None,
-        keepalive_interval=s.keepalive_interval,
-        connect_timeout=s.connect_timeout,
-        forward_agent=s.forward_agent,
-        ssh_config=(str(cfg._local(s.config_file)) if s.config_file else "") if s.config_file is not None else (
-            None if os.path.exists(os.path.expanduser("~/.ssh/config")) else ""),
-    )
-    return SSHTransport(params, runtime)
+    return SSHTransport(ssh_params(cfg), runtime)

@@ -23,9 +23,12 @@ import shlex
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from ..layers import Evidence, Layer, tail
-from .runtime import Runtime
+
+if TYPE_CHECKING:  # pragma: no cover - the runtimes build on the transports
+    from ..runtimes.base import Runtime
 
 __all__ = ["CommandResult", "RemoteError", "Transport"]
 

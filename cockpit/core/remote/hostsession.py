@@ -114,7 +114,7 @@ class HostSession:
     async def run(self, command: str, *, timeout: float = 10.0) -> CommandResult:
         if self.persistent and time.monotonic() >= self.retry_at:
             if self.session is None:
-                self.session = FramedSession(self._spawn, runtime="none", description=f"{self.transport.description} (host)",
+                self.session = FramedSession(self._spawn, description=f"{self.transport.description} (host)",
                                              lost_layer=self._lost)
             try:
                 return await self.session.run(command, timeout=timeout)

@@ -12,13 +12,16 @@ import os
 import sys
 import time
 from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING
 
 from .base import CommandResult, Transport
 from .lines import OUTPUT_MAX, LineCapper, drain
 from .procs import LocalShell
-from .runtime import Runtime
 from .session import FramedSession
 from .stream import ChunkReader, read_stream
+
+if TYPE_CHECKING:  # pragma: no cover - the runtimes build on the transports
+    from ..runtimes.base import Runtime
 
 __all__ = ["LocalTransport"]
 
@@ -60,11 +63,11 @@ async def run_local(command: str, *, timeout: float, input: bytes | None = None,
 
 
 class LocalTransport(Transport):
-    def __init__(self, runtime: Runtime | None = None, *, env: dict[str, str] | None = None) -> None:
-        self.runtime = runtime or Runtime()
+    def __init__(self, runtime: Runtime, *, env: dict[str, str] | None = None) -> None:
+        self.runtime = runtime
         self.env = env
         self.description = f"local {self.runtime.describe()}"
-        self.session = FramedSession(self._spawn, runtime=self.runtime.kind, description=self.description)
+        self.session = FramedSession(self._spawn, words=self.runtime.start_words, description=self.description)
 
     async def _spawn(self) -> LocalShell:
         argv = ["/bin/sh", "-c", self.runtime.shell()] if self.runtime.in_container else ["/bin/sh"]

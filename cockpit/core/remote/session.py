@@ -55,8 +55,7 @@ from ..layers import Layer
 from .base import CommandResult, RemoteError
 from .frames import BOOTSTRAP, GO, HEADER, INLINE_MAX, READY, Mode, frame, stderr_cut_by_shell, stdout_cut_by_shell
 from .lines import OUTPUT_MAX, ChunkedReader, LineCapper
-from .runtime import CONTAINER_KINDS
-from .startfail import classify_start_failure
+from .startfail import StartWords, classify_start_failure
 
 __all__ = ["FramedSession", "SessionProcess", "classify_start_failure", "OUTPUT_MAX"]
 
@@ -105,12 +104,13 @@ class FramedSession:
         self,
         spawn: Callable[[], Awaitable[SessionProcess]],
         *,
-        runtime: str = "none",
+        words: StartWords | None = None,
         description: str = "",
         lost_layer: Callable[[], Layer | None] | None = None,
     ) -> None:
         self._spawn = spawn
-        self._runtime = runtime
+        #: how a start failure reads for the runtime (a host shell's by default)
+        self._words = words or StartWords()
         self._description = description
         self._lost_layer = lost_layer
         self._sh: _Shell | None = None
@@ -163,14 +163,14 @@ class FramedSession:
             proc.close()
             await proc.wait_closed()
             raise self._fail(proc, f"the target shell did not answer within {timeout:g}s",
-                             Layer.CONTAINER if self._runtime in CONTAINER_KINDS else Layer.HOST) from None
+                             Layer.CONTAINER if self._words.inside else Layer.HOST) from None
         except (OSError, EOFError, ConnectionError):
             line = b""
         if not line.startswith(READY):
             code = await proc.exit_status(2.0)
             proc.close()
             await proc.wait_closed()
-            layer, msg, hint = classify_start_failure(code, proc.stderr_tail().decode("utf-8", "replace"), runtime=self._runtime)
+            layer, msg, hint = classify_start_failure(code, proc.stderr_tail().decode("utf-8", "replace"), runtime=self._words)
             lost = self._lost_layer() if self._lost_layer else None
             if lost is not None:
                 layer, msg, hint = lost, "the SSH connection was lost while starting the session", "cockpit reconnects with backoff"
@@ -295,7 +295,7 @@ class FramedSession:
         if lost is not None:
             err = RemoteError(lost, "the SSH connection was lost during a command", hint="cockpit reconnects with backoff", output=stderr)
         else:
-            layer, msg, hint = classify_start_failure(code, stderr, runtime=self._runtime)
+            layer, msg, hint = classify_start_failure(code, stderr, runtime=self._words)
             err = RemoteError(layer, msg, hint=hint, output=stderr)
         self.last_error = err
         self.rebuilds += 1

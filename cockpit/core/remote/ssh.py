@@ -21,7 +21,7 @@ import logging
 import os
 import time
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import asyncssh
 
@@ -33,10 +33,12 @@ from .link import HostLink
 from .link import acquire as link_acquire
 from .link import release as link_release
 from .procs import SSHShell
-from .runtime import Runtime
 from .session import FramedSession
 from .sshopts import Backoff, SSHParams, connection_options, explain_connect_error
 from .stream import ChunkReader, read_stream
+
+if TYPE_CHECKING:  # pragma: no cover - the runtimes build on the transports
+    from ..runtimes.base import Runtime
 
 #: seconds between tries when sshd refuses a channel while none of cockpit's others is open
 REFUSAL_RETRY_S = (0.05, 0.15, 0.4)
@@ -55,12 +57,12 @@ class _Client(asyncssh.SSHClient):
 
 
 class SSHTransport(Transport):
-    def __init__(self, params: SSHParams, runtime: Runtime | None = None) -> None:
+    def __init__(self, params: SSHParams, runtime: Runtime) -> None:
         self.params = params
-        self.runtime = runtime or Runtime()
+        self.runtime = runtime
         self.description = f"{params.where} {self.runtime.describe()}"
         self._link: HostLink | None = None  # the host's connection, shared with other targets on it (see .link)
-        self.session = FramedSession(self._spawn_session, runtime=self.runtime.kind, description=self.description, lost_layer=self._lost_layer)
+        self.session = FramedSession(self._spawn_session, words=self.runtime.start_words, description=self.description, lost_layer=self._lost_layer)
 
     # -- connection (its state lives in the host's link, shared by every target on the host) --
     @property

@@ -39,7 +39,7 @@ import asyncssh
 from ..layers import Layer
 from .base import RemoteError
 
-__all__ = ["SSHParams", "Backoff", "explain_connect_error", "connection_options", "keyscan_hint", "file_problem",
+__all__ = ["SSHParams", "ssh_params", "ssh_argv", "Backoff", "explain_connect_error", "connection_options", "keyscan_hint", "file_problem",
            "KNOWN_HOSTS_MAX", "KEY_MAX"]
 
 #: the largest known_hosts file cockpit lets asyncssh read (a big fleet's is a few MiB)
@@ -69,6 +69,43 @@ class SSHParams:
     @property
     def config_name(self) -> str:
         return self.ssh_config or "~/.ssh/config"
+
+
+def ssh_params(cfg: Any) -> SSHParams:
+    """The connection a config describes (``[target]`` and ``[ssh]``, local paths resolved)."""
+    t, s = cfg.target, cfg.ssh
+    ids = s.identity_file if isinstance(s.identity_file, list) or s.identity_file is None else [s.identity_file]
+    return SSHParams(
+        host=t.host,
+        port=t.port,
+        user=t.user,
+        known_hosts=str(cfg._local(s.known_hosts)) if s.known_hosts else None,
+        identity_file=[str(cfg._local(i)) for i in ids] if ids else None,
+        keepalive_interval=s.keepalive_interval,
+        connect_timeout=s.connect_timeout,
+        forward_agent=s.forward_agent,
+        ssh_config=(str(cfg._local(s.config_file)) if s.config_file else "") if s.config_file is not None else (
+            None if os.path.exists(os.path.expanduser("~/.ssh/config")) else ""),
+    )
+
+
+def ssh_argv(p: SSHParams, *, tty: bool = True) -> list[str]:
+    """The OpenSSH client's argv to ``p``'s host (the command to run there is appended by the
+    caller), with cockpit's own connection's safety, whatever ``~/.ssh/config`` says (options on
+    the command line win over it): ``StrictHostKeyChecking=yes`` (a host key not in known_hosts
+    is refused, never accepted or asked about) and ``-a`` (no agent forwarding) unless
+    ``[ssh] forward_agent = true`` (then ``-A``)."""
+    argv = ["ssh"] + (["-t"] if tty else []) + ["-A" if p.forward_agent else "-a", "-o", "StrictHostKeyChecking=yes"]
+    if p.port:
+        argv += ["-p", str(int(p.port))]
+    for key in p.identity_file or []:
+        argv += ["-i", key]
+    if p.known_hosts:
+        argv += ["-o", f"UserKnownHostsFile={p.known_hosts}"]
+    if p.ssh_config:
+        argv += ["-F", p.ssh_config]
+    argv.append(f"{p.user}@{p.host}" if p.user else p.host)
+    return argv
 
 
 class Backoff:

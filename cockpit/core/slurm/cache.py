@@ -54,7 +54,7 @@ def node_cache_script(paths: list[str], workdir: str = "", dest: str = "") -> st
 
 def batch_clear_lines(cfg: Any) -> str:
     """The generated batch script's lines that clear the node-local caches on every node ("" when off)."""
-    if cfg.target.runtime != "slurm" or not cfg.slurm.node_local_cache or not cfg.cache.paths:
+    if not cfg.slurm.node_local_cache or not cfg.cache.paths:
         return ""
     paths = [norm_remote_path(p) for p in cfg.cache.paths]  # checked by their text at config load (cache.paths)
     script = node_cache_script(paths, cfg.job.workdir, cfg.deploy.dest or "")

@@ -17,6 +17,7 @@ from typing import Any
 from ..layers import Finding, Layer, Severity
 from ..probes.gpu.model import GPUSnapshot
 from ..remote.base import RemoteError
+from .state import slurm_cmd
 
 __all__ = ["job_nodes_command", "parse_job_nodes", "on_node", "node_gpu_snapshot", "merge_node_snapshots", "no_node_note"]
 
@@ -30,8 +31,6 @@ def no_node_note(job_id: str) -> str:
 
 def job_nodes_command(cfg: Any, job_id: str) -> str:
     """The running job's nodes, one a line (none: it is queued or ended)."""
-    from .state import slurm_cmd
-
     q = shlex.quote(job_id)
     return (f"_ck_n=$({slurm_cmd(cfg, 'squeue')} -h -j {q} -t RUNNING -o %N 2>/dev/null); "
             f"[ -z \"$_ck_n\" ] || {slurm_cmd(cfg, 'scontrol')} show hostnames \"$_ck_n\"")
@@ -44,8 +43,6 @@ def parse_job_nodes(out: bytes | str) -> list[str]:
 
 def on_node(cfg: Any, job_id: str, node: str, command: str, *, timeout: float = 20) -> str:
     """``command`` (a shell string) on ``node`` of the job, in a step overlapping the job's."""
-    from .state import slurm_cmd
-
     return (f"timeout -s KILL {int(timeout)} {slurm_cmd(cfg, 'srun')} --jobid={shlex.quote(job_id)} --overlap -N1 -n1 "
             f"-w {shlex.quote(node)} --quiet sh -c {shlex.quote(command)}")
 

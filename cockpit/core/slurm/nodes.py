@@ -21,6 +21,7 @@ from typing import Any
 from ..layers import Finding, Layer, Severity
 from ..probes.procs import PS_COMMAND, Proc, ProcTree, parse_ps
 from .scontrol import parse_job_line
+from .state import slurm_cmd
 
 __all__ = ["NodeProcs", "node_procs_command", "parse_node_procs", "node_findings", "MARK"]
 
@@ -45,8 +46,6 @@ class NodeProcs:
 
 
 def node_procs_command(cfg: Any, job_id: str, *, timeout: float = 8) -> str:
-    from .state import slurm_cmd
-
     q = shlex.quote(job_id)
     on_node = f"{slurm_cmd(cfg, 'scontrol')} listpids {q} 2>/dev/null; echo '{MARK} ps'; {PS_COMMAND}"
     return (

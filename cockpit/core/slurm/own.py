@@ -27,7 +27,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..actions.base import ActionContext, StageFailed
-from ..actions.job import JobRecord
+from ..actions.jobrecord import JobRecord
+from ..fate import Fate
+from ..journal.records import FINAL_FATES, scheduler_jobs
 from ..layers import Layer
 from .scontrol import ENDED_BY, QUEUED, RUNNING, SACCT_FIELDS, TERMINAL, SlurmJob, parse_job_line, parse_sacct_all
 from .state import slurm_cmd
@@ -57,8 +59,6 @@ class OwnJob:
 
 def own_jobs(ctx: ActionContext, job: JobRecord | None) -> list[OwnJob]:
     """Every Slurm job id cockpit recorded for this target (the journal's, oldest first, then ``job``'s)."""
-    from ..journal.records import FINAL_FATES, scheduler_jobs
-
     out: dict[str, OwnJob] = {}
     journal = ctx.journal
     if journal is not None:
@@ -136,8 +136,6 @@ def _secs(run_time: str) -> float | None:
 def slurm_fate(sj: SlurmJob, *, now: float | None = None) -> Any:
     """The :class:`~cockpit.core.fate.Fate` Slurm's state of the job gives: ``vanished`` when
     neither scontrol nor sacct knows the id any more, None when they could not be asked."""
-    from ..fate import Fate
-
     now = time.time() if now is None else now
     if not sj.known and _UNKNOWN.search(sj.error):
         # purged after MinJobAge, and no accounting record (sacct was asked): it ended, nobody can say how

@@ -17,8 +17,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from ..actions.job import JobRecord
+from ..actions.causebase import Cause, _when
+from ..actions.jobrecord import JobRecord
 from ..actions.jobstate import JobReader, JobState, LogScan, parse_state
+from ..layers import Layer
 from ..procstat import ProcStat
 from .scontrol import (
     ENDED_BY,
@@ -98,9 +100,6 @@ class SlurmState(JobState):
         return d
 
     def scheduler_cause(self, job: JobRecord, scan: LogScan) -> Any:
-        from ..actions.cause import Cause, _when
-        from ..layers import Layer
-
         sj = self.slurm
         if sj is None:
             return None

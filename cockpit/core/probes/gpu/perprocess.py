@@ -4,7 +4,7 @@ nvidia-smi inside an LXC or Docker container lists no processes (the driver's pi
 host's, which the container's PID namespace does not have), so "no compute processes" would sit
 beside 79 GiB in use.  Per refresh, :meth:`ProcessProbe.run` picks the best way it has:
 
-``host query`` (``runtime = "pct"``)
+``host query`` (a runtime whose host can list the container's GPU processes: pct)
     the process list is asked for **on the host**, in one command with each listed pid's ``/proc``
     entry and the container's init (``lxc-info -n CTID -p -H``), beside the GPU query in the
     container (both at once); host pids are mapped to the container's (:mod:`.owners`).
@@ -49,9 +49,9 @@ def _one_line(text: str, limit: int = 160) -> str:
 
 @dataclass
 class ProcessProbe:
-    """Per-process GPU memory for one target (``runtime``, ``container``, ``[gpu] where``)."""
+    """Per-process GPU memory for one target (``container``: the container whose processes the
+    host can list and map, the runtime's ``gpu_host_container``; ``[gpu] where``)."""
 
-    runtime: str = "none"
     container: int | None = None
     where: str = "container"
     lxc_info: str = "lxc-info"
@@ -66,7 +66,7 @@ class ProcessProbe:
     @property
     def on_host(self) -> bool:
         """A container on a host cockpit can reach: the host is the place to ask."""
-        return self.runtime == "pct" and self.container is not None
+        return self.container is not None
 
     async def run(self, gpu: GpuProbe, target: Runner, host: Runner, timeout: float, procs: Iterable[Any] = ()) -> GPUSnapshot:
         """One refresh of the GPU pane: GPUs, processes mapped into the target, findings.

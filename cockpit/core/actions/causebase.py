@@ -1,0 +1,81 @@
+"""A cause (why a job is not healthy) and the pieces of one every judge shares: the type, how a
+duration reads (:func:`fmt_secs`), when a death happened (:func:`_when`), and the log's errors as
+a cause (:func:`error_cause`).  A leaf of the actions: :mod:`.cause` builds the full explanation
+on it, and the stall clock, the survivors and the schedulers use it without importing the judges.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..layers import Layer
+from ..probes.text import fmt_age
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .jobrecord import JobRecord
+    from .jobstate import JobState, LogScan
+
+__all__ = ["Cause", "fmt_secs", "error_cause"]
+
+
+@dataclass
+class Cause:
+    """Why the job is not healthy: a layer, one line, advice, and the evidence as data."""
+
+    layer: Layer
+    detail: str
+    advice: str = ""
+    data: dict[str, Any] = field(default_factory=dict)
+    #: "died" (exit status written), "vanished" (gone without one), "unhealthy" (alive but failing)
+    state: str = "died"
+    #: seconds from the launch to the death (None when unknown)
+    after_s: float | None = None
+    #: "12.3s after launch; last progress: step 52 …" (kept apart: a fate has its own fields for it)
+    when: str = ""
+
+    @property
+    def full(self) -> str:
+        """The detail with when it happened, as a verdict's stage shows it."""
+        return f"{self.detail} ({self.when})" if self.when else self.detail
+
+
+def fmt_secs(s: float | None) -> str:
+    """``4.2s`` under a minute (a death's timing wants the tenth), else the project's one age
+    format (:func:`cockpit.core.probes.text.fmt_age`: ``4m12s``, ``2h03m``, ``3d04h``)."""
+    if s is None:
+        return "?"
+    s = max(0.0, s)
+    return f"{s:.1f}s" if s < 60 else fmt_age(s)
+
+
+def _when(job: JobRecord, st: JobState, scan: LogScan) -> tuple[float | None, str]:
+    """Seconds from launch to death, and a phrase saying so with the last progress line."""
+    ago = st.exit_ago()
+    after = None
+    if job.launched_at and ago is not None:
+        after = max(0.0, time.time() - ago - job.launched_at)
+    parts = []
+    if after is not None:
+        parts.append(f"{fmt_secs(after)} after launch")
+    parts.append(f"last progress: {scan.last_progress[:120]}" if scan.last_progress else "no progress line before it")
+    return after, "; ".join(parts)
+
+
+def error_cause(scan: LogScan) -> Cause | None:
+    """The log's error signatures as one cause: the first error, and every thread that died."""
+    errs = scan.errors()
+    if not errs:
+        return None
+    first = errs[0]
+    threads = scan.dead_threads()
+    who = ""
+    if threads:
+        who = (f"thread {threads[0]} died" if len(threads) == 1 else f"threads {', '.join(threads)} died") + ": "
+    more = f" (+{len(errs) - 1} more error{'s' if len(errs) > 2 else ''})" if len(errs) > 1 and not threads else ""
+    data: dict[str, Any] = {"first_error": scan.error(), "final_error": scan.final_error(), "dead_threads": threads, "errors": len(errs)}
+    behind = scan.nccl.behind() if first.kind.startswith("nccl") else ""
+    if behind:
+        data["nccl"] = behind
+    return Cause(first.layer, f"{who}{first.label}{more}" + (f"; {behind}" if behind else ""), first.advice, data, state="unhealthy")
