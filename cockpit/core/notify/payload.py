@@ -39,8 +39,11 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ... import __version__
+from ..actions.jobrecord import redact_evidence
 from ..config.notify import DEFAULT_ON, EVENT_KINDS, FATE_KINDS
 from ..events import ActionFinished, Event, FateChanged
+from ..fate import story
+from ..layers import Evidence
 from .terminal import error_text, one_line, verdict_line
 
 __all__ = ["SCHEMA_VERSION", "EVENT_KINDS", "DEFAULT_ON", "FATE_KINDS", "event_kind", "build_payload", "redact_payload",
@@ -113,8 +116,6 @@ def build_payload(ev: Event, *, target: str, note: str = "", now: float | None =
                  fate=None, note=_line(note) or "", trigger=ev.trigger, duration_s=round(ev.duration_s, 2))
     else:
         assert isinstance(ev, FateChanged)
-        from ..fate import story
-
         told = story(ev.outcome, None, dataclasses.replace(ev.fate, cause=_clean(ev.fate.cause)))
         fate = ev.fate.to_dict()
         fate.pop("at", None)
@@ -162,10 +163,7 @@ def mask_url(url: str) -> str:
 
 def env_redactor(env: Mapping[str, str]) -> Callable[[str], str]:
     """The values of secret-named ``[job.env]`` keys hidden as ``***``: the hiding the launch
-    evidence already gets (:func:`cockpit.core.actions.job.redact_evidence`), as a string function."""
-    from ..actions.job import redact_evidence
-    from ..layers import Evidence
-
+    evidence already gets (:func:`cockpit.core.actions.jobrecord.redact_evidence`), as a string function."""
     env_ = dict(env)
 
     def redact(text: str) -> str:
