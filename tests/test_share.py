@@ -117,7 +117,7 @@ async def test_share_hides_every_secret_the_owners_screen_shows(lab, lab_config,
         await wait_for(pilot, whole_screen, timeout=20, what=lambda: f"the whole redacted screen: {shots[-1] if shots else ''}")
 
         # the older attempt's full verdict: evidence, summary, first error
-        app.push_screen(app.verdict_screen(hist.record(1)))
+        app.push_screen(app.views.verdict_screen(hist.record(1)))
         await wait_for(pilot, lambda: isinstance(app.screen, VerdictScreen), what="the verdict detail")
         await pilot.pause()
         body = rendered(app.screen.body.build())

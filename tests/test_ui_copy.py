@@ -125,7 +125,7 @@ async def test_y_in_the_verdict_screen_copies_the_verdict_with_its_evidence(tmp_
         hist = app.query_one(HistoryPane)
         await wait_for(pilot, lambda: len(hist.records) == 3, what="the history")
         # an attempt's verdict: its Markdown (stages, first error with its traceback)
-        app.push_screen(app.verdict_screen(hist.record(1)))
+        app.push_screen(app.views.verdict_screen(hist.record(1)))
         await wait_for(pilot, lambda: isinstance(app.screen, VerdictScreen), what="the verdict screen")
         await pilot.press("y")
         assert "## Attempt 1: failed — the code ran and failed (app)" in app.clipboard and "verify: alive" in app.clipboard

@@ -52,7 +52,7 @@ async def test_a_slow_start_shows_its_wait_against_startup_timeout_as_a_bar(lab,
     app = create_app(cfg, refresh=False)
     async with app.run_test(size=SIZE) as pilot:
         strip = app.query_one(VerdictStrip)
-        app._run_engine("relaunch")
+        app.actions.run_engine("relaunch")
         seen: list[str] = []
 
         def bar() -> bool:

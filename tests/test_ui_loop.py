@@ -122,7 +122,7 @@ async def test_attempt_on_save_runs_exactly_one_attempt_and_notifies(tmp_path):
         assert len(recs) == 1 and recs[0].note == "on save: train.py"
         assert any(n.startswith("attempt 1 ") for n in notes(app)), notes(app)  # the one-line verdict
         assert "✎" not in status(app)  # deployed: nothing pending
-        screen = app.verdict_screen(recs[0])
+        screen = app.views.verdict_screen(recs[0])
         if recs[0].diff:
             assert screen.body.changes_text() == summarise(recs[0].diff)
         await app.engine.run_action("stop")

@@ -13,16 +13,20 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable
-from typing import Any, ClassVar
+from typing import ClassVar
 
-from textual import on, work
+from textual import on
 from textual.app import App, ComposeResult
+from textual.binding import Binding, BindingType
 from textual.containers import Grid
+from textual.dom import DOMNode
 from textual.notifications import SeverityLevel
 from textual.worker import Worker, WorkerState
 
 from ..core.config import Config
+from ..core.face import EngineFace
 from ..core.keymap import ACTIONS, UIAction, action_spec
+from ..core.layers import Verdict
 from ..core.notify import Notifier
 from ..core.redact import Redactor
 from .adapter import EventAdapter
@@ -30,13 +34,15 @@ from .bindings import bindings
 from .commands import CockpitCommands
 from .driver import Driver
 from .guard import while_mounted
-from .keys import TargetKeys, demo_fix
+from .keys import TargetActions, demo_fix
 from .leaks import LeanFooter, unpin_styles_caches
 from .live import LoopRunner, Reloaders
 from .messages import (
     ActionFinished,
     ActionRefused,
     ActionStarted,
+    ConfigInvalid,
+    ConfigReloaded,
     FateChanged,
     GpuRefreshed,
     HistoryRefreshed,
@@ -46,9 +52,10 @@ from .messages import (
     ProcsRefreshed,
     SourceChanged,
     StageEvent,
+    ThemeFileInvalid,
+    ThemeFileReloaded,
+    UserActionDone,
 )
-from .metrics_keys import MetricsKeys
-from .pacing import Pacer, signature
 from .panes.gpu import GpuPane
 from .panes.history import HistoryPane
 from .panes.log import LogPane
@@ -56,27 +63,53 @@ from .panes.metrics import EngineMetrics, MetricsPane
 from .panes.procs import ProcsPane
 from .panes.status import StatusLine, StatusState
 from .panes.verdict import VerdictStrip
-from .settings import SettingsMixin
+from .polling import Polling
+from .routes import route
+from .settings import Settings
 from .shown import set_share, shown, shown_block
-from .target_keys import TargetSwitch
+from .target_keys import Targets
 from .themes import ThemeSet, default_variables, load_themes
-from .user_keys import UserActionKeys
+from .user_keys import UserActions
+from .views import Views
 
 log = logging.getLogger(__name__)
+
+#: a verdict's outcome → its toast's severity
+_SEVERITY: dict[str, SeverityLevel] = {"passed": "information", "failed": "error", "untested": "warning"}
 
 
 __all__ = ["CockpitApp", "create_app"]
 
-class CockpitApp(SettingsMixin, TargetKeys, TargetSwitch, MetricsKeys, UserActionKeys, App[int]):
+class CockpitApp(App[int]):
+    """The app: its state, the panes, the message handlers, and six controllers it holds (plain
+    objects, each given the app): ``actions`` (keys that act on the target, :mod:`.keys`), ``views``
+    (keys that change what is shown, :mod:`.views`), ``targets`` (:mod:`.target_keys`), ``settings``
+    (themes, keymap, live reload, :mod:`.settings`), ``user`` (the user's ``[[actions]]``,
+    :mod:`.user_keys`) and ``polling`` (:mod:`.polling`).
+
+    Textual runs a binding's action as ``action_<name>`` on a namespace that is a DOM node: the
+    focused widget's chain, the screen or the app (``app.``/``screen.``/``focused.`` prefixes); a
+    plain object cannot be one.  So the app keeps one thin ``action_<name>`` per key, generated once
+    below the class by :func:`.routes.route`: each controller's ``action_*`` methods, and for every
+    engine action of the registry ``actions.act(ID)``, so a new engine action needs only its entries
+    in the core's action table and key registry.  Message handlers (``on_*``) are written here and
+    hand the few that belong to a controller on to it.
+    """
+
     CSS_PATH = "styles.tcss"
     TITLE = "cockpit"
-    BINDINGS: ClassVar[list[Any]] = bindings(ACTIONS)
+    BINDINGS: ClassVar[list[BindingType]] = [*bindings(ACTIONS)]
     COMMANDS = App.COMMANDS | {CockpitCommands}
     ALLOW_IN_MAXIMIZED_VIEW = "Footer, StatusLine, VerdictStrip"
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (110, "-wide")]
     VERTICAL_BREAKPOINTS = [(0, "-short"), (32, "-tall")]
 
-    def __init__(self, engine: Any, *, read_only: bool = False, refresh: bool = True, demo: bool = False,
+    #: set by a target switch (``>``): :func:`cockpit.cli.tui.run_tui` starts the app on that target next
+    switch_to: str | None = None
+    #: whether the terminal reports the mouse to cockpit (``m`` switches it; see :func:`.copy.set_mouse_capture`)
+    mouse_reporting: bool = True
+
+    def __init__(self, engine: EngineFace, *, read_only: bool = False, refresh: bool = True, demo: bool = False,
                  clock: Callable[[], float] | None = None, themes: ThemeSet | None = None, notice: str = "",
                  owns_engine: bool = False, live: bool = True, share: bool = False, source: str = "") -> None:
         unpin_styles_caches()  # Textual's StylesCache leak (see leaks.py)
@@ -99,17 +132,15 @@ class CockpitApp(SettingsMixin, TargetKeys, TargetSwitch, MetricsKeys, UserActio
         self.notice = notice
         self.owns_engine = owns_engine
         self.driver = Driver(engine)
-        self.load_user_actions()
         self.keymap: dict[str, str] = {}
-        self.last_verdict: tuple[str, Any] | None = None
+        self.last_verdict: tuple[str, Verdict] | None = None
         self.notifier = Notifier(self.cfg, read_only=read_only, bell=lambda: self.bell(),
                                  report=lambda text: self.notify(text, title="notification", severity="warning", timeout=10, markup=False))
-        self._listener: Any = None
         #: the edit → attempt loop (None when [deploy] source does not exist, or ``live`` is False)
         self.loop_runner: LoopRunner | None = None
         src = self.cfg.deploy_source
         if live and src is not None and src.exists():
-            self.loop_runner = LoopRunner(engine, self.cfg, self.driver, self.post_message,
+            self.loop_runner = LoopRunner(engine, self.cfg, self.post_message,
                                           enabled=bool(self.cfg.loop.attempt_on_save) and not read_only)
         #: live reload of the config file and the theme files (None when there is no config file)
         self.reloaders: Reloaders | None = None
@@ -119,20 +150,22 @@ class CockpitApp(SettingsMixin, TargetKeys, TargetSwitch, MetricsKeys, UserActio
         t = self.cfg.target
         self.status_state = StatusState(
             target=self.cfg.display_name, transport=t.transport,
-            where=getattr(engine.transport, "description", "") or "", read_only=read_only, shared=share,
+            where=engine.transport.description, read_only=read_only, shared=share,
             interval=ui.refresh_interval, demo=demo,
             # the file in use, always on the line (``./cockpit.toml``; ``demo`` for the built-in one)
             config=source or ("demo" if demo else str(self.cfg.path or "")),
         )
         if demo:
             self.title = "cockpit · demo"
+        self.actions, self.views, self.targets = TargetActions(self), Views(self), Targets(self)
+        self.settings, self.user, self.polling = Settings(self), UserActions(self), Polling(self)
 
     # -- composition --------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
         ui = self.cfg.ui
         yield StatusLine(self.status_state, self.clock, id="status-line")
-        if self.several_targets():
-            yield self.target_strip()
+        if self.targets.several():
+            yield self.targets.strip()
         yield VerdictStrip(self.clock, id="verdict-strip")
         with Grid(id="panes"):
             yield ProcsPane(self.clock, ui.refresh_interval)
@@ -146,9 +179,9 @@ class CockpitApp(SettingsMixin, TargetKeys, TargetSwitch, MetricsKeys, UserActio
         return default_variables()
 
     def on_mount(self) -> None:
-        self._apply_themes()
-        self._apply_keymap()
-        self.bind_user_actions()
+        self.settings.apply_themes()
+        self.settings.apply_keymap()
+        self.user.bind()
         if self.read_only:
             self.sub_title = "SHARED · READ-ONLY · secrets hidden" if self.share else "READ-ONLY"
         self._unsubscribe = self.engine.subscribe(EventAdapter(self.post_message))
@@ -157,21 +190,21 @@ class CockpitApp(SettingsMixin, TargetKeys, TargetSwitch, MetricsKeys, UserActio
         if not self.read_only:
             self.engine.ask = self.ask_yes_no
         self.engine.resume_following()
-        self.theme_changed_signal.subscribe(self, self._on_theme_changed)
+        self.theme_changed_signal.subscribe(self, self.settings.theme_changed)
         self.set_interval(1.0, self._tick)
         if self.notice:
             self.notify(self.notice, title="cockpit", timeout=8, markup=False)
-        recovered = getattr(self.engine, "recovered", None) or []
+        recovered = self.engine.recovered
         if recovered:
             ids = ", ".join(f"#{r.attempt}" for r in recovered)
             self.notify(f"attempt {ids} was left open by a cockpit that is gone: marked interrupted", severity="warning", timeout=8, markup=False)
         self.query_one("#log-view").focus()
-        self.show_current()
+        self.polling.show_current()
         if self.poll_enabled:
-            self.start_polling()
-            self.start_target_watch()
+            self.polling.start()
+            self.targets.start_poll()
         else:
-            self.load_history()
+            self.polling.load_history()
         if self.loop_runner is not None:
             self.query_one(StatusLine).set_source([], self.loop_runner.enabled)
             self.run_worker(self.loop_runner.run(), name="attempt-loop", group="loop", exit_on_error=False)
@@ -197,101 +230,16 @@ class CockpitApp(SettingsMixin, TargetKeys, TargetSwitch, MetricsKeys, UserActio
         return True
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        spec = action_spec(action) if action != "user_action" else self.user_actions.get(str(parameters[0]) if parameters else "")
+        spec = action_spec(action) if action != "user_action" else self.user.actions.get(str(parameters[0]) if parameters else "")
         if spec is None:
             return True
         if len(self.screen_stack) > 1:
             return False  # a modal is open: its keys only (a stray S or R must not stack another modal)
         return self.action_allowed(spec)
 
-    # -- polling ---------------------------------------------------------------------------------
-    def start_polling(self) -> None:
-        ui = self.cfg.ui
-        self._poll("procs", self.driver.procs, lambda: ui.refresh_interval)
-        self._poll("gpu", self.driver.gpu, lambda: ui.refresh_interval)
-        self._poll("log", self.driver.log, lambda: ui.refresh_interval)
-        if self.cfg.target.runtime == "pct":
-            self._poll("kmsg", self.driver.kmsg, lambda: max(10.0, ui.refresh_interval * 5))
-        self._poll_history()
-
-    def _poll(self, part: str, fetch: Callable[[], Any], interval: Callable[[], float]) -> Worker[None]:
-        # adaptive refresh (ui/pacing.py): calm parts back off, a slow link is not probed back to
-        # back, an action speeds everything up
-        pacer = Pacer(interval, busy=lambda: self.status_state.action is not None)
-
-        async def loop() -> None:
-            failures = 0
-            while True:
-                t0 = time.monotonic()
-                try:
-                    msg = await fetch()
-                    failures = 0
-                except Exception as e:  # noqa: BLE001 - a bug in a probe must not end the polling; notified (first of a run), debug-logged
-                    log.debug("%s refresh crashed", part, exc_info=True)
-                    failures += 1
-                    if failures == 1:
-                        self.notify(f"{part} refresh crashed: {e!r}", severity="error", timeout=8, markup=False)
-                    msg = None
-                if msg is not None:
-                    self.post_message(msg)
-                if part == "log":
-                    await self._log_pause(pacer, msg, failures)
-                    continue
-                if msg is not None:
-                    pacer.observe(signature(msg))
-                await asyncio.sleep(pacer.wait(time.monotonic() - t0, failures))
-
-        return self.run_worker(loop(), name=f"poll-{part}", group="poll", exit_on_error=False)
-
-    async def _log_pause(self, pacer: Pacer, msg: Any, failures: int) -> None:
-        """Between two log polls: 0.1 s while lines flow; half a second for a while after; then, on
-        a quiet log, a remote ``tail -F`` that returns when it changes or after 10 s (a quiet
-        stretch is posted as a fresh view): one poll per 10 s instead of two per second."""
-        if failures:
-            await asyncio.sleep(pacer.wait(failures=failures))
-            return
-        period = pacer.period()
-        wait = pacer.log_wait(msg is not None and bool(msg.lines))
-        if wait < period:
-            await asyncio.sleep(wait)
-            return
-        # one wait, then one poll (which also catches what a wait cannot: a truncated file)
-        state, quiet = await self.driver.log_wait(max(10.0, period * 2.5))
-        if quiet is not None:
-            self.post_message(quiet)  # watched and unchanged: fresh
-        elif state != "changed":  # it cannot be waited for here: poll at the usual pace
-            await asyncio.sleep(wait)
-
-    @work(group="poll", exit_on_error=False, name="poll-history")
-    async def _poll_history(self) -> None:
-        while True:
-            self.post_message(self.driver.history())
-            await asyncio.sleep(self.cfg.ui.refresh_interval)
-
-    @while_mounted
-    def load_history(self) -> None:
-        self.post_message(self.driver.history(force=True))
-
-    @work(group="refresh", exclusive=True, exit_on_error=False, name="refresh-now")
-    async def refresh_now(self) -> None:
+    def refresh_now(self) -> Worker[None]:
         """One refresh of everything (key ``u``; tests)."""
-        for fetch in (self.driver.procs, self.driver.gpu, self.driver.log):
-            msg = await fetch()
-            if msg is not None:
-                self.post_message(msg)
-        self.post_message(self.driver.history(force=True))
-
-    def show_current(self) -> None:
-        """Render whatever the observer already holds (before the first refresh)."""
-        obs = self.driver.observer
-        if obs.procs.collected_at is not None:
-            self.post_message(ProcsRefreshed(obs.procs))
-        if obs.gpu.collected_at is not None or obs.gpu.snapshot is not None:
-            self.post_message(GpuRefreshed(obs.gpu))
-        f = obs.log.follower
-        if f is not None and len(f.ring):
-            first, lines = self.driver.log_history()
-            self.post_message(LogBatch(obs.log.path, first, lines, self.driver.log_errors(), view=obs.log))
+        return self.polling.refresh_now()
 
     # -- message handlers: the only code that touches widgets -----------------------------------
     @while_mounted
@@ -304,7 +252,7 @@ class CockpitApp(SettingsMixin, TargetKeys, TargetSwitch, MetricsKeys, UserActio
     def on_gpu_refreshed(self, msg: GpuRefreshed) -> None:
         v = msg.view
         self.query_one(GpuPane).show(v)
-        snap_err = getattr(v.snapshot, "error", None) if v.snapshot is not None else None
+        snap_err = v.snapshot.error if v.snapshot is not None else None
         err = v.error if v.error and v.error != snap_err and "disabled in config" not in v.error else None
         # a GPU failure seen by a successful probe is GPU data, not a stale part: the pane shows it
         self.query_one(StatusLine).update_part("gpu", v.collected_at, err, v.error_layer if err else None)
@@ -332,8 +280,7 @@ class CockpitApp(SettingsMixin, TargetKeys, TargetSwitch, MetricsKeys, UserActio
         are the one source (not the refresh that came in: a streamed GPU pane still runs its full
         probe every apps_interval, which is no fall-back to polling).  ``polled``: parts shown as
         polled when no stream was ever started for them (``[gpu] stream = false``)."""
-        streams = getattr(self.driver.observer, "streams", None)
-        modes = streams.modes() if streams is not None else {}
+        modes = self.driver.observer.streams.modes()
         line = self.query_one(StatusLine)
         for part, (mode, _why) in modes.items():
             line.set_mode(part, mode)
@@ -382,7 +329,7 @@ class CockpitApp(SettingsMixin, TargetKeys, TargetSwitch, MetricsKeys, UserActio
         """A job's fate after its verdict: the history shows it; a passed job that died is news."""
         from ..core.fate import story
 
-        self.load_history()
+        self.polling.load_history()
         if msg.fate.state in ("running", "stopped") or msg.outcome != "passed" or self.read_only:
             return  # stopped: the user just did it; a failed attempt's job dying is no news
         text = f"#{msg.attempt} {story(msg.outcome, None, msg.fate)}"
@@ -407,18 +354,18 @@ class CockpitApp(SettingsMixin, TargetKeys, TargetSwitch, MetricsKeys, UserActio
         self.query_one(StatusLine).set_action(None)
         if msg.verdict is not None:
             self.last_verdict = (msg.action, msg.verdict)
-        self.load_history()
+        self.polling.load_history()
         if msg.action == "deploy" and msg.verdict is not None and msg.verdict.failed_stage is None and self.loop_runner is not None:
             self.loop_runner.mark_deployed()  # a manual deploy: what is on disk is what the target has
             self.post_message(self.loop_runner.snapshot())
         if msg.result is not None:
             self._verdict_landed(msg)
         elif msg.outcome:
-            sev = {"passed": "information", "failed": "error", "untested": "warning"}.get(msg.outcome, "warning")
+            sev = _SEVERITY.get(msg.outcome, "warning")
             from .format import outcome_text
 
             self.notify(outcome_text(msg.outcome, msg.verdict.layer.value if msg.verdict is not None and msg.verdict.layer else None),
-                        title=f"attempt #{msg.attempt}", severity=sev, timeout=6, markup=False)  # type: ignore[arg-type]
+                        title=f"attempt #{msg.attempt}", severity=sev, timeout=6, markup=False)
 
     def _verdict_landed(self, msg: ActionFinished) -> None:
         """An attempt's verdict: a one-line toast (the bell, tmux and the hooks: the notifier); nothing in --read-only."""
@@ -426,27 +373,46 @@ class CockpitApp(SettingsMixin, TargetKeys, TargetSwitch, MetricsKeys, UserActio
             return
         from ..core.notify import verdict_line
 
-        sev = {"passed": "information", "failed": "error", "untested": "warning"}.get(msg.outcome or "", "warning")
-        self.notify(verdict_line(msg.result, prefix=""), title=f"attempt #{msg.attempt}", severity=sev, timeout=6, markup=False)  # type: ignore[arg-type]
+        sev = _SEVERITY.get(msg.outcome or "", "warning")
+        self.notify(verdict_line(msg.result, prefix=""), title=f"attempt #{msg.attempt}", severity=sev, timeout=6, markup=False)
 
     @while_mounted
     def on_source_changed(self, msg: SourceChanged) -> None:
         self.query_one(StatusLine).set_source(sorted(msg.pending), msg.on_save, msg.state, msg.queued)
 
     def on_loop_notice(self, msg: LoopNotice) -> None:
-        self.notify(msg.text, title=msg.title, severity=msg.severity, timeout=8, markup=False)  # type: ignore[arg-type]
+        self.notify(msg.text, title=msg.title, severity=msg.severity, timeout=8, markup=False)
+
+    # -- what a controller handles ---------------------------------------------------------------
+    def on_config_reloaded(self, msg: ConfigReloaded) -> None:
+        self.settings.config_reloaded(msg)
+
+    def on_config_invalid(self, msg: ConfigInvalid) -> None:
+        self.settings.config_invalid(msg)
+
+    def on_theme_file_reloaded(self, msg: ThemeFileReloaded) -> None:
+        self.settings.theme_file_reloaded(msg)
+
+    def on_theme_file_invalid(self, msg: ThemeFileInvalid) -> None:
+        self.settings.theme_file_invalid(msg)
+
+    def handle_bindings_clash(self, clashed_bindings: set[Binding], node: DOMNode) -> None:
+        self.settings.bindings_clash(clashed_bindings)
+
+    def on_user_action_done(self, msg: UserActionDone) -> None:
+        self.user.done(msg)
 
     @while_mounted
     def on_action_refused(self, msg: ActionRefused) -> None:
         self.query_one(VerdictStrip).refused(msg.action, msg.reason)
-        self.query_one(StatusLine).set_action(getattr(self.engine, "current_action", None))
+        self.query_one(StatusLine).set_action(self.engine.current_action)
         self.notify(msg.reason, title=f"{msg.action} refused", severity="warning", timeout=6, markup=False)
 
     @on(HistoryPane.AttemptChosen)
     def _attempt_chosen(self, msg: HistoryPane.AttemptChosen) -> None:
         rec = self.query_one(HistoryPane).record(msg.attempt)
         if rec is not None:
-            self.push_screen(self.verdict_screen(rec))
+            self.push_screen(self.views.verdict_screen(rec))
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         w = event.worker
@@ -467,7 +433,7 @@ class CockpitApp(SettingsMixin, TargetKeys, TargetSwitch, MetricsKeys, UserActio
 
 
 
-def create_app(cfg: Config, *, engine: Any = None, read_only: bool = False, refresh: bool = True, demo: bool | None = None,
+def create_app(cfg: Config, *, engine: EngineFace | None = None, read_only: bool = False, refresh: bool = True, demo: bool | None = None,
                clock: Callable[[], float] | None = None, themes: ThemeSet | None = None, notice: str = "",
                live: bool = True, share: bool = False, source: str = "") -> CockpitApp:
     """The app for ``cfg`` (shared by ``cockpit`` and the tests, which inject an engine).
@@ -481,3 +447,6 @@ def create_app(cfg: Config, *, engine: Any = None, read_only: bool = False, refr
         demo = cfg.path is None and cfg.display_name == "demo" and cfg.target.transport == "local"
     return CockpitApp(engine, read_only=read_only, refresh=refresh, demo=demo, clock=clock, themes=themes,
                       notice=notice, owns_engine=owns, live=live, share=share, source=source)
+
+
+route(CockpitApp)

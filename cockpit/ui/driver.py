@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING
+
+from textual.message import Message
 
 from .messages import (
     ActionRefused,
@@ -21,29 +23,27 @@ from .messages import (
     UserActionDone,
 )
 
-__all__ = ["Driver", "make_observer"]
-
-Post = Callable[[Any], Any]
-
-
-def make_observer(engine: Any) -> Any:
-    """The engine's own observer when it has one (it then follows each launch itself), else a new
-    one on the engine's transport."""
-    obs = getattr(engine, "observer", None)
-    if obs is not None:
-        return obs
+if TYPE_CHECKING:
+    from ..core.face import EngineFace
+    from ..core.journal import AttemptRecord
     from ..core.observe import Observer
+    from ..core.probes.logs import LogEvent
+    from ..core.probes.signatures import Match
 
-    return Observer(engine.cfg, engine.transport)
+__all__ = ["Driver", "Post"]
+
+#: how a worker hands a message to the app (``App.post_message``)
+Post = Callable[[Message], object]
 
 
 class Driver:
-    def __init__(self, engine: Any, observer: Any | None = None) -> None:
+    def __init__(self, engine: EngineFace, observer: Observer | None = None) -> None:
         self.engine = engine
-        self.observer = observer if observer is not None else make_observer(engine)
-        self._history_sig: tuple[Any, ...] | None = None
-        self._journal_ver: tuple[Any, ...] | None = None
-        self._records: list[Any] | None = None
+        #: the engine's own observer (it follows each launch itself), unless a test gives another
+        self.observer = observer if observer is not None else engine.observer
+        self._history_sig: tuple[tuple[int, float | None, bool], ...] | None = None
+        self._journal_ver: object = None
+        self._records: list[AttemptRecord] | None = None
 
     # -- actions ----------------------------------------------------------------------------
     async def attempt(self, note: str, post: Post) -> None:
@@ -93,8 +93,8 @@ class Driver:
         if f is None:
             return None
         lines: list[str] = []
-        matches: list[Any] = []
-        events: list[Any] = []
+        matches: list[Match] = []
+        events: list[LogEvent] = []
         deadline = time.monotonic() + budget_s
         while True:
             upd = await obs.refresh_log()
@@ -127,13 +127,12 @@ class Driver:
         """The journal's attempts (``changed`` is False when nothing changed since the last call).
         A journal that could not be written is tried again here first (each history refresh)."""
         journal = self.engine.journal
-        fault = getattr(journal, "fault", None)
+        fault = journal.fault
         if fault is not None:
             journal.flush()
             fault = journal.fault
-        version = getattr(journal, "version", None)
-        ver = version() if version is not None else None
-        if not force and ver is not None and ver == self._journal_ver and self._records is not None:
+        ver = journal.version()
+        if not force and ver == self._journal_ver and self._records is not None:
             # nothing was written since: no need to fold every event of the journal again
             return HistoryRefreshed(self._records, collected_at=time.time(), changed=False, journal_fault=fault)
         self._journal_ver = ver
@@ -150,9 +149,9 @@ class Driver:
             return 1, []
         return f.ring.first_line_no, f.ring.lines()
 
-    def log_errors(self) -> list[Any]:
+    def log_errors(self) -> list[Match]:
         """Every classified match the observer holds for the current log."""
         f = self.observer.log.follower
         if f is None:
             return []
-        return list(getattr(f.classifier, "matches", []))
+        return list(f.classifier.matches)

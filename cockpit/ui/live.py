@@ -1,11 +1,11 @@
 """The UI's side of the edit → attempt loop and of live reload: worker bodies, no widgets.
 
-:class:`LoopRunner` owns a :class:`~cockpit.core.watch.SourceWatcher` (``watcher_for(cfg)``)
-and an :class:`~cockpit.core.watch.AttemptLoop`; its hooks only *post* messages
+:class:`LoopRunner` owns a :class:`~cockpit.core.loop.SourceWatcher` (``watcher_for(cfg)``)
+and an :class:`~cockpit.core.loop.AttemptLoop`; its hooks only *post* messages
 (:class:`SourceChanged`, :class:`ActionStarted`, :class:`ActionFinished`, :class:`LoopNotice`).
 Manual attempts go through :meth:`LoopRunner.attempt_now` so the watcher's idea of what is
 deployed stays right.  On-save attempts never ask: they reuse the last hypothesis with a try
-counter (:class:`~cockpit.core.watch.NoteCounter`).
+counter (:class:`~cockpit.core.loop.NoteCounter`).
 
 :class:`Reloaders` watches the config file (:class:`~cockpit.core.reload.ConfigReloader`) and the
 theme files (:class:`~cockpit.core.reload.FileReloader`) and posts what it found; the app's
@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
+from .driver import Post
 from .messages import (
     ActionFinished,
     ActionRefused,
@@ -31,18 +32,23 @@ from .messages import (
     ThemeFileReloaded,
 )
 
+if TYPE_CHECKING:
+    from textual.theme import Theme
+
+    from ..core.attempt import AttemptResult
+    from ..core.config import Config, LoopConfig
+    from ..core.face import EngineFace
+    from ..core.loop import ChangeSet
+    from ..core.reload import ConfigReloader, FileReloader
+
 __all__ = ["LoopRunner", "Reloaders", "last_manifest"]
 
-Post = Callable[[Any], Any]
 
-
-def last_manifest(engine: Any) -> Mapping[str, str] | None:
+def last_manifest(engine: EngineFace) -> Mapping[str, str] | None:
     """What the newest attempt with a snapshot really deployed (relpath → sha256), else None."""
     from ..core.changes import deployed_manifest
 
-    journal = getattr(engine, "journal", None)
-    if journal is None:
-        return None
+    journal = engine.journal
     try:
         recs = journal.attempts()
         jdir = Path(journal.path).parent
@@ -58,14 +64,14 @@ def last_manifest(engine: Any) -> Mapping[str, str] | None:
 class LoopRunner:
     """The attempt loop as the TUI runs it (see the module doc)."""
 
-    def __init__(self, engine: Any, cfg: Any, driver: Any, post: Post, *, enabled: bool) -> None:
-        from ..core.watch import AttemptLoop, NoteCounter, loop_config, watcher_for
+    def __init__(self, engine: EngineFace, cfg: Config, post: Post, *, enabled: bool) -> None:
+        from ..core.loop import AttemptLoop, NoteCounter, loop_config, watcher_for
 
         lc = loop_config(cfg)
-        self.engine, self.cfg, self.driver, self.post = engine, cfg, driver, post
+        self.engine, self.cfg, self.post = engine, cfg, post
         self.watcher = watcher_for(cfg, baseline=last_manifest(engine))
         self.loop = AttemptLoop(
-            engine, self.watcher, notes=NoteCounter(template=lc.note_template, journal=getattr(engine, "journal", None)),
+            engine, self.watcher, notes=NoteCounter(template=lc.note_template, journal=engine.journal),
             enabled=enabled, busy_retry=lc.busy_retry, busy_timeout=lc.busy_timeout,
             on_change=self._on_change, on_attempt_start=self._on_start, on_verdict=self._on_verdict,
             on_busy=self._on_busy, on_error=self._on_error,
@@ -86,7 +92,7 @@ class LoopRunner:
     def snapshot(self) -> SourceChanged:
         return SourceChanged(self.watcher.pending, on_save=self.loop.enabled, state=self.loop.state, queued=self.loop.queued)
 
-    def apply(self, lc: Any) -> None:
+    def apply(self, lc: LoopConfig) -> None:
         """New ``[loop]`` values that need no restart (debounce, busy waits, note template)."""
         self.watcher.debounce = float(lc.debounce)
         self.loop.busy_retry, self.loop.busy_timeout = lc.busy_retry, lc.busy_timeout
@@ -126,7 +132,7 @@ class LoopRunner:
             self.loop.trigger()  # a save during the manual attempt: one more, as for on-save attempts
 
     # -- loop hooks: post only --------------------------------------------------------------
-    def _on_change(self, cs: Any) -> None:
+    def _on_change(self, cs: ChangeSet) -> None:
         self.post(self.snapshot())
 
     def _on_start(self, note: str, files: Mapping[str, str]) -> None:
@@ -134,7 +140,7 @@ class LoopRunner:
         self._t0, self._busy_said = time.monotonic(), False
         self.post(self.snapshot())
 
-    def _on_verdict(self, res: Any) -> None:
+    def _on_verdict(self, res: AttemptResult) -> None:
         self._t0 = None
         self.post(self.snapshot())
 
@@ -157,25 +163,28 @@ class LoopRunner:
 class Reloaders:
     """Live reload of the config file and the theme files (posts messages only)."""
 
-    def __init__(self, cfg: Any, theme_files: list[str], post: Post) -> None:
+    def __init__(self, cfg: Config, theme_files: list[str], post: Post) -> None:
         from ..core.reload import ConfigReloader, FileReloader
         from .themes import ThemeError, load_theme_file
 
         self.post = post
         #: True once every reloader watches its files (a save after that is seen)
         self.ready = False
-        self.config: Any = None
+        self.config: ConfigReloader | None = None
         if cfg.path is not None:
             self.config = ConfigReloader(cfg.path, lambda c: post(ConfigReloaded(c)), lambda e: post(ConfigInvalid(e)),
                                          current=cfg)
         files = [f for f in theme_files if Path(f).is_file()]
-        self.themes: Any = None
+        self.themes: FileReloader | None = None
         if files:
-            self.themes = FileReloader(files, load_theme_file, lambda p, t: post(ThemeFileReloaded(str(p), t)),
+            def reloaded(p: Path, t: Theme) -> None:
+                post(ThemeFileReloaded(str(p), t))
+
+            self.themes = FileReloader(files, load_theme_file, reloaded,
                                        lambda p, e: post(ThemeFileInvalid(str(p), e)), errors=(ThemeError,), parse_now=False)
 
     async def run(self) -> None:
-        started: list[Any] = []
+        started: list[ConfigReloader | FileReloader] = []
         try:
             for r in (self.config, self.themes):
                 if r is None:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from textual.message import Message
+from textual.notifications import SeverityLevel
 from textual.theme import Theme
 
 from ..core.attempt import AttemptResult
@@ -185,7 +186,7 @@ class LoopNotice(Message):
     """Something the attempt loop or a reloader wants the user to know (a toast)."""
 
     text: str
-    severity: str = "information"
+    severity: SeverityLevel = "information"
     title: str = "cockpit"
 
 

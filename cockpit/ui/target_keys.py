@@ -1,72 +1,78 @@
-"""Several targets in the TUI: the target strip, its watch, and switching (``>`` / ``<``, palette).
+"""Several targets in the TUI: the target strip, its poll, and switching (``>`` / ``<``, palette).
 
-Switching ends this app with :attr:`switch_to` set; :func:`cockpit.cli.tui.run_tui` starts the
-app again on the chosen target's config.  Why restart rather than swap the engine in place: every
-pane, the log follower, the attempt loop and the notifier are built around one engine, and a
-fresh app is the one state that is certainly the new target's and none of the old (a running job
-keeps running; its attempt stays in its target's journal).  The SSH connection is not shared
-across the restart; the switch costs one handshake.
+Switching ends this app with :attr:`~cockpit.ui.app.CockpitApp.switch_to` set;
+:func:`cockpit.cli.tui.run_tui` starts the app again on the chosen target's config.  Why restart
+rather than swap the engine in place: every pane, the log follower, the attempt loop and the
+notifier are built around one engine, and a fresh app is the one state that is certainly the new
+target's and none of the old (a running job keeps running; its attempt stays in its target's
+journal).  The SSH connection is not shared across the restart; the switch costs one handshake.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
-from ..core.targets_watch import TargetSummary, TargetsWatch
+from ..core.targets_poll import TargetsPoll, TargetSummary
 from .panes.targets import TargetStrip
 
-__all__ = ["TargetSwitch"]
+if TYPE_CHECKING:
+    from .app import CockpitApp
+
+__all__ = ["Targets"]
 
 
-class TargetSwitch:
-    """Mixin for the app: ``self.cfg``, ``self.engine`` are the selected target's."""
+class Targets:
+    """The app's targets controller: ``app.cfg`` and ``app.engine`` are the selected target's."""
 
-    cfg: Any
-    engine: Any
-    switch_to: str | None = None
-    targets_watch: TargetsWatch | None = None
+    def __init__(self, app: CockpitApp) -> None:
+        self.app = app
+        self.poll: TargetsPoll | None = None
 
-    def several_targets(self) -> bool:
-        return len(self.cfg.targets) >= 2
+    def several(self) -> bool:
+        return len(self.app.cfg.targets) >= 2
 
-    def target_strip(self) -> TargetStrip:
-        return TargetStrip(self.cfg.target_names, self.cfg.selected or self.cfg.display_name, id="target-strip")
+    def strip(self) -> TargetStrip:
+        cfg = self.app.cfg
+        return TargetStrip(cfg.target_names, cfg.selected or cfg.display_name, id="target-strip")
 
-    def start_target_watch(self) -> None:
-        if not self.several_targets():
+    def start_poll(self) -> None:
+        if not self.several():
             return
-        strip = self.query_one(TargetStrip)  # type: ignore[attr-defined]
+        app, cfg = self.app, self.app.cfg
+        strip = app.query_one(TargetStrip)
 
         def changed(summaries: list[TargetSummary]) -> None:
-            self.call_later(strip.update_summaries, summaries)  # type: ignore[attr-defined]
+            app.call_later(strip.update_summaries, summaries)
 
-        interval = max(15.0, float(self.cfg.ui.refresh_interval) * 10)
-        self.targets_watch = TargetsWatch(self.cfg, self.cfg.selected, changed, interval=interval)
-        self.run_worker(self.targets_watch.run(), name="targets-watch", group="targets", exit_on_error=False)  # type: ignore[attr-defined]
+        interval = max(15.0, float(cfg.ui.refresh_interval) * 10)
+        self.poll = TargetsPoll(cfg, cfg.selected or "", changed, interval=interval)
+        app.run_worker(self.poll.run(), name="targets-watch", group="targets", exit_on_error=False)
 
-    def target_choices(self) -> list[str]:
-        return [n for n in self.cfg.target_names if n != self.cfg.selected] if self.several_targets() else []
+    def choices(self) -> list[str]:
+        cfg = self.app.cfg
+        return [n for n in cfg.target_names if n != cfg.selected] if self.several() else []
 
-    def switch_target(self, name: str) -> None:
-        cur = getattr(self.engine, "current_action", None)
+    def switch(self, name: str) -> None:
+        app = self.app
+        cur = app.engine.current_action
         if cur:
-            self.notify(f"{self.cfg.display_name} is busy: {cur} is running; switch when it is done",  # type: ignore[attr-defined]
-                        severity="warning", timeout=5, markup=False)
+            app.notify(f"{app.cfg.display_name} is busy: {cur} is running; switch when it is done",
+                       severity="warning", timeout=5, markup=False)
             return
-        self.switch_to = name
-        self.exit(0)  # type: ignore[attr-defined]
+        app.switch_to = name
+        app.exit(0)
 
-    def _step_target(self, step: int) -> None:
-        if not self.several_targets():
-            self.notify("one target: list several as [[targets]] in the config to switch between them",  # type: ignore[attr-defined]
-                        timeout=5, markup=False)
+    def _step(self, step: int) -> None:
+        if not self.several():
+            self.app.notify("one target: list several as [[targets]] in the config to switch between them", timeout=5, markup=False)
             return
-        names = self.cfg.target_names
-        i = names.index(self.cfg.selected) if self.cfg.selected in names else 0
-        self.switch_target(names[(i + step) % len(names)])
+        cfg = self.app.cfg
+        names = cfg.target_names
+        i = names.index(cfg.selected) if cfg.selected in names else 0
+        self.switch(names[(i + step) % len(names)])
 
     def action_next_target(self) -> None:
-        self._step_target(1)
+        self._step(1)
 
     def action_prev_target(self) -> None:
-        self._step_target(-1)
+        self._step(-1)

@@ -1,6 +1,6 @@
 """The user's own ``[[actions]]`` in the TUI: their keys, the confirmation, and the result.
 
-A mixin of :class:`~cockpit.ui.app.CockpitApp` like :mod:`.keys`.  Each action is a registry entry
+A controller of :class:`~cockpit.ui.app.CockpitApp` (``app.user``).  Each action is a registry entry
 (:func:`~cockpit.core.keymap.user_ui_actions`) bound at mount to ``user_action('NAME')``; it acts on
 the target, so ``--read-only`` disables it (``check_action``), and a destructive one asks first,
 showing the exact command with the target's values filled in.  The result comes back as a
@@ -21,71 +21,61 @@ from .screens.confirm import ConfirmScreen
 from .screens.output import OutputScreen
 
 if TYPE_CHECKING:
-    from textual.app import App
+    from .app import CockpitApp
 
-    from ..core.config import Config
-    from ..core.engine import Engine
-    from .driver import Driver
-
-    _AppBase = App[int]
-else:
-    _AppBase = object
-
-__all__ = ["UserActionKeys"]
+__all__ = ["UserActions"]
 
 
-class UserActionKeys(_AppBase):
-    engine: Engine
-    cfg: Config
-    driver: Driver
-    read_only: bool
-    #: the user's actions by name (registry entries: help screen, palette, check_action)
-    user_actions: dict[str, UIAction]
+class UserActions:
+    def __init__(self, app: CockpitApp) -> None:
+        self.app = app
+        #: the user's actions by name (registry entries: help screen, palette, check_action)
+        self.actions: dict[str, UIAction] = {a.id: a for a in user_ui_actions(specs_for(app.cfg))}
 
-    def load_user_actions(self) -> None:
-        self.user_actions = {a.id: a for a in user_ui_actions(specs_for(self.cfg))}
-
-    def bind_user_actions(self) -> None:
+    def bind(self) -> None:
         """Bind each action's key (checked against the built-ins' keys when the config loaded)."""
-        for a in self.user_actions.values():
+        for a in self.actions.values():
             if a.key:
-                self.bind(a.key, a.action, description=a.description, show=False)
+                self.app.bind(a.key, a.action, description=a.description, show=False)
 
     def _where(self, name: str) -> str:
-        ua = self.engine.user_actions[name]
-        return target_where(self.cfg, host=ua.where == "host") + f"; killed after {ua.timeout:g} s"
+        ua = self.app.engine.user_actions[name]
+        return target_where(self.app.cfg, host=ua.where == "host") + f"; killed after {ua.timeout:g} s"
 
     def action_user_action(self, name: str) -> None:
-        spec = self.user_actions.get(name)
+        app = self.app
+        spec = self.actions.get(name)
         if spec is None:
-            self.notify(f"no action {name!r} in the config", severity="warning", timeout=4, markup=False)
+            app.notify(f"no action {name!r} in the config", severity="warning", timeout=4, markup=False)
             return
         try:
-            command = self.engine.user_action_command(name)
+            command = app.engine.user_action_command(name)
         except MissingField as e:
-            self.notify(f"{e}: run an attempt (or launch) first", title=name, severity="warning", timeout=6, markup=False)
+            app.notify(f"{e}: run an attempt (or launch) first", title=name, severity="warning", timeout=6, markup=False)
             return
         if not spec.destructive:
-            self._start_user_action(name, None)
+            self._start(name, None)
             return
-        cur = getattr(self.engine, "current_action", None)
+        cur = app.engine.current_action
         if cur:
-            self.notify(f"the target is busy: {cur} is running", severity="warning", timeout=4, markup=False)
+            app.notify(f"the target is busy: {cur} is running", severity="warning", timeout=4, markup=False)
             return
-        self.push_screen(ConfirmScreen(f"Run {name}?", spec.help, command, where=self._where(name), yes="Run"),
-                         lambda ok: self._start_user_action(name, command) if ok else None)
+        app.push_screen(ConfirmScreen(f"Run {name}?", spec.help, command, where=self._where(name), yes="Run"),
+                        lambda ok: self._start(name, command) if ok else None)
 
-    def _start_user_action(self, name: str, confirmed: str | None) -> None:
-        self.notify(f"{name}: running…", timeout=2, markup=False)
-        self.run_worker(self.driver.user_action(name, self.post_message, confirmed), name=f"action {name}", group="user-action",
-                        exit_on_error=False)
+    def _start(self, name: str, confirmed: str | None) -> None:
+        app = self.app
+        app.notify(f"{name}: running…", timeout=2, markup=False)
+        app.run_worker(app.driver.user_action(name, app.post_message, confirmed), name=f"action {name}", group="user-action",
+                       exit_on_error=False)
 
-    def on_user_action_done(self, msg: UserActionDone) -> None:
+    def done(self, msg: UserActionDone) -> None:
+        app = self.app
         r = msg.result
         if not r.ran:
-            self.notify(r.answer(), title=f"{r.name} could not run", severity="error", timeout=10, markup=False)
-        elif self.user_actions.get(r.name) is not None and self.engine.user_actions[r.name].view:
-            self.push_screen(OutputScreen(r, self._where(r.name)))
+            app.notify(r.answer(), title=f"{r.name} could not run", severity="error", timeout=10, markup=False)
+        elif self.actions.get(r.name) is not None and app.engine.user_actions[r.name].view:
+            app.push_screen(OutputScreen(r, self._where(r.name)))
         else:
             text = r.answer() + (f" — {r.last_line}" if r.last_line else "")
-            self.notify(text, title=r.name, severity="information" if r.ok else "warning", timeout=8, markup=False)
+            app.notify(text, title=r.name, severity="information" if r.ok else "warning", timeout=8, markup=False)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.color import Color as RichColor
 from rich.style import Style
@@ -33,6 +33,10 @@ from ...core.metrics.report import fmt_rate, fmt_value, primary
 from ..format import fmt_age
 from ..shown import shown
 from .base import Pane
+
+if TYPE_CHECKING:
+    from ...core.face import EngineFace
+    from ...core.metrics import AttemptMetrics, MetricsStore
 
 __all__ = ["MetricsPane", "MetricsPlot", "EngineMetrics", "OKABE_ITO", "thin"]
 
@@ -50,40 +54,33 @@ FORMS = ("step 120 loss 1.83 lr 3e-4", "step=120 | loss=1.83", "{'loss': 1.83, '
 class EngineMetrics:
     """What the pane reads, from the engine: the current attempt and each attempt's metrics."""
 
-    def __init__(self, engine: Any) -> None:
+    def __init__(self, engine: EngineFace) -> None:
         self.engine = engine
 
     @property
-    def store(self) -> Any:
-        return getattr(self.engine, "metrics", None)
+    def store(self) -> MetricsStore:
+        return self.engine.metrics
 
     def current(self) -> int | None:
-        store = self.store
-        if store is None:
-            return None
-        cur = getattr(self.engine, "job_attempt", None)
+        cur = self.engine.job_attempt
         if cur is not None:
-            return int(cur)
-        ids = store.attempts()
+            return cur
+        ids = self.store.attempts()
         return ids[-1] if ids else None
 
-    def get(self, attempt: int) -> Any:
-        store = self.store
-        return store.get(attempt) if store is not None else None
+    def get(self, attempt: int) -> AttemptMetrics | None:
+        return self.store.get(attempt)
 
     def attempts(self) -> list[int]:
-        store = self.store
-        return store.attempts() if store is not None else []
+        return self.store.attempts()
 
     @property
     def total_steps(self) -> int:
-        store = self.store
-        return int(store.total_steps) if store is not None else 0
+        return self.store.total_steps
 
     @property
     def pattern(self) -> str:
-        cfg = getattr(self.engine, "cfg", None)
-        return str(cfg.metrics.pattern) if cfg is not None else ""
+        return self.engine.cfg.metrics.pattern
 
 
 def thin(xs: Sequence[float], ys: Sequence[float], buckets: int) -> tuple[list[float], list[float]]:

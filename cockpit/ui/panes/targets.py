@@ -3,7 +3,7 @@
 ``▸ train ✔ #4 passed │ eval ✘ host ⚠`` : the selected target first marked ``▸``; each entry its
 reachability (✔, or ✘ and the layer that failed), its latest attempt and outcome (and the fate
 when the job died or stalled since), and ``⚠`` when it needs a look.  The others are checked at a
-lower rate (:class:`cockpit.core.targets_watch.TargetsWatch`); ``>`` / ``<`` switch.  Names and
+lower rate (:class:`cockpit.core.targets_poll.TargetsPoll`); ``>`` / ``<`` switch.  Names and
 details are data: shown as text, never markup (ui/shown.py).
 """
 
@@ -15,7 +15,7 @@ from rich.style import Style
 from rich.text import Text
 from textual.widgets import Static
 
-from ...core.targets_watch import TargetSummary
+from ...core.targets_poll import TargetSummary
 from ..shown import shown
 from .base import Styled
 

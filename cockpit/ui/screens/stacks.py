@@ -10,7 +10,7 @@ when it was taken.  The dump's text is job data: shown as plain ``Text``, never 
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -23,16 +23,19 @@ from ...core.actions.stacks import StackDump
 from ...core.text import sanitize
 from ..shown import shown_block
 
+if TYPE_CHECKING:
+    from ...core.face import EngineFace
+
 __all__ = ["StacksScreen", "saved_stacks", "saved_banner"]
 
 
-def saved_stacks(engine: Any) -> dict[str, Any] | None:
+def saved_stacks(engine: EngineFace) -> dict[str, Any] | None:
     """The dump the journal kept for the current attempt (the one whose job cockpit follows, else
     the latest): only read, never written.  None when that attempt has none."""
     journal = engine.journal
-    attempt = getattr(engine, "job_attempt", None)
+    attempt = engine.job_attempt
     rec = journal.get(attempt) if attempt is not None else next(iter(reversed(journal.attempts())), None)
-    stacks = getattr(rec, "stacks", None)
+    stacks = rec.stacks if rec is not None else None
     return stacks if isinstance(stacks, dict) and isinstance(stacks.get("text"), str) else None
 
 
