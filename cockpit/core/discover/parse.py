@@ -150,7 +150,8 @@ def parse_report(text: str, host: str, *, user: str | None = None, port: int | N
             cols = line.split("|")
             if len(cols) == 5:
                 report.slurm_jobs.append(SlurmJob(*cols))
-            elif line.strip():
+            elif line.strip():  # squeue's error lines: the last one says why (the rc follows)
+                report.problems = [p for p in report.problems if not p.startswith("host: squeue: ")]
                 report.problems.append(f"host: squeue: {line.strip()}")
         elif line.strip():
             report.malformed.append(line)

@@ -67,7 +67,11 @@ for d in /proc/[0-9]*; do
   rest=${{s##*\) }}
   set -- $rest
   state=$1; ppid=$2
-  if [ "$state" = Z ]; then printf 'Z\t%s\t%s\t%s\n' "$p" "$ppid" "$comm"; continue; fi
+  if [ "$state" = Z ]; then
+    ns=$(readlink "/proc/$ppid/ns/pid" 2>/dev/null)  # a zombie has no namespaces left: its parent's
+    [ -n "$myns" ] && [ -n "$ns" ] && [ "$ns" != "$myns" ] && continue
+    printf 'Z\t%s\t%s\t%s\n' "$p" "$ppid" "$comm"; continue
+  fi
   case $comm in python*|pt_*|torchrun*|accelerate*|deepspeed*|train*) ;; *) continue;; esac
   st=${{20}}
   a=$(tr '\000\n\t' '\037\036 ' < "$d/cmdline" 2>/dev/null)
