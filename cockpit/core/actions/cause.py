@@ -25,6 +25,7 @@ from typing import Any
 
 from ..layers import Layer
 from ..outcome import handled_last, last_words
+from ..probes import kmsg
 from ..remote.base import RemoteError
 from .base import ActionContext
 from .causebase import Cause, _when, error_cause, fmt_secs
@@ -39,11 +40,8 @@ log = logging.getLogger(__name__)
 
 async def _oom_evidence(ctx: ActionContext, job: JobRecord) -> str | None:
     """An OOM kill of the job in the host kernel log (pct only: dmesg is not readable inside)."""
-    runtime = getattr(ctx.transport, "runtime", None)
-    if runtime is None or not runtime.in_container:
+    if not ctx.transport.runtime.in_container:  # the host's kernel log is read from the host of a container
         return None
-    from ..probes import kmsg
-
     try:
         res = await ctx.run_host(kmsg.kmsg_command(), timeout=10)
     except RemoteError as e:  # evidence gathering must never hide the verdict itself

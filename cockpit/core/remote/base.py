@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..layers import Evidence, Layer, tail
+from .lines import capped_lines
 
 if TYPE_CHECKING:  # pragma: no cover - the runtimes build on the transports
     from ..runtimes.base import Runtime
@@ -130,8 +131,6 @@ class Transport(abc.ABC):
 
     def stream_lines(self, command: str, *, timeout: float | None = None) -> AsyncIterator[bytes]:
         """:meth:`stream` as lines, each capped at :data:`~.lines.LINE_MAX` with a visible mark."""
-        from .lines import capped_lines
-
         return capped_lines(self.stream(command, timeout=timeout))
 
     @abc.abstractmethod
