@@ -1,0 +1,31 @@
+"""A graph break inside a compiled function (a data-dependent branch on ``.item()``), and the same
+code in a second function under ``fullgraph=True`` (where the break is a compile error)."""
+
+import torch
+import torch._dynamo.config as dcfg
+
+dcfg.capture_scalar_outputs = False
+
+
+@torch.compile(backend="eager")
+def branchy(x):
+    y = x.sin()
+    if y.sum().item() > 0:  # data-dependent: dynamo breaks the graph here
+        return y * 2
+    return y - 1
+
+
+@torch.compile(backend="eager", fullgraph=True)
+def strict(x):
+    y = x.cos()
+    if y.sum().item() > 0:  # the same break, refused under fullgraph
+        return y * 2
+    return y - 1
+
+
+branchy(torch.ones(4))
+try:
+    strict(torch.ones(4))
+except RuntimeError as e:  # the fullgraph error is the point of the case
+    print("fullgraph error:", type(e).__name__)
+print("graph_break done")
