@@ -61,7 +61,7 @@ others=0; denied=0
 for d in /proc/[0-9]*; do
   p=${{d#/proc/}}
   [ "$p" = "$me" ] && continue
-  s=$(cat "$d/stat" 2>/dev/null) || continue
+  {{ read -r s < "$d/stat"; }} 2>/dev/null || continue  # read: no fork per process
   [ -n "$s" ] || continue
   comm=${{s#*\(}}; comm=${{comm%\)*}}
   rest=${{s##*\) }}
