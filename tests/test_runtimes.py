@@ -41,7 +41,7 @@ ALLOWED: dict[str, str] = {
 
 #: folders whose runtime names are data, not a chosen runtime's kind: discovery lists the candidate
 #: targets a host offers (the host, its pct and engine containers) before any config exists
-DATA_DIRS = ("core/runtimes/", "demo/project/", "core/discover/")
+DATA_DIRS = ("core/runtimes/", "demo/project/", "core/discover/", "cli/discover")
 
 # -- (a) no runtime-kind check outside core/runtimes -------------------------------------------
 
@@ -212,3 +212,17 @@ async def test_a_toy_runtime_in_one_module_runs_a_real_attempt(lab, lab_config, 
     assert "toy env: COCKPIT_TOY=1" in log, log[:500]
     probe = await eng.transport.run("echo ${COCKPIT_TOY:-unset}", timeout=10)
     assert probe.text.strip() == "1"
+
+
+async def test_the_toy_runtime_enters_through_its_own_shell_on_the_local_transport():
+    from cockpit.core.remote.local import LocalTransport
+    from tests.lab.toy_runtime import ToyRuntime
+
+    tr = LocalTransport(ToyRuntime())
+    try:
+        res = await tr.run("echo toy=${COCKPIT_TOY:-unset}", timeout=10)  # the persistent session
+        assert res.text.strip() == "toy=1", res.text
+        lines = [line async for line in tr.stream_lines("echo toy=${COCKPIT_TOY:-unset}", timeout=10)]  # a wrapped command
+        assert [b.strip() for b in lines] == [b"toy=1"], lines
+    finally:
+        await tr.close()

@@ -70,7 +70,8 @@ class LocalTransport(Transport):
         self.session = FramedSession(self._spawn, words=self.runtime.start_words, description=self.description)
 
     async def _spawn(self) -> LocalShell:
-        argv = ["/bin/sh", "-c", self.runtime.shell()] if self.runtime.in_container else ["/bin/sh"]
+        shell = self.runtime.shell()  # "/bin/sh" on a host; the runtime's own entry otherwise
+        argv = ["/bin/sh", "-c", shell if self.runtime.in_container else f"exec {shell}"]
         if not self.runtime.in_container:
             # jobs launched from this shell are adopted and reaped by the wrapper, not left to PID 1
             argv = [sys.executable, "-m", "cockpit.core.remote.reaper", *argv]
