@@ -106,32 +106,54 @@ exit 0
 
 
 def build_script(container: str | None = None) -> str:
-    """The host script; ``container``: look only at that container (its id or name), else all."""
+    """The host script; ``container``: look only at that container (its id or name), else all.
+
+    Each container's part (its config and its scan) runs in the background into a file of its
+    own, printed in order at the end: the slow runtime tools (``pct`` is Perl, each call a few
+    hundred ms on Proxmox) overlap instead of adding up.  Without a writable temporary
+    directory the parts run one after the other."""
     only = shlex.quote(container or "")
     return f"""# {MARKER}
 ONLY={only}
 SCAN={shlex.quote(SCAN)}
+D=$(mktemp -d 2>/dev/null) || D=''
+part() {{  # part FILE FUNCTION ARGS...: in the background into $D/FILE, or now
+  f=$1; shift
+  if [ -n "$D" ]; then "$@" > "$D/$f" 2>&1 & else "$@"; fi
+}}
+host_scan() {{ printf '@@ target none -\\n'; sh -c "$SCAN" {MARKER} 2>/dev/null; }}
+pct_one() {{
+  printf '@@ pct-conf %s\\n' "$1"
+  cat "/etc/pve/lxc/$1.conf" 2>/dev/null || pct config "$1" 2>&1 </dev/null
+  if [ "$2" = running ]; then
+    printf '@@ target pct %s\\n' "$1"
+    pct exec "$1" -- /bin/sh -c "$SCAN" {MARKER} </dev/null 2>&1
+    printf '@@ rc %s\\n' "$?"
+  fi
+}}
+engine_one() {{
+  printf '@@ target %s %s\\n' "$1" "$2"
+  "$1" exec -i "$2" /bin/sh -c "$SCAN" {MARKER} </dev/null 2>&1
+  printf '@@ rc %s\\n' "$?"
+}}
 printf '@@ host\\n'
 for t in pct docker podman sbatch squeue python3 nvidia-smi; do
   command -v "$t" >/dev/null 2>&1 && printf 'K\\ttool\\t%s\\n' "$t"
 done
 [ "$(id -u)" = 0 ] || printf 'E\\thost\\tnot root: other users'"'"' processes and container configs may be unreadable\\n'
-printf '@@ target none -\\n'
-sh -c "$SCAN" {MARKER} 2>/dev/null
+part 0-host host_scan
 if command -v pct >/dev/null 2>&1; then
   printf '@@ pct-list\\n'
-  L=$(pct list 2>&1); r=$?
+  L=$(pct list 2>&1 </dev/null); r=$?
   printf '%s\\n@@ rc %s\\n' "$L" "$r"
-  printf '%s\\n' "$L" | awk 'NR>1 && $1 ~ /^[0-9]+$/ {{print $1, $2}}' | while read -r id st; do
-    [ -n "$ONLY" ] && [ "$ONLY" != "$id" ] && continue
-    printf '@@ pct-conf %s\\n' "$id"
-    cat "/etc/pve/lxc/$id.conf" 2>/dev/null || pct config "$id" 2>&1 </dev/null
-    if [ "$st" = running ]; then
-      printf '@@ target pct %s\\n' "$id"
-      pct exec "$id" -- /bin/sh -c "$SCAN" {MARKER} </dev/null 2>&1
-      printf '@@ rc %s\\n' "$?"
-    fi
-  done
+  printf '%s\\n' "$L" | awk 'NR>1 && $1 ~ /^[0-9]+$/ {{print $1, $2}}' | {{
+    n=0
+    while read -r id st; do
+      [ -n "$ONLY" ] && [ "$ONLY" != "$id" ] && continue
+      n=$((n+1)); part "1-$(printf %06d $n)" pct_one "$id" "$st"
+    done
+    wait
+  }}
 fi
 for eng in docker podman; do
   command -v "$eng" >/dev/null 2>&1 || continue
@@ -139,18 +161,25 @@ for eng in docker podman; do
   L=$("$eng" ps -a --format '{{{{.ID}}}}|{{{{.Names}}}}|{{{{.Image}}}}|{{{{.Status}}}}' 2>&1 </dev/null); r=$?
   printf '%s\\n@@ rc %s\\n' "$L" "$r"
   [ "$r" = 0 ] || continue
-  printf '%s\\n' "$L" | while IFS='|' read -r cid name image status; do
-    case $status in Up*|running*) ;; *) continue;; esac
-    [ -n "$ONLY" ] && [ "$ONLY" != "$name" ] && [ "$ONLY" != "$cid" ] && continue
-    printf '@@ target %s %s\\n' "$eng" "$name"
-    "$eng" exec -i "$name" /bin/sh -c "$SCAN" {MARKER} </dev/null 2>&1
-    printf '@@ rc %s\\n' "$?"
-  done
+  printf '%s\\n' "$L" | {{
+    n=0
+    while IFS='|' read -r cid name image status; do
+      case $status in Up*|running*) ;; *) continue;; esac
+      [ -n "$ONLY" ] && [ "$ONLY" != "$name" ] && [ "$ONLY" != "$cid" ] && continue
+      n=$((n+1)); part "2-$eng-$(printf %06d $n)" engine_one "$eng" "$name"
+    done
+    wait
+  }}
 done
 if command -v sbatch >/dev/null 2>&1; then
   printf '@@ squeue\\n'
   squeue --me -h -o '%i|%j|%T|%M|%N' 2>&1 </dev/null
   printf '@@ rc %s\\n' "$?"
+fi
+wait
+if [ -n "$D" ]; then
+  for f in "$D"/*; do [ -f "$f" ] && cat "$f"; done
+  rm -rf "$D"
 fi
 exit 0
 """
