@@ -32,13 +32,19 @@ from .common import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, safe_tex
 __all__ = ["add_parser", "cmd_init", "main", "choose"]
 
 HELP = "find the training job on a host and write a config for it (one SSH round trip; reads only)"
+DESCRIPTION = (
+    "Find what runs on HOST in one SSH round trip (pct, docker, podman, Slurm; in each running container and on the host "
+    "itself the Python processes with PyTorch loaded or a training command line) and write a config for it, each value "
+    "with a comment saying where it came from. Several candidates: on a terminal they are listed and you pick one; "
+    "--yes takes the best. An existing FILE is kept unless --force. An unknown host key is refused with its "
+    "fingerprint and the ssh-keyscan line to trust it. Reads only: nothing is started or changed on the host.")
 #: the global options that mean nothing before a config exists
 _SKIP = ("config", "demo", "target", "read_only", "share")
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
     """Add ``init`` to the sub-command parsers (``sub`` from ``add_subparsers``)."""
-    s: argparse.ArgumentParser = sub.add_parser("init", help=HELP, description=__doc__.split("\n\n")[1] if __doc__ else HELP)
+    s: argparse.ArgumentParser = sub.add_parser("init", help=HELP, description=DESCRIPTION)
     s.add_argument("where", metavar="[USER@]HOST[:CONTAINER]", help="the SSH host; CONTAINER: look only at that container (CTID or name)")
     s.add_argument("-o", "--output", default="cockpit.toml", metavar="FILE", help="the config to write (default ./cockpit.toml)")
     s.add_argument("--port", type=int, default=None, metavar="N", help="SSH port (default: ~/.ssh/config, else 22)")
