@@ -25,7 +25,8 @@ import pytest
 
 from cockpit.cli.discover import main
 from cockpit.core.config import load_config
-from cockpit.core.discover import DiscoverySpec, HostReport, discover
+from cockpit.core.discover import DiscoverySpec, HostReport, discover, parse_report
+from cockpit.core.discover.script import build_script
 from tests.lab import Lab
 from tests.lab.gpu import add_gpu_container
 from tests.lab.util import wait_for
@@ -188,3 +189,14 @@ def test_json_report_and_timing(scene: Lab, capsys: pytest.CaptureFixture[str]) 
     median = statistics.median(times)
     print(f"\ndiscovery against the lab: median {median:.0f} ms of 5 ({', '.join(f'{t:.0f}' for t in times)})")
     assert median < 30_000
+
+
+def test_without_a_temporary_directory_the_parts_run_one_by_one(scene: Lab) -> None:
+    """``mktemp`` failing (a read-only /tmp): the same report, the containers scanned in turn."""
+    script = build_script()
+    slow = script.replace("D=$(mktemp -d 2>/dev/null) || D=''", "D=$(false) || D=''")
+    assert slow != script
+    reports = [parse_report(scene.ssh(["sh", "-c", s], timeout=120).stdout, "lab") for s in (script, slow)]
+    seen = [sorted((t.runtime, t.container, t.status, tuple(j.pid for j in t.jobs), tuple(t.gpu_lines))
+                   for t in r.targets if t.runtime != "none") for r in reports]
+    assert seen[0] == seen[1] and any(jobs for _r, _c, _s, jobs, _g in seen[0])
