@@ -31,7 +31,7 @@ from tests.lab import Lab
 from tests.lab.gpu import add_gpu_container
 from tests.lab.util import wait_for
 
-PIPE_CT, STOPPED_CT, GPU_CT = 231, 232, 233
+PIPE_CT, STOPPED_CT, GPU_CT, DOCKER_CT = 231, 232, 233, 234
 CACHE = "/tmp/inductor-discover"
 
 
@@ -42,7 +42,8 @@ def _zombies(lab: Lab, ctid: int) -> list[str]:
 
 @pytest.fixture(scope="module")
 def scene(lab: Lab) -> Iterator[Lab]:
-    added = [PIPE_CT, STOPPED_CT, GPU_CT]
+    added = [PIPE_CT, STOPPED_CT, GPU_CT, DOCKER_CT]
+    lab.add_engine_container("docker", "trainer", DOCKER_CT)
     lab.add_container(PIPE_CT, reaping_init=False)
     lab.add_container(STOPPED_CT, start=False)
     add_gpu_container(lab, GPU_CT)
@@ -98,6 +99,8 @@ def test_discovery_finds_each_target_job_and_zombie(scene: Lab) -> None:
     assert [z.comm for z in pipe.zombies] == ["sleep"]
     assert any("c 195:*" in ln for ln in gpu.gpu_lines) and any("/dev/nvidia0" in ln for ln in gpu.gpu_lines)
     assert ct200.gpu_lines == [] and gpu.jobs == []
+    docker = by[("docker", "trainer")]  # through `docker ps` and `docker exec -i trainer`
+    assert docker.running and docker.scanned and docker.facts.get("hostname") == "trainer" and docker.jobs == []
     host = by[("none", None)]  # the host sees the containers' processes, but counts them apart
     assert not [j for j in host.jobs if j.cwd in (ws, str(lab.workspace(PIPE_CT)))]
     assert int(host.facts.get("other_namespaces", "0")) >= 2
@@ -137,15 +140,18 @@ def test_a_job_writing_to_a_pipe_gets_a_log_of_its_own(scene: Lab, tmp_path: Pat
     assert "the next launch will write here" in out_file.read_text()
 
 
-def test_an_untrusted_host_key_shows_its_fingerprint(scene: Lab, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize("exists", [True, False])
+def test_an_untrusted_host_key_shows_its_fingerprint(scene: Lab, tmp_path: Path, capsys: pytest.CaptureFixture[str], exists: bool) -> None:
     lab = scene
     empty = tmp_path / "known_hosts"
-    empty.write_text("")
+    if exists:
+        empty.write_text("")
     code, _out, err = _init(lab, "--yes", "-o", str(tmp_path / "x.toml"), known_hosts=empty, capsys=capsys)
     fp = subprocess.run(["ssh-keygen", "-lf", f"{lab.host_key}.pub"], capture_output=True, text=True, check=True).stdout.split()[1]
     assert code == 1 and "ssh:" in err and "not trusted" in err
     assert fp in err and f"ssh-keyscan -p {lab.port} 127.0.0.1 >> {empty}" in err
-    assert empty.read_text() == "" and not (tmp_path / "x.toml").exists()
+    assert (empty.read_text() == "") if exists else not empty.exists()
+    assert not (tmp_path / "x.toml").exists()
 
 
 def test_an_existing_file_is_not_overwritten(scene: Lab, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

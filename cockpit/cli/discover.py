@@ -130,6 +130,9 @@ def cmd_init(args: argparse.Namespace, cfg: Any = None) -> int:
     try:
         report = asyncio.run(discover(spec, timeout=args.timeout))
     except RemoteError as e:
+        if getattr(args, "json", False):
+            json.dump({"ok": False, "layer": e.layer.value, "error": str(e)}, sys.stdout, indent=2, ensure_ascii=False)
+            sys.stdout.write("\n")
         _say(f"{e.layer.value}: {e}")
         return EXIT_FAILED
     except KeyboardInterrupt:

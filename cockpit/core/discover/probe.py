@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import hashlib
+import os
 import shlex
 import time
 from dataclasses import dataclass
@@ -79,6 +80,9 @@ async def run_discovery(transport: Transport, spec: DiscoverySpec, *, timeout: f
 
 async def discover(spec: DiscoverySpec, *, timeout: float = 60.0) -> HostReport:
     """Connect with ``spec`` (host keys checked), run discovery, close."""
+    if spec.known_hosts and not os.path.exists(os.path.expanduser(spec.known_hosts)):
+        raise RemoteError(Layer.SSH, untrusted_key_message(spec, await host_fingerprint(spec)),
+                          hint=f"{spec.known_hosts} does not exist; cockpit never trusts a host key by itself; nothing was run")
     transport = SSHTransport(spec.params(), HostRuntime())
     try:
         return await run_discovery(transport, spec, timeout=timeout)
