@@ -263,3 +263,21 @@ def test_gpu_lines_of_a_proxmox_config() -> None:
             "mp0: /data,mp=/data\n")
     assert gpu_lines(conf) == ["lxc.cgroup2.devices.allow: c 195:* rwm", "dev0: /dev/nvidia0,gid=44",
                                "lxc.mount.entry: /dev/nvidiactl dev/nvidiactl none bind,optional,create=file"]
+
+
+@pytest.mark.skipif(not os.environ.get("COCKPIT_TORCH_PYTHON"), reason="set COCKPIT_TORCH_PYTHON to a Python that has torch")
+def test_scan_sees_libtorch_mapped_in_a_real_torch_process(tmp_path: Path) -> None:
+    """A process that imported torch and whose argv names nothing: found by /proc/PID/maps alone."""
+    out = tmp_path / "plain.out"
+    code = "import torch, time; print('ready', flush=True); time.sleep(120)"
+    with open(out, "wb") as f:
+        proc = subprocess.Popen([os.environ["COCKPIT_TORCH_PYTHON"], "-c", code], stdout=f, stderr=subprocess.STDOUT)
+    try:
+        wait_for(lambda: "ready" in out.read_text(), 120, message="torch did not import")
+        scan = subprocess.run(["sh", "-c", SCAN, MARKER], capture_output=True, text=True, timeout=60).stdout
+        (host,) = parse_report("@@ target none -\n" + scan, "localhost").targets
+        job = next(j for j in host.jobs if j.pid == proc.pid)
+        assert job.torch is True and not job.argv_match and job.log_path == str(out)
+    finally:
+        proc.kill()
+        proc.wait()
