@@ -165,9 +165,9 @@ def test_the_filtered_stream_gives_the_same_summary_and_is_small(case: str) -> N
         assert len(envelope["cockpit"].get("payload", "")) <= 2048
 
 
-def _run_filter(directory: Path, *extra: str) -> subprocess.Popen[str]:
+def _run_filter(directory: Path, *extra: str, python: str = sys.executable) -> subprocess.Popen[str]:
     argv = script_command(str(directory), once="--once" in extra, interval=0.02)
-    return subprocess.Popen([sys.executable, *argv[1:]], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen([python, *argv[1:]], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
 @pytest.mark.parametrize("case", ["graph_break", "two_ranks", "cache_cold"])
@@ -177,6 +177,21 @@ def test_the_script_as_a_process_equals_the_in_process_filter(case: str) -> None
     assert proc.returncode == 0, err
     expected = [line for path in trace_files(case) for line in filter_file(str(path))]
     assert out.splitlines() == expected
+
+
+@pytest.mark.parametrize("version", ["3.6", "3.8"])
+def test_the_script_runs_on_an_old_python3(version: str) -> None:
+    """Containers ship old interpreters: the script's output is the same under Python 3.6."""
+    pyenv = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv")) / "versions"
+    candidates = [shutil.which(f"python{version}"), *sorted(str(p) for p in pyenv.glob(f"{version}.*/bin/python"))]
+    works = [c for c in candidates if c and subprocess.run([c, "-c", "pass"], capture_output=True).returncode == 0]
+    if not works:
+        pytest.skip(f"no working python{version} here")
+    python = works[0]
+    proc = _run_filter(FIXTURES / "graph_break", "--once", python=python)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    assert out.splitlines() == filter_file(str(trace_files("graph_break")[0]))
 
 
 def test_the_script_follows_growing_and_new_files(tmp_path: Path) -> None:
