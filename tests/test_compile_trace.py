@@ -179,6 +179,14 @@ def test_the_script_as_a_process_equals_the_in_process_filter(case: str) -> None
     assert out.splitlines() == expected
 
 
+def test_the_script_reads_big_files_in_chunks() -> None:
+    """Read 1000 bytes per file and poll: the same lines (the two ranks' lines interleave)."""
+    argv = script_command(str(FIXTURES / "two_ranks"), once=True)
+    out = subprocess.run([sys.executable, *argv[1:], "--chunk=1000"], capture_output=True, text=True, timeout=60, check=True).stdout
+    expected = [line for path in trace_files("two_ranks") for line in filter_file(str(path))]
+    assert sorted(out.splitlines()) == sorted(expected) and out.splitlines() != expected
+
+
 @pytest.mark.parametrize("version", ["3.6", "3.8"])
 def test_the_script_runs_on_an_old_python3(version: str) -> None:
     """Containers ship old interpreters: the script's output is the same under Python 3.6."""

@@ -17,7 +17,8 @@ Each output line keeps the glog prefix, so :class:`~cockpit.core.compile.trace.T
 the payload and the file it came from ride in the envelope under ``"cockpit"``.
 
 Run it as ``python3 -c "$FILTER_SCRIPT" DIR`` (follows until killed) or with ``--once`` (reads what
-is there, then exits).  :func:`filter_text` runs the same code in this process (the script's text
+is there, then exits); ``--interval=S`` sets the polling period (0.5 s), ``--chunk=N`` the most
+bytes read from one file per poll (4 MiB), so memory stays small behind a big trace.  :func:`filter_text` runs the same code in this process (the script's text
 is executed, not copied), so the tests compare the two.
 '''
 
@@ -33,6 +34,7 @@ FILTER_SCRIPT = r'''
 import glob, json, os, re, sys, time
 
 CAP = 2048
+CHUNK = 4 << 20  # bytes read per file and poll: memory stays small behind a big trace
 PREFIX = "dedicated_log_torch_trace_"
 KINDS = ("dynamo_start", "compilation_metrics", "bwd_compilation_metrics", "artifact", "str")
 WITH_PAYLOAD = ("recompile_reasons", "dynamo_graph_break_reason", "dynamo_error", "torch_version")
@@ -164,7 +166,9 @@ def filter_text(data, name=""):
     return out
 
 
-def poll(directory, states, out, final=False):
+def poll(directory, states, out, final=False, chunk=CHUNK):
+    """Read what the files gained (at most CHUNK bytes each); True when some file has more."""
+    more = False
     for path in sorted(glob.glob(os.path.join(directory, PREFIX + "*.log"))):
         st = states.get(path)
         if st is None:
@@ -175,31 +179,36 @@ def poll(directory, states, out, final=False):
                 st.__init__()
             with open(path, "rb") as f:
                 f.seek(st.offset)
-                data = f.read(max(0, size - st.offset))
+                data = f.read(max(0, min(size - st.offset, chunk)))
         except OSError:
             continue
         st.offset += len(data)
-        feed(st, os.path.basename(path), data, out, final=final)
+        more = more or st.offset < size
+        feed(st, os.path.basename(path), data, out, final=final and st.offset >= size)
+    return more
 
 
 def main(argv):
     args = [a for a in argv if not a.startswith("--")]
     once = "--once" in argv
-    interval = 0.5
+    interval, chunk = 0.5, CHUNK
     for a in argv:
         if a.startswith("--interval="):
             interval = float(a.split("=", 1)[1])
+        if a.startswith("--chunk="):
+            chunk = max(1, int(a.split("=", 1)[1]))
     directory = args[0] if args else "."
     states = {}
     while True:
         out = []
-        poll(directory, states, out, final=once)
+        more = poll(directory, states, out, final=once, chunk=chunk)
         if out:
             sys.stdout.write("\n".join(out) + "\n")
             sys.stdout.flush()
-        if once:
+        if once and not more:
             return 0
-        time.sleep(interval)
+        if not more:
+            time.sleep(interval)
 
 
 if __name__ == "__main__":
