@@ -21,12 +21,14 @@ from hypothesis import strategies as st
 from cockpit.core.compile import (
     FILTER_SCRIPT,
     CompileSummary,
+    CompileTracker,
     SummaryBuilder,
     TraceParser,
     filter_file,
     filter_text,
     parse_text,
     script_command,
+    shell_command,
     summarize,
 )
 from tests.lab.util import wait_for
@@ -200,6 +202,20 @@ def test_the_script_runs_on_an_old_python3(version: str) -> None:
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 0, err
     assert out.splitlines() == filter_file(str(trace_files("graph_break")[0]))
+
+
+def test_the_shell_line_runs_the_filter_and_the_tracker_reads_it() -> None:
+    """What a remote would run (``sh -c LINE``), read back with the tracker cut in odd pieces."""
+    line = shell_command(str(FIXTURES / "recompile_storm"), once=True, python=sys.executable)
+    out = subprocess.run(["sh", "-c", line], capture_output=True, timeout=60, check=True).stdout
+    tracker = CompileTracker()
+    for i in range(0, len(out), 777):
+        tracker.feed(out[i:i + 777], "ssh")
+    tracker.close()
+    s = tracker.summary()
+    assert s.malformed == 0 and s.frame("grow").limit_hit and s.recompile_limit == 4  # type: ignore[union-attr]
+    tracker.feed("not a trace line\n", "ssh")
+    assert tracker.summary().malformed == 1
 
 
 def test_the_script_follows_growing_and_new_files(tmp_path: Path) -> None:

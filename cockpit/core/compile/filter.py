@@ -25,6 +25,7 @@ is executed, not copied), so the tests compare the two.
 from __future__ import annotations
 
 import os
+import shlex
 from collections.abc import Callable
 from typing import cast
 
@@ -236,7 +237,12 @@ def filter_file(path: str) -> list[str]:
         return filter_text(f.read(), os.path.basename(path))
 
 
-def script_command(directory: str, once: bool = False, interval: float = 0.5) -> list[str]:
-    """argv that runs the filter with ``python3`` on ``directory`` (quote it for a shell yourself)."""
-    argv = ["python3", "-c", FILTER_SCRIPT, directory, f"--interval={interval:g}"]
+def script_command(directory: str, once: bool = False, interval: float = 0.5, python: str = "python3") -> list[str]:
+    """argv that runs the filter with ``python`` on ``directory``."""
+    argv = [python, "-c", FILTER_SCRIPT, directory, f"--interval={interval:g}"]
     return argv + ["--once"] if once else argv
+
+
+def shell_command(directory: str, once: bool = False, interval: float = 0.5, python: str = "python3") -> str:
+    """:func:`script_command` as one shell-quoted line (for ``ssh``, ``pct exec … -- sh -c``)."""
+    return " ".join(shlex.quote(a) for a in script_command(directory, once, interval, python))

@@ -14,7 +14,7 @@ from typing import Any
 
 from cockpit.core.compile.alerts import alerts_for
 from cockpit.core.compile.model import KEEP, CompileSpan, CompileSummary, Failure, FrameRow, GraphBreak, clip
-from cockpit.core.compile.trace import TraceEvent
+from cockpit.core.compile.trace import TraceEvent, TraceParser
 
 COMPILE_ID = re.compile(r"(\d+)/(\d+)")
 CACHE_EVENT = re.compile(r"^(?P<kind>.+)_cache_(?P<outcome>hit|miss|bypass)$")
@@ -219,3 +219,26 @@ def summarize(events: Iterable[TraceEvent], malformed: int = 0) -> CompileSummar
     builder = SummaryBuilder().add_all(events)
     builder.malformed = malformed
     return builder.summary()
+
+
+class CompileTracker:
+    """A parser and a builder together: feed trace bytes (raw or filtered) as they come, read the
+    summary whenever (the malformed-line count included)."""
+
+    def __init__(self) -> None:
+        self.parser = TraceParser()
+        self.builder = SummaryBuilder()
+
+    def feed(self, data: bytes | str, source: str = "") -> int:
+        """Parse ``data`` of ``source``; returns how many events it completed."""
+        events = self.parser.feed(data, source)
+        self.builder.add_all(events)
+        return len(events)
+
+    def close(self) -> None:
+        """End of every input: the last lines and pending payloads count too."""
+        self.builder.add_all(self.parser.close())
+
+    def summary(self) -> CompileSummary:
+        self.builder.malformed = self.parser.malformed
+        return self.builder.summary()
