@@ -14,9 +14,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
+import pty
 import shutil
 import statistics
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -206,3 +209,33 @@ def test_without_a_temporary_directory_the_parts_run_one_by_one(scene: Lab) -> N
     seen = [sorted((t.runtime, t.container, t.status, tuple(j.pid for j in t.jobs), tuple(t.gpu_lines))
                    for t in r.targets if t.runtime != "none") for r in reports]
     assert seen[0] == seen[1] and any(jobs for _r, _c, _s, jobs, _g in seen[0])
+
+
+def test_on_a_terminal_it_lists_the_candidates_and_asks(scene: Lab, tmp_path: Path) -> None:
+    """A real terminal (a pty) on stdin: the numbered list with evidence, then the pick is written."""
+    lab = scene
+    out_file = tmp_path / "picked.toml"
+    master, slave = pty.openpty()
+    argv = [sys.executable, "-m", "cockpit.cli.discover", "init", "root@127.0.0.1", "--port", str(lab.port),
+            "--identity", str(lab.identity_file), "--known-hosts", str(lab.known_hosts), "-o", str(out_file)]
+    proc = subprocess.Popen(argv, stdin=slave, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            cwd=Path(__file__).resolve().parent.parent)
+    os.close(slave)
+    listing: list[str] = []
+    try:
+        assert proc.stderr is not None
+        while not all(any(f". pct {ct} " in ln for ln in listing) for ct in (200, PIPE_CT)):
+            line = proc.stderr.readline()
+            assert line, f"no listing: {listing}"
+            listing.append(line)
+        pick = next(ln.split(".")[0].strip() for ln in listing if f". pct {PIPE_CT} " in ln)
+        os.write(master, pick.encode() + b"\n")
+        out, err = proc.communicate(timeout=120)
+    finally:
+        os.close(master)
+    assert proc.returncode == 0, err
+    shown = "".join(listing)
+    assert "candidates, best first:" in shown and ". pct 200 (ct200): pid" in shown
+    assert "argv names training" in shown and "output: pipe" in shown
+    assert "which one?" in out and f"wrote {out_file}" in out
+    assert load_config(out_file).target.container == PIPE_CT
