@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..config import ConfigError, parse_config
+from ..config import parse_config
 from .model import JobCandidate, TargetCandidate
 from .probe import DiscoverySpec
 
@@ -61,7 +61,7 @@ class _Lines:
         self.out.append(f"{key} = {value}{_c(why)}")
 
     def note(self, text: str) -> None:
-        self.out.append("#" + _c(text)[3:] if text else "#")
+        self.out.append("#" + _c(text)[3:])
 
 
 def _target(w: _Lines, spec: DiscoverySpec, t: TargetCandidate) -> None:
@@ -132,10 +132,9 @@ def _when(epoch: int | None) -> str:
 def config_text(spec: DiscoverySpec, target: TargetCandidate, job: JobCandidate | None, *, command_line: str = "") -> str:
     """The config for ``target`` (and ``job``), every value commented with its source; raises
     :class:`ConfigError` when the real loader refuses it (nothing is written then)."""
-    w = _Lines([f"# written by `{command_line or 'cockpit init'}`" if command_line else "# written by cockpit init",
-                f"# {_when(int(datetime.datetime.now(datetime.timezone.utc).timestamp()))}: "
-                f"{'pid ' + str(job.pid) + ' in ' if job else ''}{target.label}"])
-    w.out[0:2] = [ln.replace("\n", " ") for ln in w.out[0:2]]
+    now = int(datetime.datetime.now(datetime.timezone.utc).timestamp())
+    w = _Lines(["#" + _c(f"written by `{command_line}`" if command_line else "written by cockpit init")[3:],
+                "#" + _c(f"{_when(now)}: {'pid ' + str(job.pid) + ' in ' if job else ''}{target.label}")[3:]])
     _target(w, spec, target)
     _ssh(w, spec)
     user = _job(w, job, target)
@@ -154,10 +153,7 @@ def config_text(spec: DiscoverySpec, target: TargetCandidate, job: JobCandidate 
 def write_config(path: str | os.PathLike[str], text: str, *, force: bool = False) -> Path:
     """Write ``text`` (validated again) to ``path``; an existing file only with ``force``."""
     p = Path(path).expanduser()
-    try:
-        parse_config(text, path=p)
-    except ConfigError:
-        raise
+    parse_config(text, path=p)  # a ConfigError leaves the file unwritten
     if p.exists() and not force:
         raise FileExists(f"{p} exists: not overwritten (pass --force to replace it, or -o another file)")
     p.parent.mkdir(parents=True, exist_ok=True)
