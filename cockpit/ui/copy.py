@@ -25,17 +25,34 @@ hook for share mode.  A toast says what was copied and how long it is.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, TypeVar
 
 from textual.widgets.data_table import CellDoesNotExist
 
 from ..core.probes.logs import sanitize
+
+if TYPE_CHECKING:
+    from textual.app import App
+
+    from ..core.journal import AttemptRecord
+    from ..core.layers import Finding, Stage
+    from ..core.probes.signatures import Match
+    from .app import CockpitApp
+    from .panes.base import Pane
+    from .panes.gpu import GpuPane
+    from .panes.log import ChainKey, LogPane
+    from .panes.procs import ProcsPane
+    from .screens.verdict import VerdictBody
 
 __all__ = ["Copied", "sanitize_copy", "redact_copied", "describe", "log_copy", "attempt_copy", "verdict_copy", "procs_copy",
            "gpu_copy", "deliver", "copy_focused", "set_mouse_capture"]
 
 #: more than this is not sent (terminals drop long OSC 52 strings; a selection of a whole ring is not what was meant)
 MAX_BYTES = 512 * 1024
+
+
+#: the app's return type (the cockpit app's, or Textual's App as a modal screen knows it)
+_R = TypeVar("_R")
 
 
 @dataclass(frozen=True)
@@ -51,11 +68,11 @@ def sanitize_copy(text: str) -> str:
     return "\n".join(sanitize(line) for line in text.replace("\r\n", "\n").split("\n"))
 
 
-def redact_copied(app: Any, text: str) -> str | None:
+def redact_copied(app: App[_R], text: str) -> str | None:
     """``text`` as it may leave through the clipboard: in share mode (``cockpit --share``) redacted
     with the app's redactor (:func:`.shown.sharing`); None (nothing copied) when the app shares but
     has no redactor, rather than risk a secret leaving through the clipboard."""
-    if not getattr(app, "share", False):
+    if not getattr(app, "share", False):  # the cockpit app's share mode; a modal screen knows its app as Textual's App
         return text
     from .shown import sharing
 
@@ -80,7 +97,7 @@ def describe(c: Copied, text: str | None = None) -> str:
 
 # -- what each place copies ----------------------------------------------------------------------
 
-def _traceback_for(chains: dict[Any, Any], line_no: int, text: str | None) -> Any:
+def _traceback_for(chains: dict[ChainKey, Match], line_no: int, text: str | None) -> Match | None:
     """The classifier's traceback that line ``line_no`` (showing ``text``) belongs to, or None.
 
     A traceback spans its header to its exception line and message; other threads' lines may sit
@@ -89,8 +106,8 @@ def _traceback_for(chains: dict[Any, Any], line_no: int, text: str | None) -> An
     """
     around = []
     for m in chains.values():
-        tb = list(getattr(m, "traceback", ()) or ())
-        start = getattr(m, "traceback_start", None) or m.line_no
+        tb = list(m.traceback)
+        start = m.traceback_start or m.line_no
         last = max((i for i, t in enumerate(tb) if t == m.line), default=len(tb) - 1)
         if start <= line_no <= m.line_no + (len(tb) - 1 - last):
             around.append((start, m))
@@ -100,7 +117,7 @@ def _traceback_for(chains: dict[Any, Any], line_no: int, text: str | None) -> An
     return max(around, key=lambda c: c[0])[1] if around else None
 
 
-def log_copy(pane: Any) -> Copied | None:
+def log_copy(pane: LogPane) -> Copied | None:
     """The log pane's selected line, or the whole traceback it belongs to."""
     log = pane.log_view
     no = log.current
@@ -109,14 +126,14 @@ def log_copy(pane: Any) -> Copied | None:
     text = log.text_of(no)
     m = _traceback_for(pane.chains, no, text)
     if m is not None:
-        thread = f" (thread {m.thread})" if getattr(m, "thread", None) else ""
+        thread = f" (thread {m.thread})" if m.thread else ""
         return Copied(f"traceback{thread}", "\n".join(m.traceback))
     if text is None:
         return None
     return Copied(f"log line {no}", text)
 
 
-def attempt_copy(rec: Any) -> Copied:
+def attempt_copy(rec: AttemptRecord) -> Copied:
     from ..core.journal.export import render_markdown
 
     return Copied(f"attempt #{rec.attempt} as Markdown", render_markdown([rec], title=f"cockpit attempt #{rec.attempt}"))
@@ -130,9 +147,9 @@ def _fence(lines: list[str]) -> str:
     return f"{'`' * ticks}text\n{body}\n{'`' * ticks}"
 
 
-def _evidence(stages: list[tuple[str, Any]]) -> list[str]:
-    failing = next((s for _, s in stages if str(getattr(s.status, "value", s.status)) == "fail"), None)
-    ev = getattr(failing, "evidence", None)
+def _evidence(stages: list[tuple[str, Stage]]) -> list[str]:
+    failing = next((s for _, s in stages if s.status.value == "fail"), None)
+    ev = failing.evidence if failing is not None else None
     if failing is None or ev is None:
         return []
     lines = ([f"$ {ev.command}"] if ev.command else []) + ([f"exit code {ev.exit_code}"] if ev.exit_code is not None else [])
@@ -142,32 +159,32 @@ def _evidence(stages: list[tuple[str, Any]]) -> list[str]:
     return ["", f"**Evidence** of the failing stage ({failing.name}):", "", _fence(lines)]
 
 
-def verdict_copy(body: Any) -> Copied:
+def verdict_copy(body: VerdictBody) -> Copied:
     """The verdict screen's verdict (an attempt's as Markdown; an action's as its stages) with the failing stage's evidence."""
-    rec = getattr(body, "record", None)
-    stages = body._stages() if hasattr(body, "_stages") else []
+    rec = body.record
+    stages = body._stages()
     if rec is not None:
         c = attempt_copy(rec)
         return Copied(f"verdict of attempt #{rec.attempt}", "\n".join([c.text.rstrip("\n"), *_evidence(stages)]))
     from ..core.render import render_verdict
 
     v = body.verdict
+    if v is None:
+        return Copied("verdict", "")
     text = [f"# cockpit verdict: {v.action}", "", _fence(render_verdict(v.to_dict()).splitlines()), *_evidence(stages)]
     return Copied(f"verdict of {v.action}", "\n".join(text))
 
 
-def _finding_line(f: Any) -> str:
-    layer = str(getattr(f.layer, "value", f.layer))
-    sev = str(getattr(f.severity, "value", f.severity))
-    return f"{sev} [{layer}] {f.summary}" + (f" → {f.advice}" if getattr(f, "advice", "") else "")
+def _finding_line(f: Finding) -> str:
+    return f"{f.severity.value} [{f.layer.value}] {f.summary}" + (f" → {f.advice}" if f.advice else "")
 
 
 _PID_KEYS = ("pid", "ppid", "pids", "parent_pid", "job_pids")
 
 
-def _mentions(f: Any, pid: int) -> bool:
+def _mentions(f: Finding, pid: int) -> bool:
     """A finding about ``pid``: the process itself, or the parent that does not reap it."""
-    subj = getattr(f, "subject", None) or {}
+    subj = f.subject
     for k in _PID_KEYS:
         v = subj.get(k)
         if v == pid or (isinstance(v, (list, tuple, set)) and pid in v):
@@ -175,7 +192,7 @@ def _mentions(f: Any, pid: int) -> bool:
     return False
 
 
-def procs_copy(pane: Any) -> Copied | None:
+def procs_copy(pane: ProcsPane) -> Copied | None:
     """The findings about the selected process, else the process itself (pid, state, command)."""
     v = pane.view
     if v is None:
@@ -201,9 +218,9 @@ def procs_copy(pane: Any) -> Copied | None:
     return None
 
 
-def gpu_copy(pane: Any) -> Copied | None:
-    snap = getattr(pane.view, "snapshot", None) if pane.view is not None else None
-    findings = list(getattr(snap, "findings", []) or [])
+def gpu_copy(pane: GpuPane) -> Copied | None:
+    snap = pane.view.snapshot if pane.view is not None else None
+    findings = list(snap.findings) if snap is not None else []
     if not findings:
         return None
     return Copied("GPU findings", "\n".join(_finding_line(f) for f in findings))
@@ -211,7 +228,7 @@ def gpu_copy(pane: Any) -> Copied | None:
 
 # -- delivering ---------------------------------------------------------------------------------
 
-def deliver(app: Any, c: Copied | None, *, nothing: str = "nothing to copy here") -> str | None:
+def deliver(app: App[_R], c: Copied | None, *, nothing: str = "nothing to copy here") -> str | None:
     """Sanitize, redact (share mode), send with OSC 52, toast.  The text sent, or None."""
     if c is None or not c.text.strip():
         app.notify(nothing, severity="warning", timeout=4, markup=False)
@@ -229,7 +246,7 @@ def deliver(app: Any, c: Copied | None, *, nothing: str = "nothing to copy here"
     return text
 
 
-def copy_focused(app: Any, pane: Any) -> str | None:
+def copy_focused(app: CockpitApp, pane: Pane) -> str | None:
     """``y`` in the main screen: the text selected with the mouse, else what the focused pane selects."""
     from .panes.gpu import GpuPane
     from .panes.history import HistoryPane
@@ -252,7 +269,7 @@ def copy_focused(app: Any, pane: Any) -> str | None:
     return deliver(app, None)
 
 
-def set_mouse_capture(app: Any, on: bool) -> bool:
+def set_mouse_capture(app: CockpitApp, on: bool) -> bool:
     """Turn the terminal's mouse reporting on or off (off: the terminal's own selection works).
 
     Textual has no public switch: the Linux driver's ``_enable_mouse_support`` /
@@ -261,7 +278,7 @@ def set_mouse_capture(app: Any, on: bool) -> bool:
     was asked.  Returns whether the driver was told.
     """
     app.mouse_reporting = on
-    driver = getattr(app, "_driver", None)
+    driver = app._driver  # Textual's own: its mouse switches are private (see above)
     fn = getattr(driver, "_enable_mouse_support" if on else "_disable_mouse_support", None)
     if not callable(fn):
         return False

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable
+from enum import Enum
 from typing import Any
 
 from ..core.layers import Layer, Outcome, Status
@@ -57,8 +58,8 @@ def spark(values: Iterable[float], width: int, *, top: float = 100.0) -> str:
 LAYER_NAMES = [layer.value for layer in Layer]
 
 
-def _v(x: Any) -> str:
-    return "" if x is None else str(getattr(x, "value", x))
+def _v(x: Enum | str | None) -> str:
+    return "" if x is None else str(x.value) if isinstance(x, Enum) else str(x)  # str(): a journal value may be any JSON
 
 
 def status_glyph(status: Status | str) -> str:
@@ -84,7 +85,7 @@ def outcome_text(outcome: Outcome | str | None, layer: Layer | str | None = None
     return f"{glyph} {word} — {rest}{tag}"
 
 
-def one_line(text: Any, limit: int | None = None) -> str:
+def one_line(text: object, limit: int | None = None) -> str:
     """Remote text on one line (``⏎`` between its lines), as it may be shown (:func:`~.shown.shown`:
     no escapes; secrets hidden when sharing), then shortened to ``limit``."""
     lines = sanitize(str(text or ""), newlines=True).split("\n")  # control characters show (␞, \u2028), even at an end
@@ -100,7 +101,7 @@ def fmt_age(age: float | None) -> str:
     return core_fmt_age(age, coarse=True, missing="—")
 
 
-def fmt_elapsed(seconds: Any) -> str:
+def fmt_elapsed(seconds: Any) -> str:  # Any: a probe's value (number, text or NA)
     """Process elapsed time like ps: ``05:03``, ``1:02:03``, ``3-04:05:06``."""
     try:
         s = int(seconds)
@@ -116,7 +117,7 @@ def fmt_elapsed(seconds: Any) -> str:
     return f"{m:02}:{s:02}"
 
 
-def fmt_kib(kib: Any) -> str:
+def fmt_kib(kib: Any) -> str:  # Any: a probe's value
     try:
         v = float(kib)
     except (TypeError, ValueError):
@@ -128,7 +129,7 @@ def fmt_kib(kib: Any) -> str:
     return f"{v:.0f}T"  # pragma: no cover
 
 
-def fmt_na(value: Any, spec: str = "", unit: str = "") -> str:
+def fmt_na(value: Any, spec: str = "", unit: str = "") -> str:  # Any: a probe's value
     """Format a number that may be an NA value (``NaType`` prints ``N/A`` and formats padded)."""
     if value is None or isinstance(value, NaType):
         return "N/A"
@@ -138,7 +139,7 @@ def fmt_na(value: Any, spec: str = "", unit: str = "") -> str:
         return f"{value}{unit}"
 
 
-def fmt_mib(mib: Any) -> str:
+def fmt_mib(mib: Any) -> str:  # Any: a probe's value
     if mib is None or isinstance(mib, NaType):
         return "N/A"
     try:
@@ -159,7 +160,7 @@ def fmt_clock(ts: float | None, now: float | None = None) -> str:
     return time.strftime("%m-%d %H:%M", lt)
 
 
-def code_version_text(cv: dict[str, Any] | None) -> str:
+def code_version_text(cv: dict[str, Any] | None) -> str:  # Any: the journal's JSON
     if not cv:
         return "—"
     commit = cv.get("git_commit")
@@ -171,7 +172,7 @@ def code_version_text(cv: dict[str, Any] | None) -> str:
     return s
 
 
-def first_error_text(fe: Any) -> str:
+def first_error_text(fe: Any) -> str:  # Any: the journal's JSON
     if not fe:
         return ""
     if isinstance(fe, str):

@@ -26,7 +26,7 @@ def while_mounted(handler: _H) -> _H:
     screen is being rebuilt): a late message then is normal, never a crash."""
 
     @functools.wraps(handler)
-    def run(self: Any, *args: Any, **kw: Any) -> None:
+    def run(self: Any, *args: Any, **kw: Any) -> None:  # Any: whatever handler it wraps (app, controller, pane)
         try:
             handler(self, *args, **kw)
         except NoMatches:

@@ -58,12 +58,12 @@ from textual.widgets import Footer
 __all__ = ["LeanFooter", "prune_closed_watchers", "unpin_styles_caches"]
 
 
-def prune_closed_watchers(obj: Any) -> int:
+def prune_closed_watchers(obj: Any) -> int:  # Any: Textual's private reactive internals
     """Drop the watchers of ``obj``'s reactives whose owner is closed or closing; how many went.
 
     Textual keeps ``(owner, callback)`` in ``obj.__watchers[attribute]`` and prunes closed owners
     only when that attribute changes (Textual issue #6666)."""
-    watchers: dict[str, list[tuple[Any, Any]]] = getattr(obj, "__watchers", None) or {}
+    watchers: dict[str, list[tuple[Any, Any]]] = getattr(obj, "__watchers", None) or {}  # Any: Textual internals
     dropped = 0
     for entries in watchers.values():
         keep = [(owner, cb) for owner, cb in entries
@@ -87,7 +87,7 @@ def _inner_outer(base_background: Color, background: Color) -> tuple[Style, Styl
     return Style(background=base_background + background), Style(background=base_background)
 
 
-def _get_inner_outer(self: Any, base_background: Color, background: Color) -> tuple[Style, Style]:
+def _get_inner_outer(self: Any, base_background: Color, background: Color) -> tuple[Style, Style]:  # Any: Textual's StylesCache, patched
     return _inner_outer(base_background, background)
 
 

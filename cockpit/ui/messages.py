@@ -75,7 +75,7 @@ class ActionFinished(Message):
     verdict: Verdict | None
     outcome: str | None = None
     attempt: int | None = None
-    first_error: dict[str, Any] | None = None
+    first_error: dict[str, Any] | None = None  # Any: the journal's JSON
     error: str | None = None
     duration_s: float = 0.0
     #: the engine's AttemptResult when an attempt's verdict landed (bell, tmux, one-line toast)

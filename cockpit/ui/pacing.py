@@ -38,9 +38,9 @@ class Pacer:
     fast_s: float = 0.25
     cap_s: float = 30.0
     unchanged: int = 0
-    _last: Any = None
+    _last: Any = None  # Any: a signature() value
 
-    def observe(self, sig: Any) -> bool:
+    def observe(self, sig: Any) -> bool:  # Any: a signature() value
         """Record this refresh's signature; True when it differs from the last one."""
         changed = bool(sig != self._last)
         self._last = sig
@@ -75,12 +75,12 @@ class Pacer:
 YOUNG_S = 10.0
 
 
-def _settled(p: Any) -> bool:
+def _settled(p: Any) -> bool:  # Any: duck-typed process (tests pass plain namespaces)
     age = getattr(p, "elapsed_s", None)
     return age is None or age >= YOUNG_S
 
 
-def signature(msg: Any) -> Any:
+def signature(msg: Any) -> Any:  # Any: any refresh message, duck-typed (tests pass plain namespaces)
     """What makes a refresh *different* for pacing: for the process table, the set of processes
     older than :data:`YOUNG_S` and their states, the findings and the error (CPU and memory figures
     move on every refresh and do not count); for anything else the message's view as a whole

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from contextvars import ContextVar
-from typing import Any
 
 from ..core.redact import LineRedactor, Redactor
 from ..core.text import sanitize  # a carriage return shows (␍): display text is data, not a progress bar
@@ -32,14 +31,14 @@ def sharing() -> Redactor | None:
     return _SHARE.get()
 
 
-def shown(text: Any) -> str:
+def shown(text: object) -> str:
     """One line of remote text as it may be shown (a ``\\n`` becomes a visible mark)."""
     s = sanitize(str(text))
     red = _SHARE.get()
     return red.text(s) if red is not None else s
 
 
-def shown_block(text: Any) -> str:
+def shown_block(text: object) -> str:
     """Several lines (a traceback, a stack dump, evidence output) as they may be shown."""
     s = str(text)
     red = _SHARE.get()

@@ -84,7 +84,7 @@ LAYERS = tuple(layer.value for layer in Layer)
 
 #: the last resort when no built-in dark.toml can be read: a minimal dark theme (Textual derives
 #: the colours not given) with one plain colour per layer; not a copy of themes/dark.toml
-FALLBACK_DARK: dict[str, dict[str, Any]] = {
+FALLBACK_DARK: dict[str, dict[str, Any]] = {  # Any: a theme file's TOML
     "theme": {"dark": True, "primary": "#4A9EFF"},
     "layers": {"config": "#C678DD", "ssh": "#61AFEF", "host": "#56B6C2", "container": "#98C379",
                "process": "#E5C07B", "gpu": "#D19A66", "app": "#E06C75"},
@@ -143,7 +143,7 @@ def _did_you_mean(key: str, known: Iterable[str]) -> str:
     return f"did you mean '{close[0]}'?" if close else "known keys: " + ", ".join(known)
 
 
-def _colour(where: str, key: str, value: Any) -> str:
+def _colour(where: str, key: str, value: Any) -> str:  # Any: a TOML value
     if not isinstance(value, str):
         raise ThemeError(where, f"{key} must be a colour string, not {type(value).__name__}", 'write it as "#RRGGBB"')
     try:
@@ -153,7 +153,7 @@ def _colour(where: str, key: str, value: Any) -> str:
     return value
 
 
-def parse_theme(name: str, data: dict[str, Any], *, where: str = "<theme>") -> Theme:
+def parse_theme(name: str, data: dict[str, Any], *, where: str = "<theme>") -> Theme:  # Any: TOML
     """A Textual :class:`Theme` from a theme file's parsed TOML (raises :class:`ThemeError`)."""
     for section in data:
         if section not in ("theme", "layers", "variables"):
@@ -161,7 +161,7 @@ def parse_theme(name: str, data: dict[str, Any], *, where: str = "<theme>") -> T
     t = data.get("theme", {})
     if not isinstance(t, dict):
         raise ThemeError(where, "[theme] must be a table", "write it as [theme] followed by key = value lines")
-    kwargs: dict[str, Any] = {}
+    kwargs: dict[str, Any] = {}  # Any: Theme's keyword arguments of several types
     for key, value in t.items():
         if key == "dark":
             if not isinstance(value, bool):

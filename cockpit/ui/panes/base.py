@@ -7,6 +7,8 @@ change re-styles everything and no colour is written in Python.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from enum import Enum
 from typing import Any, ClassVar
 
 from rich.style import Style
@@ -14,7 +16,7 @@ from rich.text import Text
 from textual.containers import Vertical
 from textual.widget import Widget
 
-from ...core.layers import Layer
+from ...core.layers import Finding, Layer
 from ..format import fmt_age
 from ..shown import shown, shown_block
 
@@ -36,8 +38,12 @@ STYLE_CLASSES = frozenset(
 )
 
 
-def _cls(value: Any) -> str:
-    return str(getattr(value, "value", value)).replace(" ", "-")
+#: a layer, status, outcome or severity: the enum, or its text (a record may hold a value this version does not know)
+Named = Enum | str
+
+
+def _cls(value: Named) -> str:
+    return str(value.value if isinstance(value, Enum) else value).replace(" ", "-")  # str(): a journal value may be any JSON
 
 
 class Styled:
@@ -46,7 +52,7 @@ class Styled:
     DEFAULT_CLASSES = "cs"
     COMPONENT_CLASSES: ClassVar[set[str]]  # set on each subclass below
 
-    def __init_subclass__(cls, **kwargs: Any) -> None:
+    def __init_subclass__(cls, **kwargs: Any) -> None:  # Any: class keywords, passed on as Python does
         # Textual collects COMPONENT_CLASSES only from DOMNode classes, not from mixins: put them
         # on every concrete subclass itself.
         cls.COMPONENT_CLASSES = set(STYLE_CLASSES) | set(cls.__dict__.get("COMPONENT_CLASSES", set()))
@@ -63,22 +69,22 @@ class Styled:
         return Style(color=full.color, bold=full.bold, italic=full.italic, underline=full.underline,
                      reverse=full.reverse, strike=full.strike)
 
-    def layer_style(self, layer: Any) -> Style:
+    def layer_style(self, layer: Named | None) -> Style:
         return self.cs(f"layer--{_cls(layer)}") if layer else Style()
 
-    def status_style(self, status: Any) -> Style:
+    def status_style(self, status: Named) -> Style:
         return self.cs(f"st--{_cls(status)}")
 
-    def outcome_style(self, outcome: Any) -> Style:
+    def outcome_style(self, outcome: Named) -> Style:
         o = _cls(outcome)
         return self.cs(f"out--{o}") if f"out--{o}" in STYLE_CLASSES else Style()
 
-    def severity_style(self, severity: Any) -> Style:
+    def severity_style(self, severity: Named) -> Style:
         s = _cls(severity)
         return self.cs(f"sev--{s}") if f"sev--{s}" in STYLE_CLASSES else Style()
 
 
-def layer_tag(styled: Styled, layer: Any) -> Text:
+def layer_tag(styled: Styled, layer: Named | None) -> Text:
     """``[app]`` in the layer's colour: the label says it, the colour repeats it."""
     name = _cls(layer) if layer else "?"
     return Text(f"[{name}]", style=styled.layer_style(layer) if layer else Style())
@@ -87,13 +93,13 @@ def layer_tag(styled: Styled, layer: Any) -> Text:
 _SEV_GLYPH = {"error": "✘", "warning": "!", "info": "i"}
 
 
-def findings_text(styled: Styled, findings: list[Any], limit: int, *, advice: bool = False) -> Text:
+def findings_text(styled: Styled, findings: Sequence[Finding], limit: int, *, advice: bool = False) -> Text:
     """One line per finding: severity glyph, ``[layer]``, summary (and advice); ``… N more`` after ``limit``."""
     t = Text()
     for i, f in enumerate(findings[:limit]):
         if i:
             t.append("\n")
-        sev = str(getattr(f.severity, "value", f.severity))
+        sev = f.severity.value
         t.append(_SEV_GLYPH.get(sev, "!") + " ", style=styled.severity_style(sev))
         t.append_text(layer_tag(styled, f.layer))
         t.append(f" {shown(f.summary)}")
@@ -102,7 +108,7 @@ def findings_text(styled: Styled, findings: list[Any], limit: int, *, advice: bo
     return t
 
 
-def set_static(widget: Any, content: Any, *, layout: bool = True) -> None:
+def set_static(widget: Any, content: Any, *, layout: bool = True) -> None:  # Any: a Static-like widget, its content any visual
     """``widget.update(content)`` only when the content differs from what it shows: each update of
     a ``Static`` lays the screen out again and repaints, which an idle refresh that brings the same
     values must not cost.  ``layout=False`` for a line whose height cannot change (a ticking time)."""
@@ -121,7 +127,7 @@ class Pane(Styled, Vertical):
     #: the refresh interval the pane's staleness is judged by (set by each pane's ``__init__``)
     interval: float
 
-    def __init__(self, **kw: Any) -> None:
+    def __init__(self, **kw: Any) -> None:  # Any: Textual widget options (id, classes, …)
         super().__init__(id=kw.pop("id", self.pane_id), **kw)
         self.border_title = self.pane_title
         self._dirty = False

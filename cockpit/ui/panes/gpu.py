@@ -8,8 +8,8 @@ Collection keeps going while the pane is hidden by a zoom; only the re-render is
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -22,14 +22,18 @@ from ..format import fmt_mib, fmt_na, is_stale, one_line, spark
 from ..shown import shown
 from .base import Pane, Styled, findings_text, layer_tag, set_static
 
+if TYPE_CHECKING:
+    from ...core.observe import GPUView
+    from ...core.probes.gpu import GPU, GPUProcess
+
 __all__ = ["GpuPane", "GpuCard", "Spark", "HISTORY", "gpu_key"]
 
 #: samples of history per GPU (one per refresh)
 HISTORY = 60
 
 
-def _num(v: Any) -> float | None:
-    if v is None or isinstance(v, NaType):
+def _num(v: object) -> float | None:
+    if not isinstance(v, (int, float, str)):  # None, NA
         return None
     try:
         return float(v)
@@ -45,9 +49,9 @@ METHODS = {
 }
 
 
-def _row_note(p: Any, outside: str | None) -> str:
+def _row_note(p: GPUProcess, outside: str | None) -> str:
     """What to know about one GPU process: a zombie, a pid that is gone, or who it is outside."""
-    state = getattr(p, "state", None)
+    state = p.state
     if outside == "gone":
         return f"gone: no process {p.pid} on the host"
     if isinstance(state, str) and state.startswith("Z"):
@@ -56,24 +60,24 @@ def _row_note(p: Any, outside: str | None) -> str:
         return f"not placed (host pid {p.pid})"
     if outside:
         return f"outside: {outside}, host pid {p.pid}"
-    devices = getattr(p, "devices", None)
+    devices = p.devices
     return f"holds {devices}" if isinstance(devices, str) and devices else ""
 
 
-def gpu_key(g: Any) -> str:
+def gpu_key(g: GPU) -> str:
     """A GPU's identity across snapshots: its uuid, else its index (a Slurm job's: on its node)."""
-    node = getattr(g, "node", "") or ""
+    node = g.node
     return (f"{node}/" if node else "") + (str(g.uuid) if not isinstance(g.uuid, NaType) else f"index-{g.index}")
 
 
 class Spark(Styled, Widget):
     """A one-line history on a fixed 0–100 % scale, as wide as the widget is."""
 
-    def __init__(self, **kw: Any) -> None:
+    def __init__(self, **kw: Any) -> None:  # Any: Textual widget options (id, classes, …)
         super().__init__(**kw)
         self.values: list[float] = []
 
-    def set_values(self, values: Any) -> None:
+    def set_values(self, values: Iterable[float]) -> None:
         new, w = list(values), max(1, self.size.width)
         if new[-w:] != self.values[-w:] or not self.values:  # what is drawn changed (the last `width` values)
             self.refresh()
@@ -86,12 +90,12 @@ class Spark(Styled, Widget):
 class GpuCard(Styled, Vertical):
     """One GPU: a heading line, then utilisation and memory, each with its sparkline."""
 
-    def __init__(self, key: str, **kw: Any) -> None:
+    def __init__(self, key: str, **kw: Any) -> None:  # Any: Textual widget options (id, classes, …)
         super().__init__(classes="gpu-card", **kw)
         self.key = key
         self.util: deque[float] = deque(maxlen=HISTORY)
         self.mem: deque[float] = deque(maxlen=HISTORY)
-        self.gpu: Any = None
+        self.gpu: GPU | None = None
 
     def compose(self) -> ComposeResult:
         yield Static("", classes="gpu-head", markup=False)
@@ -106,7 +110,7 @@ class GpuCard(Styled, Vertical):
         # the children exist from here on (``is_mounted`` is not yet true): draw what was sampled
         self._draw()
 
-    def sample(self, gpu: Any) -> None:
+    def sample(self, gpu: GPU) -> None:
         """Record one snapshot of this GPU (also while hidden)."""
         self.gpu = gpu
         u, m = _num(gpu.utilization_pct), _num(gpu.memory_pct)
@@ -121,7 +125,7 @@ class GpuCard(Styled, Vertical):
         if g is None:
             return t
         name = fmt_na(g.name)
-        node = getattr(g, "node", "") or ""  # a Slurm job's GPUs: the node each is on
+        node = g.node  # a Slurm job's GPUs: the node each is on
         t.append(f"{node + ':' if node else ''}GPU{fmt_na(g.index)} ", style=self.cs("txt--title"))
         t.append(f"{name[7:] if name.startswith('NVIDIA ') else name} ")
         temp = fmt_na(g.temperature_c, ".0f", "°C")
@@ -152,10 +156,10 @@ class GpuPane(Pane):
     pane_id = "gpu"
     pane_title = "GPUs [3]"
 
-    def __init__(self, clock: Callable[[], float], interval: float, **kw: Any) -> None:
+    def __init__(self, clock: Callable[[], float], interval: float, **kw: Any) -> None:  # Any: Textual widget options (id, classes, …)
         super().__init__(**kw)
         self.clock, self.interval = clock, interval
-        self.view: Any = None
+        self.view: GPUView | None = None
         self.cards: dict[str, GpuCard] = {}
 
     def compose(self) -> ComposeResult:
@@ -165,9 +169,9 @@ class GpuPane(Pane):
             yield Vertical(id="gpu-cards")
             yield Static("", id="gpu-procs", markup=False)
 
-    def show(self, view: Any) -> None:
+    def show(self, view: GPUView) -> None:
         self.view = view
-        snap = getattr(view, "snapshot", None)
+        snap = view.snapshot
         if snap is not None:
             for g in snap.gpus:
                 key = gpu_key(g)
@@ -185,7 +189,7 @@ class GpuPane(Pane):
         if v is None:
             return
         age = None if v.collected_at is None else self.clock() - v.collected_at
-        err = v.error if v.snapshot is None or v.error != getattr(v.snapshot, "error", None) else None
+        err = v.error if v.snapshot is None or v.error != v.snapshot.error else None
         note = f"refresh failed: {one_line(err, 60)}" if err else ""
         self.set_freshness(age, is_stale(age, self.interval) or bool(err), note=note)
 
@@ -193,8 +197,7 @@ class GpuPane(Pane):
         self._dirty = False
         if not self.is_mounted:
             return
-        v = self.view
-        snap = getattr(v, "snapshot", None)
+        snap = self.view.snapshot if self.view is not None else None
         box = self.query_one("#gpu-cards", Vertical)
         live = {gpu_key(g) for g in (snap.gpus if snap else [])}
         for key, card in list(self.cards.items()):
@@ -221,7 +224,7 @@ class GpuPane(Pane):
             return t
         snap = v.snapshot
         if v.error and (snap is None or not snap.gpus):
-            lay = getattr(v.error_layer, "value", v.error_layer) or "gpu"
+            lay = v.error_layer or "gpu"
             if "disabled in config" in v.error:
                 t.append(f"GPU probe {v.error}", style=self.cs("txt--dim"))
                 return t
@@ -236,11 +239,11 @@ class GpuPane(Pane):
 
     def procs_text(self) -> Text:
         t = Text(no_wrap=True, overflow="ellipsis")
-        snap = getattr(self.view, "snapshot", None)
+        snap = self.view.snapshot if self.view is not None else None
         if snap is None:
             return t
-        head = METHODS.get(getattr(snap, "method", ""), "")
-        note = shown(getattr(snap, "method_note", "") or "")  # remote words (lxc-info's error): data, never markup
+        head = METHODS.get(snap.method, "")
+        note = shown(snap.method_note)  # remote words (lxc-info's error): data, never markup
         if head or note:
             t.append(head + (" · " if head and note else "") + note + "\n", style=self.cs("txt--dim"))
         if not snap.processes:
@@ -251,11 +254,11 @@ class GpuPane(Pane):
         t.append("GPU  PID      MEM     PROCESS", style=self.cs("txt--dim"))
         for p in snap.processes:
             name = shown(fmt_na(p.process_name))  # the job's text: no escapes reach the terminal, no secret a shared screen
-            cpid, owner = getattr(p, "container_pid", None), getattr(p, "owner", None)
+            cpid, owner = p.container_pid, p.owner
             outside = isinstance(owner, str) and owner not in ("container", "target")  # also "unknown": not placed
             pid = "-" if outside else (cpid if isinstance(cpid, int) else fmt_na(p.pid))
-            mem = "?" if getattr(snap, "method", "") == "fd scan" else fmt_mib(p.used_memory_mib)
-            node = getattr(p, "node", "") or ""  # a Slurm job's: the node it runs on, before its GPU
+            mem = "?" if snap.method == "fd scan" else fmt_mib(p.used_memory_mib)
+            node = p.node  # a Slurm job's: the node it runs on, before its GPU
             t.append(f"\n{(node + ':' if node else '') + fmt_na(p.gpu_index):<4} {pid:<8} {mem:>7}  {name.rsplit('/', 1)[-1] or name}")
             why = _row_note(p, owner if outside else None)
             if why:
@@ -263,5 +266,5 @@ class GpuPane(Pane):
         return t
 
     def findings_text(self) -> Text:
-        snap = getattr(self.view, "snapshot", None)
+        snap = self.view.snapshot if self.view is not None else None
         return Text() if snap is None else findings_text(self, snap.findings, 5)

@@ -8,7 +8,7 @@ verdict.  ``failed`` and ``untested`` differ by glyph, word and colour (``✘ FA
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -20,6 +20,9 @@ from ...core.actions.cause import fmt_secs
 from ..format import code_version_text, first_error_text, fmt_clock, is_stale, one_line, outcome_text
 from .base import Pane
 from .table import sync_rows
+
+if TYPE_CHECKING:
+    from ...core.journal import AttemptRecord
 
 __all__ = ["HistoryPane"]
 
@@ -40,23 +43,23 @@ class HistoryPane(Pane):
             super().__init__()
             self.attempt = attempt
 
-    def __init__(self, clock: Callable[[], float], interval: float, **kw: Any) -> None:
+    def __init__(self, clock: Callable[[], float], interval: float, **kw: Any) -> None:  # Any: Textual widget options (id, classes, …)
         super().__init__(**kw)
         self.clock, self.interval = clock, interval
-        self.records: list[Any] = []
+        self.records: list[AttemptRecord] = []
         self.collected_at: float | None = None
 
     def compose(self) -> ComposeResult:
-        table: DataTable[Any] = DataTable(id="history-table", cursor_type="row")
+        table: DataTable[Any] = DataTable(id="history-table", cursor_type="row")  # Any: DataTable cells (str and Text)
         for key, label in COLUMNS:
             table.add_column(label, key=key)
         yield table
 
     @property
-    def table(self) -> DataTable[Any]:
+    def table(self) -> DataTable[Any]:  # Any: DataTable cells (str and Text)
         return self.query_one("#history-table", DataTable)
 
-    def show(self, records: list[Any], collected_at: float | None = None) -> None:
+    def show(self, records: list[AttemptRecord], collected_at: float | None = None) -> None:
         self.records = list(records)
         self.collected_at = collected_at
         self.redraw()
@@ -71,13 +74,13 @@ class HistoryPane(Pane):
         now = self.clock()
         rows = []
         for r in reversed(self.records):
-            o = str(getattr(r.outcome, "value", r.outcome))
-            lay = getattr(r.layer, "value", r.layer) or ""
+            o = r.outcome_name
+            lay = r.layer_name or ""
             rows.append((str(r.attempt), [
                 Text(str(r.attempt), style=self.cs("txt--title")),
                 Text(outcome_text(o, None, short=True), style=self.outcome_style(o)),
                 Text(lay or "—", style=self.layer_style(lay) if lay else self.cs("txt--dim")),
-                self._fate_cell(getattr(r, "fate", None)),
+                self._fate_cell(r.fate),
                 fmt_clock(r.started_at, now),
                 one_line(r.note, 40) or "—",
                 code_version_text(r.code_version),
@@ -87,7 +90,7 @@ class HistoryPane(Pane):
             sync_rows(self.table, rows, key_column=0, stick_to_top=True)
         self.tick()
 
-    def _fate_cell(self, fate: dict[str, Any] | None) -> Text:
+    def _fate_cell(self, fate: dict[str, Any] | None) -> Text:  # Any: the journal's JSON
         """``✘ died app 4m12s`` for a job that died after its verdict; ``—`` when nothing is known."""
         if not fate or not isinstance(fate.get("state"), str):
             return Text("—", style=self.cs("txt--dim"))
@@ -108,7 +111,7 @@ class HistoryPane(Pane):
         except (CellDoesNotExist, ValueError):  # no row under the cursor, or a key that is not an attempt number
             return None
 
-    def record(self, attempt: int) -> Any:
+    def record(self, attempt: int) -> AttemptRecord | None:
         return next((r for r in self.records if r.attempt == attempt), None)
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:

@@ -17,11 +17,12 @@ from __future__ import annotations
 import bisect
 from collections import deque
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.strip import Strip
@@ -33,6 +34,13 @@ from .base import Pane, Styled
 from .log_bounds import maybe_forget
 from .log_find import SearchMixin
 from .log_search import SearchHighlighter
+
+if TYPE_CHECKING:
+    from ...core.observe import LogView
+    from ...core.probes.signatures import Match
+
+#: a traceback chain's id (the classifier's), or ``("line", N)`` for a match that has none
+ChainKey: TypeAlias = "int | tuple[str, int]"
 
 __all__ = ["LogPane", "MarkedLog", "Mark"]
 
@@ -65,7 +73,7 @@ class MarkedLog(Styled, Log):
     MarkedLog > .search--match { background: $warning 45%; text-style: bold underline; }
     """
 
-    def __init__(self, max_lines: int, **kw: Any) -> None:
+    def __init__(self, max_lines: int, **kw: Any) -> None:  # Any: Textual widget options (id, classes, …)
         super().__init__(max_lines=max_lines, auto_scroll=True, highlight=False, **kw)
         self.numbers: deque[int] = deque(maxlen=max_lines)
         self.marks: dict[int, Mark] = {}
@@ -103,7 +111,7 @@ class MarkedLog(Styled, Log):
             except KeyError:  # the stylesheet has not reached this widget yet: the default mark (bold underline) stays
                 pass
 
-    def on_click(self, event: Any) -> None:
+    def on_click(self, event: events.Click) -> None:
         """A click selects the line under the mouse (for ``y``)."""
         row = int(self.scroll_offset.y) + int(event.y)
         if 0 <= row < len(self.numbers) and self.on_pick is not None:
@@ -154,7 +162,7 @@ class LogPane(SearchMixin, Pane):
     ]
 
     def __init__(self, clock: Callable[[], float], interval: float, max_lines: int,
-                 history: Callable[[], tuple[int, list[str]]] | None = None, **kw: Any) -> None:
+                 history: Callable[[], tuple[int, list[str]]] | None = None, **kw: Any) -> None:  # Any: Textual widget options (id, classes, …)
         super().__init__(**kw)
         self.clock, self.interval, self.max_lines = clock, interval, max_lines
         self.history = history or (lambda: (1, []))
@@ -163,9 +171,9 @@ class LogPane(SearchMixin, Pane):
         self.following = True
         self.errors: list[int] = []  # line numbers to jump to (first line of each error), sorted
         self.error_labels: dict[int, tuple[str, str]] = {}  # jump line → (layer, label)
-        self.chains: dict[Any, Any] = {}  # the classifier's matches with a traceback, latest version per chain
+        self.chains: dict[ChainKey, Match] = {}  # the classifier's matches with a traceback, latest version per chain
         self.errors_dropped = 0  # errors forgotten once their lines left the rings (log_bounds.py)
-        self.view: Any = None
+        self.view: LogView | None = None
         self._init_search()
 
     def compose(self) -> ComposeResult:
@@ -185,7 +193,7 @@ class LogPane(SearchMixin, Pane):
         return self.query_one("#log-view", MarkedLog)
 
     # -- data ---------------------------------------------------------------------------------
-    def feed(self, path: str | None, first_no: int, lines: list[str], matches: list[Any], view: Any = None) -> None:
+    def feed(self, path: str | None, first_no: int, lines: list[str], matches: list[Match], view: LogView | None = None) -> None:
         """One batch from the follower (the hot path)."""
         self.view = view
         if path != self.path:
@@ -202,19 +210,18 @@ class LogPane(SearchMixin, Pane):
         self._title()
         self.tick()
 
-    def add_matches(self, matches: list[Any]) -> None:
+    def add_matches(self, matches: list[Match]) -> None:
         log = self.log_view
         for m in matches:
-            layer = str(getattr(m.layer, "value", m.layer))
-            sev = str(getattr(m.severity, "value", m.severity))
-            kind = "error" if sev == "error" else "warning"
-            start = m.traceback_start if getattr(m, "traceback_start", None) else m.line_no
+            layer = m.layer.value
+            kind = "error" if m.severity.value == "error" else "warning"
+            start = m.traceback_start if m.traceback_start else m.line_no
             if kind == "error":
                 for n in range(start, m.line_no):
                     if log.marks.get(n) is None or log.marks[n].kind != "error":
                         log.marks[n] = Mark(layer, "trace")
             log.marks[m.line_no] = Mark(layer, kind, m.label)
-            if getattr(m, "traceback", None):
+            if m.traceback:
                 self.chains[m.chain_id if m.chain_id is not None else ("line", m.line_no)] = m
             if kind == "error" and start not in self.error_labels:
                 bisect.insort(self.errors, start)

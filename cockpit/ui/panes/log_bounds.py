@@ -16,24 +16,27 @@ cost is amortised over as many lines.
 from __future__ import annotations
 
 import bisect
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .log import LogPane
 
 __all__ = ["forget_before", "maybe_forget"]
 
 
-def forget_before(pane: Any, oldest: int) -> int:
+def forget_before(pane: LogPane, oldest: int) -> int:
     """Forget marks, chains and jump targets of lines before ``oldest``; how many entries went."""
-    marks: dict[int, Any] = pane.log_view.marks
+    marks = pane.log_view.marks
     gone = [k for k in marks if k < oldest]
     for k in gone:
         del marks[k]
     n = len(gone)
-    chains: dict[Any, Any] = pane.chains
-    old_chains = [k for k, m in chains.items() if m.line_no + len(getattr(m, "traceback", ()) or ()) < oldest]
-    for k in old_chains:
-        del chains[k]
+    chains = pane.chains
+    old_chains = [c for c, m in chains.items() if m.line_no + len(m.traceback) < oldest]
+    for c in old_chains:
+        del chains[c]
     n += len(old_chains)
-    errors: list[int] = pane.errors
+    errors = pane.errors
     cut = bisect.bisect_left(errors, oldest)
     if cut > 1:  # errors[0] stays: the title names the first error
         for e in errors[1:cut]:
@@ -44,7 +47,7 @@ def forget_before(pane: Any, oldest: int) -> int:
     return n
 
 
-def maybe_forget(pane: Any) -> int:
+def maybe_forget(pane: LogPane) -> int:
     """:func:`forget_before` the rings' window once the maps hold more than twice the ring size."""
     held = len(pane.log_view.marks) + len(pane.chains) + len(pane.errors)
     if held <= 2 * max(1, pane.max_lines) + 64:

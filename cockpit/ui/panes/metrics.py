@@ -117,10 +117,10 @@ class MetricsPlot(PlotextPlot):
 
     can_focus = True
 
-    def __init__(self, **kw: Any) -> None:
+    def __init__(self, **kw: Any) -> None:  # Any: Textual widget options (id, classes, …)
         super().__init__(**kw)
         self.data_version = 0
-        self._key: tuple[Any, ...] | None = None
+        self._key: tuple[object, ...] | None = None
         self._frame: RenderResult = Text()
 
     def render(self) -> RenderResult:
@@ -163,7 +163,7 @@ class MetricsPane(Pane):
     }
     """
 
-    def __init__(self, clock: Callable[[], float], interval: float, source: EngineMetrics, **kw: Any) -> None:
+    def __init__(self, clock: Callable[[], float], interval: float, source: EngineMetrics, **kw: Any) -> None:  # Any: Textual widget options (id, classes, …)
         super().__init__(**kw)
         self.clock, self.interval, self.source = clock, interval, source
         #: the overlays the user picked (None: the previous attempt with metrics)
@@ -171,7 +171,7 @@ class MetricsPane(Pane):
         #: the metric shown (None: the loss, or the first)
         self.metric: str | None = None
         self.shown: list[int] = []
-        self._sig: tuple[Any, ...] | None = None
+        self._sig: tuple[object, ...] | None = None
 
     def compose(self) -> ComposeResult:
         yield Static("", id="metrics-empty", markup=False)
@@ -197,7 +197,7 @@ class MetricsPane(Pane):
                 return [a]
         return []
 
-    def names(self, data: dict[int, Any]) -> list[str]:
+    def names(self, data: dict[int, AttemptMetrics | None]) -> list[str]:
         """Every metric shown: the current attempt's first, in its order, then the overlays' others."""
         cur = self.current()
         names: list[str] = []
@@ -206,7 +206,7 @@ class MetricsPane(Pane):
                 names += [n for n in m.names() if n not in names]
         return names
 
-    def chosen(self, data: dict[int, Any]) -> str | None:
+    def chosen(self, data: dict[int, AttemptMetrics | None]) -> str | None:
         names = self.names(data)
         if self.metric in names:
             return self.metric
@@ -233,7 +233,7 @@ class MetricsPane(Pane):
         self.tick(force=True)
         return on
 
-    def _data(self) -> dict[int, Any]:
+    def _data(self) -> dict[int, AttemptMetrics | None]:
         cur = self.current()
         ids = self.overlays(cur) + ([cur] if cur is not None else [])
         return {a: self.source.get(a) for a in ids}
@@ -251,7 +251,7 @@ class MetricsPane(Pane):
             self.redraw(data)
         self._subtitle(data)
 
-    def redraw(self, data: dict[int, Any] | None = None) -> None:
+    def redraw(self, data: dict[int, AttemptMetrics | None] | None = None) -> None:
         self._dirty = False
         data = self._data() if data is None else data
         cur = self.current()
@@ -259,7 +259,7 @@ class MetricsPane(Pane):
         plot = self.query_one(MetricsPlot)
         empty = self.query_one("#metrics-empty", Static)
         self.border_title = Text(f"{self.pane_title} · {shown(metric)}" if metric else self.pane_title)  # data, never markup
-        series = [(a, data[a].series[metric]) for a in data if metric and data[a] is not None and metric in data[a].series]
+        series = [(a, m.series[metric]) for a, m in data.items() if metric and m is not None and metric in m.series]
         self.shown = [a for a, _ in series]
         if not series:
             empty.update(self.empty_text(cur))
@@ -285,7 +285,7 @@ class MetricsPane(Pane):
             legend.append(("━━" if mine else "••") + f" #{a}", style=Style(color=RichColor.from_rgb(*rgb), bold=mine))
             legend.append(f"{' now' if mine and len(series) > 1 else ''}  ")
         lo, hi = min(s.xs[0] for _, s in series), max(s.xs[-1] for _, s in series)
-        ticks = sorted({round(lo + (hi - lo) * k / 4) for k in range(5)}) if hi > lo else [lo]
+        ticks: list[float] = sorted({round(lo + (hi - lo) * k / 4) for k in range(5)}) if hi > lo else [lo]
         plt.xticks(ticks, [fmt_value(t) for t in ticks])
         self.query_one("#metrics-legend", Static).update(legend)
         plot.data_version += 1
@@ -293,8 +293,7 @@ class MetricsPane(Pane):
 
     def colour(self, i: int) -> tuple[int, int, int]:
         """Series colour ``i`` from the theme (``series-N``), else Okabe–Ito."""
-        app: Any = self.app
-        text = app.theme_variables.get(f"series-{i + 1}") or OKABE_ITO[i % len(OKABE_ITO)]
+        text = self.app.theme_variables.get(f"series-{i + 1}") or OKABE_ITO[i % len(OKABE_ITO)]
         try:
             return Color.parse(text).rgb
         except ColorParseError:
@@ -318,7 +317,7 @@ class MetricsPane(Pane):
         t.append("\nYour own form: [metrics] pattern, a regex with a named group per value.", style=self.cs("txt--dim"))
         return t
 
-    def _subtitle(self, data: dict[int, Any]) -> None:
+    def _subtitle(self, data: dict[int, AttemptMetrics | None]) -> None:
         cur = self.current()
         m = data.get(cur) if cur is not None else None
         parts: list[str] = []
@@ -328,8 +327,7 @@ class MetricsPane(Pane):
             total = m.total(self.source.total_steps)
             parts.append(f"step {fmt_value(m.last_step)}" + (f"/{total}" if total else ""))
             seen = m.last_seen()
-            quiet = seen is not None and time.time() - seen > QUIET_S
-            if quiet:
+            if seen is not None and time.time() - seen > QUIET_S:
                 parts.append(f"last step {fmt_age(time.time() - seen)} ago")
             else:
                 rate = m.rate()

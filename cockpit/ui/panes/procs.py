@@ -12,17 +12,20 @@ amount unknown: the fd scan).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.widgets import DataTable, Static
 
 from ...core.probes.gpu import NaType
-from ...core.probes.procs import ProcTree
+from ...core.probes.procs import Proc, ProcTree
 from ..format import fmt_age, fmt_elapsed, fmt_kib, fmt_mib, is_stale, one_line
 from .base import Pane, findings_text, set_static
 from .table import sync_rows
+
+if TYPE_CHECKING:
+    from ...core.observe import ProcsView
 
 __all__ = ["ProcsPane"]
 
@@ -37,10 +40,10 @@ class ProcsPane(Pane):
     pane_id = "procs"
     pane_title = "processes [1]"
 
-    def __init__(self, clock: Callable[[], float], interval: float, **kw: Any) -> None:
+    def __init__(self, clock: Callable[[], float], interval: float, **kw: Any) -> None:  # Any: Textual widget options (id, classes, …)
         super().__init__(**kw)
         self.clock, self.interval = clock, interval
-        self.view: Any = None
+        self.view: ProcsView | None = None
         self.job_only = False
         self.show_own = False
         self.wide = False
@@ -48,7 +51,7 @@ class ProcsPane(Pane):
         self.gpu_col = False
 
     def compose(self) -> ComposeResult:
-        table: DataTable[Any] = DataTable(id="procs-table", cursor_type="row", zebra_stripes=False)
+        table: DataTable[Any] = DataTable(id="procs-table", cursor_type="row", zebra_stripes=False)  # Any: DataTable cells (str and Text)
         self._columns(table)
         yield table
         yield Static("", id="procs-findings", markup=False)
@@ -56,7 +59,7 @@ class ProcsPane(Pane):
     def _shown(self, key: str) -> bool:
         return (self.wide or key in _NARROW) and (key != "gpu" or self.gpu_col)
 
-    def _columns(self, table: DataTable[Any]) -> None:
+    def _columns(self, table: DataTable[Any]) -> None:  # Any: DataTable cells (str and Text)
         for key, label in COLUMNS:
             if self._shown(key):
                 table.add_column(label, key=key)
@@ -71,10 +74,10 @@ class ProcsPane(Pane):
             self.redraw()
 
     @property
-    def table(self) -> DataTable[Any]:
+    def table(self) -> DataTable[Any]:  # Any: DataTable cells (str and Text)
         return self.query_one("#procs-table", DataTable)
 
-    def show(self, view: Any) -> None:
+    def show(self, view: ProcsView) -> None:
         self.view = view
         if self.hidden_by_zoom:
             self._dirty = True
@@ -89,12 +92,12 @@ class ProcsPane(Pane):
     def _note(self) -> str:
         v = self.view
         n = len(v.procs) if v is not None else 0
-        own = len(getattr(v, "own_pids", ()) or ()) if v is not None else 0
+        own = len(v.own_pids) if v is not None else 0
         parts = [f"{n - own} procs" + (f" + {own} cockpit's own" + (" shown" if self.show_own else " hidden (o)") if own else "")]
-        nodes = list(getattr(v, "nodes", []) or []) if v is not None else []
+        nodes = list(v.nodes) if v is not None else []
         if nodes:
             parts.append(f"on {len(nodes)} node{'s' if len(nodes) > 1 else ''}: " + one_line(", ".join(nodes), 60))
-        note = str(getattr(v, "note", "") or "") if v is not None else ""
+        note = v.note if v is not None else ""
         if note:
             parts.append(one_line(note, 80))
         if self.job_only:
@@ -111,16 +114,16 @@ class ProcsPane(Pane):
         self.show_own = on
         self.redraw()
 
-    def rows(self) -> list[tuple[str, list[Any]]]:
+    def rows(self) -> list[tuple[str, list[Any]]]:  # Any: DataTable cells (str and Text)
         v = self.view
-        if v is None:
+        if v is None or not v.procs:
             return []
-        job_pids = set(getattr(v, "job_pids", set()) or set())
-        own = set() if self.show_own else set(getattr(v, "own_pids", set()) or set())
-        out: list[tuple[str, list[Any]]] = []
-        by_node: dict[str, list[Any]] = {}
+        job_pids = set(v.job_pids)
+        own = set() if self.show_own else set(v.own_pids)
+        out: list[tuple[str, list[Any]]] = []  # Any: DataTable cells
+        by_node: dict[str, list[Proc]] = {}
         for p in v.procs:  # a Slurm job's nodes each have their own pids: one tree per node
-            by_node.setdefault(getattr(p, "node", "") or "", []).append(p)
+            by_node.setdefault(p.node, []).append(p)
         for node, procs in by_node.items():
             tree = ProcTree(procs)
             job_groups = {p.pgid for p in procs if p.pid in job_pids}
@@ -133,7 +136,7 @@ class ProcsPane(Pane):
                 out.append((f"{node}:{p.pid}" if node else str(p.pid), self._cells(tree, depth, p, is_job)))
         return out
 
-    def _cells(self, tree: ProcTree, depth: int, p: Any, is_job: bool) -> list[Any]:
+    def _cells(self, tree: ProcTree, depth: int, p: Proc, is_job: bool) -> list[Any]:  # Any: DataTable cells
         if p.is_zombie:
             flag, row_style = "Z!", self.cs("txt--zombie")
         elif p.is_uninterruptible:
@@ -167,14 +170,14 @@ class ProcsPane(Pane):
 
     def _gpu_cell(self, pid: int) -> str:
         """GPU memory the process holds; ``dev`` when only the fd scan saw it (no amount)."""
-        mib = (getattr(self.view, "gpu_mib", None) or {}).get(pid)
+        mib = self.view.gpu_mib.get(pid) if self.view is not None else None
         return "" if mib is None else ("dev" if isinstance(mib, NaType) else fmt_mib(mib))
 
     def redraw(self) -> None:
         self._dirty = False
         if not self.is_mounted:
             return
-        gpu_col = bool(getattr(self.view, "gpu_mib", None))
+        gpu_col = bool(self.view.gpu_mib) if self.view is not None else False
         if gpu_col != self.gpu_col:
             self.gpu_col = gpu_col
             self.table.clear(columns=True)  # only when the column set changes, never on a refresh

@@ -14,6 +14,7 @@ from typing import Any
 from rich.text import Text
 from textual.widgets import Static
 
+from ...core.layers import Layer
 from ..format import fmt_age, is_stale, link_states, one_line
 from .base import Styled
 
@@ -55,7 +56,7 @@ class StatusState:
 class StatusLine(Styled, Static):
     PARTS = ("procs", "gpu", "log", "history")
 
-    def __init__(self, state: StatusState, clock: Callable[[], float], **kw: Any) -> None:
+    def __init__(self, state: StatusState, clock: Callable[[], float], **kw: Any) -> None:  # Any: Textual widget options (id, classes, …)
         super().__init__("", markup=False, **kw)
         self.state = state
         self.clock = clock
@@ -82,8 +83,8 @@ class StatusLine(Styled, Static):
             self._shown = t
             self.refresh()
 
-    def update_part(self, part: str, collected_at: float | None, error: str | None = None, error_layer: Any = None) -> None:
-        layer = getattr(error_layer, "value", error_layer)
+    def update_part(self, part: str, collected_at: float | None, error: str | None = None, error_layer: Layer | str | None = None) -> None:
+        layer = error_layer.value if isinstance(error_layer, Layer) else error_layer
         self.state.parts[part] = (collected_at, error, layer)
         if part == "procs":
             self.state.container_ok = error is None and collected_at is not None

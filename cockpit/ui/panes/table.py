@@ -16,22 +16,22 @@ from ..shown import shown
 __all__ = ["sync_rows"]
 
 
-def _as_text(cell: Any) -> Any:
+def _as_text(cell: Any) -> Any:  # Any: DataTable cells
     """A ``str`` cell becomes a plain ``Text``: DataTable parses str cells as markup, and remote
     text (a note ``try [fix]``, a ``[rank0]:`` prefix, a path with ``[/]``) is data, never markup;
     it is shown through :func:`~cockpit.ui.shown.shown` (no escapes; no secrets when sharing)."""
     return Text(shown(cell)) if isinstance(cell, str) else cell
 
 
-def _plain(cell: Any) -> str:
+def _plain(cell: Any) -> str:  # Any: a DataTable cell
     return cell.plain if hasattr(cell, "plain") else str(cell)
 
 
-def _width(cell: Any) -> int:
+def _width(cell: Any) -> int:  # Any: a DataTable cell
     return cell.cell_len if isinstance(cell, Text) else cell_len(str(cell))
 
 
-def sync_rows(table: DataTable[Any], rows: Sequence[tuple[str, Sequence[Any]]], *, key_column: int = 0,
+def sync_rows(table: DataTable[Any], rows: Sequence[tuple[str, Sequence[Any]]], *, key_column: int = 0,  # Any: DataTable cells (str and Text)
               stick_to_top: bool = False) -> bool:
     """Make ``table`` show ``rows`` (``(key, cells)`` in display order); returns True if it changed.
 

@@ -23,7 +23,7 @@ __all__ = ["TargetStrip"]
 
 
 class TargetStrip(Styled, Static):
-    def __init__(self, names: list[str], selected: str, **kw: Any) -> None:
+    def __init__(self, names: list[str], selected: str, **kw: Any) -> None:  # Any: Textual widget options (id, classes, …)
         super().__init__("", markup=False, **kw)
         self.selected = selected
         self.summaries = {n: TargetSummary(n) for n in names}

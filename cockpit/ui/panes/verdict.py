@@ -10,16 +10,19 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Static
 
-from ...core.layers import Stage, Status
+from ...core.layers import Stage, Status, Verdict
 from ..format import one_line, outcome_text, status_glyph
 from .base import Styled, layer_tag, set_static
+
+if TYPE_CHECKING:
+    from ...core.journal import AttemptRecord
 
 __all__ = ["VerdictStrip", "stage_group", "StageRow"]
 
@@ -46,11 +49,11 @@ class StageRow:
     detail: str
     advice: str = ""
     #: what a display needs for a progress bar: ``wait`` (since, deadline_s) or ``progress`` (done, total, unit)
-    data: dict[str, Any] = field(default_factory=dict)
+    data: dict[str, Any] = field(default_factory=dict)  # Any: a stage's JSON data
 
 
 class VerdictStrip(Styled, Vertical):
-    def __init__(self, clock: Callable[[], float], **kw: Any) -> None:
+    def __init__(self, clock: Callable[[], float], **kw: Any) -> None:  # Any: Textual widget options (id, classes, …)
         super().__init__(**kw)
         self.clock = clock
         self.action: str | None = None
@@ -82,7 +85,7 @@ class VerdictStrip(Styled, Vertical):
 
     def stage(self, action: str, stage: Stage) -> None:
         group, name = stage_group(action, stage.name)
-        bar: dict[str, Any] = {k: stage.data[k] for k in ("wait", "progress") if k in stage.data} if stage.status in (Status.RUNNING, Status.PENDING) else {}
+        bar: dict[str, Any] = {k: stage.data[k] for k in ("wait", "progress") if k in stage.data} if stage.status in (Status.RUNNING, Status.PENDING) else {}  # Any: a stage's JSON data
         row = StageRow(group, name, stage.status.value, stage.layer.value, stage.detail, stage.advice, bar)
         for i, r in enumerate(self.rows):
             if r.group == group and r.name == name:
@@ -92,7 +95,7 @@ class VerdictStrip(Styled, Vertical):
             self.rows.append(row)
         self.redraw()
 
-    def finish(self, action: str, verdict: Any, *, outcome: str | None = None, attempt: int | None = None,
+    def finish(self, action: str, verdict: Verdict | None, *, outcome: str | None = None, attempt: int | None = None,
                error: str | None = None, duration_s: float | None = None) -> None:
         self.action, self.attempt, self.duration_s = action, attempt, duration_s
         if verdict is not None:
@@ -110,16 +113,15 @@ class VerdictStrip(Styled, Vertical):
         self.state, self.message = "refused", f"{action} refused: {reason}"
         self.redraw()
 
-    def show_record(self, rec: Any) -> None:
+    def show_record(self, rec: AttemptRecord) -> None:
         """Show an attempt from the journal (at start-up: the last one)."""
         if self.state == "running":
             return
         self.action, self.note, self.attempt = "attempt", rec.note, rec.attempt
         self.rows = [StageRow(*stage_group(s.action, s.stage.name), s.stage.status.value, s.stage.layer.value,
                               s.stage.detail, s.stage.advice) for s in rec.stages]
-        self.state = str(getattr(rec.outcome, "value", rec.outcome))
-        lay = rec.layer
-        self.fail_layer = str(getattr(lay, "value", lay)) if lay else None
+        self.state = rec.outcome_name
+        self.fail_layer = rec.layer_name or None
         self.duration_s = rec.duration_s
         self.redraw()
 
@@ -223,7 +225,7 @@ class VerdictStrip(Styled, Vertical):
         return list(self.rows)
 
 
-def progress_bar(data: dict[str, Any], now: float, width: int = 12) -> str | None:
+def progress_bar(data: dict[str, Any], now: float, width: int = 12) -> str | None:  # Any: a stage's JSON data
     """``▕████░░░░░░░░▏ 14s of 60s`` for a wait against a deadline (a model loading within
     startup_timeout, a container coming back), ``▕██████░░░░░░▏ 120 of 240 files`` for counted work;
     None when the stage carries neither."""

@@ -3,7 +3,7 @@ outcomes, with their glyphs and colours."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
 
 from rich.table import Table
 from rich.text import Text
@@ -46,7 +46,7 @@ def key_label(keys: str) -> str:
 
 
 class HelpBody(Styled, Static):
-    def __init__(self, keymap: dict[str, str], *, read_only: bool, demo: bool, allowed: Any, user: list[UIAction] | None = None) -> None:
+    def __init__(self, keymap: dict[str, str], *, read_only: bool, demo: bool, allowed: Callable[[UIAction], bool], user: list[UIAction] | None = None) -> None:
         super().__init__("", markup=False)
         self.keymap, self.read_only, self.demo, self.allowed = keymap, read_only, demo, allowed
         self.user = user or []
@@ -117,7 +117,7 @@ class HelpBody(Styled, Static):
 class HelpScreen(ModalScreen[None]):
     BINDINGS = [Binding("escape,q,question_mark,f1", "close", "Close", id="help-close")]
 
-    def __init__(self, keymap: dict[str, str], *, read_only: bool = False, demo: bool = False, allowed: Any = None,
+    def __init__(self, keymap: dict[str, str], *, read_only: bool = False, demo: bool = False, allowed: Callable[[UIAction], bool] | None = None,
                  user: list[UIAction] | None = None) -> None:
         super().__init__()
         self.keymap, self.read_only, self.demo = keymap, read_only, demo

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 __all__ = ["StacksScreen", "saved_stacks", "saved_banner"]
 
 
-def saved_stacks(engine: EngineFace) -> dict[str, Any] | None:
+def saved_stacks(engine: EngineFace) -> dict[str, Any] | None:  # Any: the journal's JSON
     """The dump the journal kept for the current attempt (the one whose job cockpit follows, else
     the latest): only read, never written.  None when that attempt has none."""
     journal = engine.journal
@@ -39,7 +39,7 @@ def saved_stacks(engine: EngineFace) -> dict[str, Any] | None:
     return stacks if isinstance(stacks, dict) and isinstance(stacks.get("text"), str) else None
 
 
-def saved_banner(saved: dict[str, Any]) -> str:
+def saved_banner(saved: dict[str, Any]) -> str:  # Any: the journal's JSON
     """``read-only: the last dump, taken HH:MM:SS`` (the date too when not today)."""
     at = saved.get("at")
     if not isinstance(at, (int, float)) or isinstance(at, bool):
@@ -52,7 +52,7 @@ def saved_banner(saved: dict[str, Any]) -> str:
 class StacksScreen(ModalScreen[None]):
     BINDINGS = [Binding("escape,q,w", "close", "Close", id="stacks-close")]
 
-    def __init__(self, dump: StackDump | None = None, *, saved: dict[str, Any] | None = None) -> None:
+    def __init__(self, dump: StackDump | None = None, *, saved: dict[str, Any] | None = None) -> None:  # Any: the journal's JSON
         """``dump``: one taken now; ``saved``: the one the journal kept (``stacks`` event), shown as it
         was rendered when taken, under a line that says so."""
         super().__init__()

@@ -4,9 +4,9 @@ the failing stage's evidence (command, exit code, output tail) and the first err
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING
 
-from rich.console import Group
+from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
@@ -20,19 +20,23 @@ from ..panes.base import Styled, layer_tag
 from ..panes.verdict import stage_group
 from ..shown import shown, shown_block
 
+if TYPE_CHECKING:
+    from ...core.journal import AttemptRecord
+    from ...core.layers import Stage, Verdict
+
 __all__ = ["VerdictScreen", "VerdictBody"]
 
 
 class VerdictBody(Styled, Static):
-    def __init__(self, record: Any = None, *, verdict: Any = None, action: str = "", clock: Callable[[], float] | None = None,
-                 diff_text: str | None = None) -> None:
+    def __init__(self, record: AttemptRecord | None = None, *, verdict: Verdict | None = None, action: str = "",
+                 clock: Callable[[], float] | None = None, diff_text: str | None = None) -> None:
         super().__init__("", markup=False)
         self.record, self.verdict, self.action, self.clock = record, verdict, action, clock
         self.diff_text = diff_text
 
     def changes_text(self) -> str | None:
         """The record's change summary (``"2 files, +5 −1: train.py, drafter.py"``), None without a diff."""
-        d = getattr(self.record, "diff", None) if self.record is not None else None
+        d = self.record.diff if self.record is not None else None
         if not d:
             return None
         from ...core.changes import summarise
@@ -42,7 +46,7 @@ class VerdictBody(Styled, Static):
     def on_mount(self) -> None:
         self.update(self.build())
 
-    def _stages(self) -> list[tuple[str, Any]]:
+    def _stages(self) -> list[tuple[str, Stage]]:
         if self.record is not None:
             return [(s.action, s.stage) for s in self.record.stages]
         if self.verdict is not None:
@@ -50,12 +54,11 @@ class VerdictBody(Styled, Static):
         return []
 
     def build(self) -> Group:
-        parts: list[Any] = []
+        parts: list[RenderableType] = []
         r = self.record
         now = self.clock() if self.clock else None
         if r is not None:
-            o = str(getattr(r.outcome, "value", r.outcome))
-            lay = getattr(r.layer, "value", r.layer)
+            o, lay = r.outcome_name, r.layer_name
             parts.append(Text(f" {outcome_text(o, lay)} ", style=self.outcome_style(o) + self.cs("txt--title")))
             info = Table.grid(padding=(0, 2))
             info.add_column(style=self.cs("txt--dim"), no_wrap=True)
@@ -75,7 +78,7 @@ class VerdictBody(Styled, Static):
                 info.add_row("summary", _data(r.summary))
             if r.interrupted_reason:
                 info.add_row("interrupted", _data(r.interrupted_reason))
-            if getattr(r, "fate", None):
+            if r.fate:
                 from ...core.fate import fate_text
 
                 info.add_row("then", _data(fate_text(r.fate)))  # job text is data, never markup
@@ -92,7 +95,7 @@ class VerdictBody(Styled, Static):
         stages.add_column("layer", no_wrap=True)
         stages.add_column("stage", no_wrap=True)
         stages.add_column("detail", ratio=1)
-        failing: Any = None
+        failing: Stage | None = None
         for action, s in self._stages():
             group, name = stage_group(action, s.name)
             detail = Text(one_line(s.detail))
@@ -125,7 +128,7 @@ class VerdictBody(Styled, Static):
             if len(lines) > 400:
                 body.append(f"\n… {len(lines) - 400} more lines in the journal's diffs/", style=self.cs("txt--dim"))
             parts.append(body)
-        fe = getattr(r, "first_error", None) if r is not None else None
+        fe = r.first_error if r is not None else None
         if fe:
             parts.append(Text(""))
             t = Text("first error ", style=self.cs("txt--title"))
@@ -151,14 +154,15 @@ class VerdictScreen(ModalScreen[None]):
     BINDINGS = [Binding("escape,q,v", "close", "Close", id="verdict-close"),
                 Binding("y", "copy", "Copy", id="copy")]  # the same id as the main screen's copy: one keymap entry
 
-    def __init__(self, record: Any = None, *, verdict: Any = None, action: str = "", clock: Callable[[], float] | None = None,
-                 diff_text: str | None = None) -> None:
+    def __init__(self, record: AttemptRecord | None = None, *, verdict: Verdict | None = None, action: str = "",
+                 clock: Callable[[], float] | None = None, diff_text: str | None = None) -> None:
         super().__init__()
         self.body = VerdictBody(record, verdict=verdict, action=action, clock=clock, diff_text=diff_text)
 
     def compose(self) -> ComposeResult:
         with Vertical(id="verdict-box", classes="modal-box"):
-            title = "verdict" if getattr(self.body, "record", None) is None else f"attempt #{self.body.record.attempt}"
+            rec = self.body.record
+            title = "verdict" if rec is None else f"attempt #{rec.attempt}"
             yield Static(title, classes="modal-title")
             with VerticalScroll(id="verdict-scroll"):
                 yield self.body
