@@ -15,6 +15,7 @@ from cockpit.core.engine import Busy
 from cockpit.core.layers import Layer
 from cockpit.core.remote.base import RemoteError
 from cockpit.core.remote.local import LocalTransport
+from cockpit.core.runtimes import HostRuntime
 from cockpit.ui.app import CockpitApp, create_app
 from cockpit.ui.commands import CockpitCommands
 from cockpit.ui.messages import ActionFinished, ActionRefused, ActionStarted, StageEvent
@@ -329,7 +330,7 @@ async def test_remote_errors_show_in_the_status_line_with_their_layer(tmp_path):
     from cockpit.core.engine import Engine
 
     cfg = local_config(tmp_path)
-    engine = Engine(cfg, transport=RefusingTransport())
+    engine = Engine(cfg, transport=RefusingTransport(HostRuntime()))
     app = create_app(cfg, engine=engine, refresh=True)
     app.owns_engine = True
     async with app.run_test(size=SIZE) as pilot:
