@@ -6,12 +6,13 @@ satisfies it; the type checker proves so below (``_engine_is_a_face``), and a te
 
 What a front end may read: the config, the transport (its description, its runtime), the journal,
 the observer and the metrics store, the job cockpit launched and its attempt, the action running
-now, the attempts recovered at start-up, every action of the target (``specs``) and the user's own
-(``user_actions``).  What it may set: ``read_only`` (a viewer), ``ask`` (who answers the engine's
-questions) and ``strays_policy`` (``--stop-strays``).  What it may call: ``subscribe`` to the typed
-events, ``run_action``, ``attempt``, ``run_user_action`` and the command one would run, ``stacks``,
+now, the attempts recovered at start-up and the user's own actions (``user_actions``).  What it
+may set: ``read_only`` (a viewer), ``ask`` (who answers the engine's questions) and
+``strays_policy`` (``--stop-strays``).  What it may call: ``subscribe`` to the typed events,
+``run_action``, ``attempt``, ``run_user_action`` and the command one would run, ``stacks``,
 ``context`` (a preview in the target, e.g. the cache paths), ``resume_following`` a job's fate,
-``reconcile`` (headless, once) and ``close``.
+and ``close``.  Nothing more: a test checks both ways against what ``cockpit/ui`` and
+``cockpit/cli`` call.
 """
 
 from __future__ import annotations
@@ -20,7 +21,6 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:  # pragma: no cover - annotations only: importing the face stays cheap
-    from .action_table import ActionSpec
     from .actions.base import ActionContext
     from .actions.job import JobRecord
     from .actions.stacks import StackDump
@@ -29,7 +29,7 @@ if TYPE_CHECKING:  # pragma: no cover - annotations only: importing the face sta
     from .config.actions import ActionConfig
     from .engine import Engine
     from .events import Subscriber
-    from .fate import Fate, FateFollower
+    from .fate import FateFollower
     from .journal import AttemptRecord, Journal
     from .layers import Verdict
     from .metrics import MetricsStore
@@ -73,8 +73,6 @@ class EngineFace(Protocol):
     @property
     def recovered(self) -> Sequence[AttemptRecord]: ...
     @property
-    def specs(self) -> tuple[ActionSpec, ...]: ...
-    @property
     def user_actions(self) -> dict[str, ActionConfig]: ...
 
     # -- what it does ----------------------------------------------------------------------
@@ -86,7 +84,6 @@ class EngineFace(Protocol):
     async def run_user_action(self, name: str, *, wait: bool = False, confirmed: str | None = None) -> UserActionResult: ...
     async def stacks(self) -> StackDump | None: ...
     def resume_following(self) -> FateFollower | None: ...
-    async def reconcile(self) -> Fate | None: ...
     async def close(self) -> None: ...
 
 
