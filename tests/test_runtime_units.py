@@ -20,10 +20,11 @@ def test_engine_command_lines_are_quoted_and_use_exec_i():
     assert rt.status_command() == "'/opt/my docker' inspect --format '{{.State.Status}}' 'trainer; rm -rf /'"
     pod = EngineRuntime("podman", "evalbox")
     assert pod.restart_command() == "podman restart evalbox" and pod.restart_word == "restart"
-    assert pod.in_container and pod.is_engine and pod.start_hint() == "podman start evalbox"
+    assert pod.in_container and pod.start_hint() == "podman start evalbox"
     pct = PctRuntime(200)
-    assert pct.restart_command() == "pct reboot 200" and pct.restart_word == "reboot" and not pct.is_engine
+    assert pct.restart_command() == "pct reboot 200" and pct.restart_word == "reboot"
     assert pct.status_command() == "pct status 200"
+    assert "(exited)" in pod.stopped_detail("exited\n") and pct.stopped_detail("status: stopped\n") == "container 200 is stopped"
 
 
 @pytest.mark.parametrize(("kind", "out", "want"), [

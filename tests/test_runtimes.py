@@ -36,7 +36,6 @@ RUNTIME_NAMES = frozenset({"pct", "docker", "podman", "none", "slurm", "toy"})
 ALLOWED: dict[str, str] = {
     "ui/polling.py": "kmsg polling: `app.engine.runtime.reads_host_kmsg` (the UI's owner)",
     "ui/keys.py": "clear-cache judged on the nodes and the reboot refusal (the UI's owner)",
-    "core/user_actions.py": "a user action's layer: `runtime_for(cfg).command_layer`",
 }
 
 #: folders whose runtime names are data, not a chosen runtime's kind: discovery lists the candidate

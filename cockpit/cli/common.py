@@ -53,11 +53,11 @@ class Busy(Exception):
 
 def with_engine(args: argparse.Namespace, cfg: Config, work: Callable[[Any], Any]) -> Any:
     """Run ``work(engine)`` in a fresh event loop (live stages on a terminal's stderr); Busy → exit 75."""
-    from ..core.engine import Busy
+    from ..core.engine import Busy as EngineBusy
 
     try:
         return asyncio.run(engine_session(args, cfg, work, hangup=True))
-    except Busy as e:
+    except EngineBusy as e:
         print(f"cockpit: {e}", file=sys.stderr)
         raise Busy() from None
 

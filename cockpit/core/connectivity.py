@@ -80,14 +80,14 @@ async def check_connectivity(transport: Transport, cfg: Config, verdict: Verdict
                 if res.timed_out:
                     detail = f"`{cmd}` did not answer within 20s"
                 elif state == "stopped":
-                    detail = f"container {rt.container} is stopped ({res.text.strip()})" if rt.is_engine else f"container {rt.container} is stopped"
+                    detail = rt.stopped_detail(res.text)
                 elif res.exit_code == 127:
                     detail = f"{rt.tool} not found on the host: {out}"
                 else:
-                    detail = classify_start_failure(res.exit_code, out, runtime=rt.kind)[1]
+                    detail = classify_start_failure(res.exit_code, out, runtime=rt.start_words)[1]
                 ok = done(Stage("host answers", Status.FAIL, Layer.HOST, detail, evidence=res.evidence(), duration_s=res.duration_s,
                                 advice=(f"start the container ({rt.start_hint()}) or {rt.restart_word} it from cockpit" if "stopped" in detail
-                                        else classify_start_failure(res.exit_code, out, runtime=rt.kind)[2] if not res.timed_out else "")))
+                                        else classify_start_failure(res.exit_code, out, runtime=rt.start_words)[2] if not res.timed_out else "")))
         else:
             res = await transport.run_host("uname -srm", timeout=10)
             st = Status.OK if res.ok else Status.FAIL

@@ -36,6 +36,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .actions.job import JobRecord
     from .config import Config
     from .config.actions import ActionConfig
+    from .runtimes.base import Runtime
 
 __all__ = ["FIELDS", "JOB_FIELDS", "MAX_OUTPUT", "MissingField", "UserActionResult", "template_fields", "check_template",
            "render", "field_values", "command_for", "run_user_action"]
@@ -115,8 +116,9 @@ class UserActionResult:
                 "duration_s": round(self.duration_s, 4), "verdict": self.verdict.to_dict()}
 
 
-def _stage_layer(action: ActionConfig, cfg: Config) -> Layer:
-    return Layer.CONTAINER if action.where == "target" and cfg.target.runtime in ("pct", "docker", "podman") else Layer.HOST
+def _stage_layer(action: ActionConfig, runtime: Runtime) -> Layer:
+    """Where a failure of the action's command lies: the runtime's command layer inside the target, the host's outside."""
+    return runtime.command_layer if action.where == "target" else Layer.HOST
 
 
 def _decode(out: bytes) -> str:
@@ -126,7 +128,7 @@ def _decode(out: bytes) -> str:
 async def run_user_action(ctx: ActionContext, action: ActionConfig, job: JobRecord | None = None, attempt: int | None = None,
                           *, confirmed: str | None = None, cap: int = MAX_OUTPUT) -> UserActionResult:
     """Run ``action`` once; never raises for a remote failure (it becomes the failing stage)."""
-    name, layer = action.name, _stage_layer(action, ctx.cfg)
+    name, layer = action.name, _stage_layer(action, ctx.transport.runtime)
     stage_name = f"run ({action.where})"
     v = Verdict(name)
     res = UserActionResult(name, action.where, action.command, v, timeout=action.timeout)

@@ -432,13 +432,6 @@ class JobReader:
     call), so a judge always sees every line written so far, never just the first megabyte.
     """
 
-    def __new__(cls, ctx: ActionContext, job: JobRecord, *args: Any, **kwargs: Any) -> JobReader:
-        # Transitional, until verify names :func:`reader_for`: a plain ``JobReader(ctx, job)`` is
-        # the runtime's reader class (it imports nothing and knows no runtime).
-        if cls is JobReader:
-            cls = ctx.transport.runtime.reader_class
-        return super().__new__(cls)
-
     def __init__(self, ctx: ActionContext, job: JobRecord, scan: LogScan | None = None, *, max_bytes: int = 64 << 20,
                  tail_bytes: int | None = None) -> None:
         self.ctx, self.job = ctx, job

@@ -37,7 +37,7 @@ from ..remote.base import RemoteError
 from .base import ActionContext, StageFailed, VerdictBuilder
 from .cause import death_cause, error_cause, fmt_secs
 from .job import JobRecord, describe_exit
-from .jobstate import JobReader, JobState, LogScan, error_dict, make_scan
+from .jobstate import JobReader, JobState, LogScan, error_dict, make_scan, reader_for
 from .loopdeath import find_loop_death, loop_death_cause, unconfirmed_s
 from .nonfinite import ADVICE as DIVERGED_ADVICE
 from .reattach import TargetLost, read_job
@@ -109,7 +109,7 @@ async def verify(ctx: ActionContext, job: JobRecord, verdict: Verdict | None = N
     """Check the job; with ``wait`` keep checking until a definite answer or a deadline."""
     cfg = ctx.cfg
     vb = VerdictBuilder(ctx, "verify", VERIFY_PLAN, verdict)
-    reader = reader if reader is not None else JobReader(ctx, job, make_scan(cfg))
+    reader = reader if reader is not None else reader_for(ctx, job, make_scan(cfg))
     scan = reader.scan
     ctx.log_scan = scan
     ctx.job_reader = reader

@@ -136,10 +136,6 @@ class Runtime(Protocol):
         """``"running"``, ``"stopped"`` (any state a start would cure) or None (not a status)."""
         ...
 
-    #: transitional, for connectivity's stopped-container detail until it calls
-    #: :meth:`stopped_detail`: the container's status output is worth quoting (docker, podman)
-    is_engine: bool
-
     def stopped_detail(self, output: str) -> str:
         """How a stopped container is described, from :meth:`status_command`'s output."""
         ...

@@ -49,7 +49,6 @@ class BaseRuntime:
     reads_host_kmsg = False
     kmsg_refusal = "host kernel messages are read only for runtime = \"pct\""
     start_words = StartWords()
-    is_engine = False  # transitional (see the interface)
 
     def __init__(self, container: int | str | None = None) -> None:
         self.container = container

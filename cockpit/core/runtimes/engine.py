@@ -27,7 +27,6 @@ class EngineRuntime(BaseRuntime):
     can_reboot = True
     restart_word = "restart"
     reboot_refusal = ""
-    is_engine = True
 
     def __init__(self, engine: str, container: int | str | None = None, tool: str | None = None) -> None:
         super().__init__(container)
