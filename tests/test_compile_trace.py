@@ -1,7 +1,8 @@
 """torch.compile's structured trace: the parser, the summary and its alerts, and the target-side
 filter, on traces recorded from real torch jobs (``tests/fixtures/torch_trace/``, made by
 ``tests/lab/record_torch_traces.py``).  None of this needs torch; the one test that runs a real
-torch job is marked ``torch`` and skips where torch cannot be imported."""
+torch job is marked ``torch`` and skips unless torch is importable here or ``COCKPIT_TORCH_PYTHON``
+names a Python that has it."""
 
 from __future__ import annotations
 
@@ -35,7 +36,8 @@ from tests.lab.util import wait_for
 
 FIXTURES = Path(__file__).parent / "fixtures" / "torch_trace"
 CASES = sorted(p.name for p in FIXTURES.iterdir() if p.is_dir())
-HAS_TORCH = importlib.util.find_spec("torch") is not None
+#: a Python with torch for the one live test: this one, or the one COCKPIT_TORCH_PYTHON names
+TORCH_PYTHON = sys.executable if importlib.util.find_spec("torch") is not None else os.environ.get("COCKPIT_TORCH_PYTHON")
 
 
 def trace_files(case: str) -> list[Path]:
@@ -357,11 +359,11 @@ def test_builder_follows_events_as_they_come() -> None:
 
 
 @pytest.mark.torch
-@pytest.mark.skipif(not HAS_TORCH, reason="needs torch")
-def test_a_real_torch_job_through_the_filter(tmp_path: Path) -> None:  # pragma: no cover - runs where torch is installed
+@pytest.mark.skipif(not TORCH_PYTHON, reason="needs torch here, or COCKPIT_TORCH_PYTHON set to a Python that has it")
+def test_a_real_torch_job_through_the_filter(tmp_path: Path) -> None:
     env = dict(os.environ, TORCH_TRACE=str(tmp_path), TORCHINDUCTOR_CACHE_DIR=str(tmp_path / "inductor"))
     job = Path(__file__).parent / "lab" / "torch_jobs" / "recompile_storm.py"
-    subprocess.run([sys.executable, str(job)], env=env, check=True, timeout=300, capture_output=True)
+    subprocess.run([str(TORCH_PYTHON), str(job)], env=env, check=True, timeout=300, capture_output=True)
     proc = _run_filter(tmp_path, "--once")
     out, _ = proc.communicate(timeout=60)
     s = summarize(parse_text(out)[0])
