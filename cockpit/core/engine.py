@@ -21,7 +21,7 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
-from .action_table import SINGLE_ACTIONS, TABLE, ActionSpec, specs_for
+from .action_table import SINGLE_ACTIONS, ActionSpec, specs_for
 from .actions.base import ActionContext
 from .actions.cache import clear_cache
 from .actions.deploy import deploy
@@ -48,15 +48,12 @@ from .runtimes import runtime_for
 from .target_lock import Busy, TargetLock
 from .user_actions import UserActionResult, command_for, run_user_action
 
-__all__ = ["Engine", "Busy", "AttemptResult", "ACTIONS", "STACKS_EVENT"]
+__all__ = ["Engine", "Busy", "AttemptResult", "STACKS_EVENT"]
 
 log = logging.getLogger(__name__)
 
 #: the journal event that keeps a stack dump with its attempt
 STACKS_EVENT = "stacks"
-
-#: the headless action names (``cockpit NAME``) and what they do, from the one action table
-ACTIONS = {a.id: a.help for a in TABLE}
 
 StageListener = Callable[[str, Stage], None]
 
@@ -78,7 +75,6 @@ class Engine:
         #: each attempt's metrics from its log, beside the journal (every job reader from the log's start feeds it)
         self.metrics = MetricsStore(self.journal.path.parent, cfg, self.journal.redactor)
         self._recover = recover and not read_only
-        self.listeners: list[StageListener] = []
         self._subscribers: list[Subscriber] = []
         self.current_action: str | None = None
         self.job: JobRecord | None = None
@@ -124,17 +120,6 @@ class Engine:
     def publish(self, ev: Event) -> None:
         for fn in list(self._subscribers):
             fn(ev)
-        if isinstance(ev, StageProgress):
-            for listener in list(self.listeners):
-                listener(ev.action, ev.stage)
-
-    def add_listener(self, fn: StageListener) -> None:
-        """Stage events only (the older, narrower subscription)."""
-        self.listeners.append(fn)
-
-    def remove_listener(self, fn: StageListener) -> None:
-        if fn in self.listeners:
-            self.listeners.remove(fn)
 
     def context(self, extra: StageListener | None = None) -> ActionContext:
         def on_stage(action: str, stage: Stage) -> None:
@@ -178,8 +163,7 @@ class Engine:
     # -- fate ------------------------------------------------------------------------------
     def _outcome_of(self, attempt: int) -> str | None:
         rec = self.journal.get(attempt)
-        outcome = getattr(rec, "outcome", None) if rec is not None else None
-        return getattr(outcome, "value", outcome) if outcome is not None else None
+        return rec.outcome.value if rec is not None else None
 
     def gpu_util(self) -> list[float] | None:
         """Every GPU's utilisation in the last observation (None when there is none or it is stale)."""
