@@ -2,8 +2,8 @@
 
 Runs each job of ``tests/lab/torch_jobs/`` with ``TORCH_TRACE`` set, on the CPU, and copies the
 trace files it writes into the case's fixture folder, with a ``VERSION`` file naming the torch that
-made them.  Needs a Python with torch (``--python``, default: ``/work/torchvenv/bin/python`` if it
-exists, else this interpreter); it takes about a minute.
+made them.  Needs a Python with torch (``--python``, default: ``$COCKPIT_TORCH_PYTHON`` if set, else
+this interpreter); it takes about a minute.
 
 A file over ``--max-bytes`` (200 KB) is trimmed and stays a valid trace: every envelope line is
 kept, and a payload longer than 40 lines keeps its first 40 lines followed by one line
@@ -86,7 +86,7 @@ def record(case: str, python: str, cache_dir: Path, max_bytes: int) -> list[tupl
 
 
 def main() -> int:
-    default_py = "/work/torchvenv/bin/python" if Path("/work/torchvenv/bin/python").exists() else sys.executable
+    default_py = os.environ.get("COCKPIT_TORCH_PYTHON") or sys.executable
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--python", default=default_py)
     ap.add_argument("--only", nargs="*", choices=sorted(CASES))
