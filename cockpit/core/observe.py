@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from .config import Config
 from .layers import Finding, Layer, Severity
+from .logclass import classifier_for, user_signatures
 from .observe_streams import Streams
 from .observe_views import GPUView, KmsgView, LogView, Part, ProcsView
 from .probes import gpu as gpu_probe
@@ -25,7 +26,6 @@ from .probes import kmsg as kmsg_probe
 from .probes import procs as procs_probe
 from .probes.logs import LogFollowerState, LogRing, LogUpdate
 from .probes.procs.zombies import ZombieWatch, zombie_grace
-from .probes.signatures import Classifier, load_signatures
 from .remote.base import CommandResult, RemoteError, Transport
 from .remote.hostsession import HostSession
 
@@ -43,7 +43,7 @@ class Observer:
         self.gpu = GPUView()
         self.log = LogView()
         self.kmsg = KmsgView()
-        self.signatures = load_signatures(cfg.user_signatures())
+        self.signatures = user_signatures(cfg)
         self.job_pids: set[int] = set()
         self.job_pgid: int | None = None
         self.sched_id = ""  # a Slurm job's id: its processes are asked on its nodes
@@ -77,7 +77,7 @@ class Observer:
             self._log_switch.set()
             self._log_switch = None
         self.log = LogView(path=path, follower=LogFollowerState(
-            path, ring=LogRing(self.cfg.ui.log_lines), classifier=Classifier(user=self.signatures), initial_tail_bytes=None))
+            path, ring=LogRing(self.cfg.ui.log_lines), classifier=classifier_for(self.cfg, self.signatures), initial_tail_bytes=None))
 
     # -- refreshes ---------------------------------------------------------------------------
     async def refresh_procs(self, res: CommandResult | None = None) -> ProcsView:

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..probes.logs import sanitize
 from ..probes.nccl import NcclWatch
-from ..probes.signatures import Classifier, Match, load_signatures
+from ..probes.signatures import Classifier, Match
 from ..procstat import ProcStat, read_stat
 from .backlog import date_backlog, read_console
 from .base import ActionContext
@@ -42,6 +42,7 @@ from .survivors import follow_survivors
 
 if TYPE_CHECKING:
     from ..config import Config
+from ..logclass import classifier_for
 
 __all__ = ["JobState", "JobReader", "reader_for", "LogScan", "state_command", "parse_state", "make_scan", "error_dict", "READ_MAX"]
 
@@ -413,9 +414,8 @@ def error_dict(err: Match | None) -> dict[str, Any] | None:
 def make_scan(cfg: Config) -> LogScan:
     """A :class:`LogScan` with the built-in and the user's signatures and the config's ignore list."""
     progress_re = re.compile(cfg.job.progress_pattern) if cfg.job.progress_pattern else None
-    ignore = frozenset(cfg.verify.ignore_signatures)
-    classifier = Classifier(user=load_signatures(cfg.user_signatures()), ignore=ignore)
-    return LogScan(progress_re, classifier, ignore=ignore, nonfinite=make_watch(cfg))
+    classifier = classifier_for(cfg)
+    return LogScan(progress_re, classifier, ignore=classifier.ignore, nonfinite=make_watch(cfg))
 
 
 def reader_for(ctx: ActionContext, job: JobRecord, scan: LogScan | None = None, **kw: Any) -> JobReader:
