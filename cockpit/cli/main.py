@@ -115,6 +115,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_watch(sub)
 
+    from .discover import add_parser as add_init
+
+    add_init(sub)
+
     s = sub.add_parser("demo", help="the built-in demo: apply or undo the shipped fix, show it, reset the demo project")
     s.add_argument("what", choices=("fix", "unfix", "diff", "reset", "where", "crash-later", "hang"), help="fix: apply the shipped fix; unfix: undo it; "
                    "diff: show it; reset: recreate the demo project; where: print the demo's directories; "
@@ -341,6 +345,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             from .tui import run_tui
 
             return run_tui(resolve(args, demo_if_none=True), read_only=args.read_only, share=args.share)
+        if getattr(args, "no_config", False):  # init writes the config: it needs none
+            return int(args.func(args, None))
         return int(args.func(args, resolve_config(args)))
     except ConfigError as e:
         if getattr(args, "json", False):
