@@ -13,6 +13,7 @@ from .metrics import MetricsConfig
 from .redact import RedactConfig
 from .sections import (
     CacheConfig,
+    CompileConfig,
     DeployConfig,
     GPUConfig,
     JobConfig,
@@ -47,6 +48,7 @@ class Config:
     redact: RedactConfig = field(default_factory=RedactConfig)
     slurm: SlurmConfig = field(default_factory=SlurmConfig)
     metrics: MetricsConfig = field(default_factory=MetricsConfig)  # cockpit/core/config/metrics.py
+    compile: CompileConfig = field(default_factory=CompileConfig)  # torch.compile's trace (docs/compile.md)
     keymap: dict[str, str] = field(default_factory=dict)
     #: ``[[actions]]``: the user's own actions (cockpit/core/config/actions.py)
     actions: list[ActionConfig] = field(default_factory=list)

@@ -20,7 +20,7 @@ from ..layers import Layer
 from .names import command_word, each_line, ident, one_line, remote_path, target_name
 from .notify import DEFAULT_ON
 
-__all__ = ['RuntimeShape', 'RUNTIME_SHAPES', 'RUNTIME_NAMES', 'TargetConfig', 'SSHConfig', 'JobConfig', 'VerifyConfig', 'DeployConfig', 'CacheConfig', 'GPUConfig', 'UIConfig', 'JournalConfig', 'LoopConfig', 'SignatureConfig', 'NotifyConfig', '_f', '_positive', '_non_negative']
+__all__ = ['RuntimeShape', 'RUNTIME_SHAPES', 'RUNTIME_NAMES', 'TargetConfig', 'SSHConfig', 'JobConfig', 'VerifyConfig', 'DeployConfig', 'CacheConfig', 'GPUConfig', 'UIConfig', 'JournalConfig', 'LoopConfig', 'SignatureConfig', 'NotifyConfig', 'CompileConfig', '_f', '_positive', '_non_negative']
 
 
 def _f(default: Any = dataclasses.MISSING, doc: str = "", *, choices: Sequence[str] | None = None,
@@ -258,6 +258,16 @@ class SignatureConfig:
     advice: str = _f("", "One line of advice shown with a match.", check=one_line)
     severity: str = _f("error", "\"error\": a match fails a verdict; \"warning\": it is shown, never fails anything.", choices=("error", "warning"))
     id: str = _f("", "A short id for this signature (used by [verify] ignore_signatures): letters, digits, . _ - (starting with a letter or digit); default \"user-N\".", check=ident)
+
+
+# -- [compile]: torch.compile's structured trace (docs/compile.md) ------------------------------------
+
+@dataclass
+class CompileConfig:
+    trace: bool = _f(True, "Set TORCH_TRACE for each attempt, so torch.compile writes its structured trace and cockpit shows the compiled frames, recompiles (and why), graph breaks, cache hits and compile failures. When [job] env or the command sets TORCH_TRACE itself, cockpit reads that directory and sets nothing.")
+    trace_dir: str = _f("", "The trace directory inside the target; \"{attempt}\" becomes the attempt number. Default: a directory per attempt beside the job's log, <log dir>/.cockpit-trace/attempt-N.", check=remote_path)
+    max_mb: float = _f(256.0, "Most megabytes the kept trace directories may hold together on the target: at launch, older attempts' traces are removed, oldest first, until the rest fit.", check=_positive)
+    keep: int = _f(5, "Trace directories of this many attempts are kept; older ones are removed at launch (0: keep them all).", check=_non_negative)
 
 
 # -- [notify]: notifications that reach you (cockpit/core/notify) -------------------------------------
