@@ -243,7 +243,7 @@ class MetricsPane(Pane):
         if not self.is_mounted:
             return
         data = self._data()
-        sig = (tuple((a, id(m), getattr(m, "version", 0)) for a, m in data.items()), self.metric, self.picked is None)
+        sig = (tuple((a, id(m), m.version if m is not None else 0) for a, m in data.items()), self.metric, self.picked is None)
         if sig != self._sig or force:
             self._sig = sig
             self._dirty = True
