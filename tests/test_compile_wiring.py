@@ -49,3 +49,40 @@ def test_compile_errors_name_the_key(tmp_path: Path, body: str, key: str, words:
 def test_parse_config_has_a_compile_section() -> None:
     cfg = parse_config('[target]\nhost = "x"\n[compile]\nkeep = 2\n')
     assert cfg.compile.keep == 2
+
+
+def _cfg(tmp_path: Path, extra: str = "") -> object:
+    p = tmp_path / "c.toml"
+    p.write_text('[target]\nhost = "x"\n[job]\ncommand = "python train.py"\nlog = "/w/logs/train-{attempt}.log"\n' + extra)
+    return load_config(p)
+
+
+def test_trace_plan_per_attempt_beside_the_log(tmp_path: Path) -> None:
+    from cockpit.core.actions.compiletrace import trace_plan
+
+    plan = trace_plan(_cfg(tmp_path), 7)  # type: ignore[arg-type]
+    assert (plan.directory, plan.managed, plan.env) == ("/w/logs/.cockpit-trace/attempt-7", True, {"TORCH_TRACE": "/w/logs/.cockpit-trace/attempt-7"})
+    plan = trace_plan(_cfg(tmp_path, '[compile]\ntrace_dir = "/scratch/t{attempt}"\n'), 2)  # type: ignore[arg-type]
+    assert plan.directory == "/scratch/t2" and plan.managed
+    assert trace_plan(_cfg(tmp_path, "[compile]\ntrace = false\n"), 2).directory == ""  # type: ignore[arg-type]
+
+
+def test_the_users_own_torch_trace_wins(tmp_path: Path) -> None:
+    from cockpit.core.actions.compiletrace import trace_plan
+
+    plan = trace_plan(_cfg(tmp_path, '[job.env]\nTORCH_TRACE = "/mine"\n'), 3)  # type: ignore[arg-type]
+    assert (plan.directory, plan.managed, plan.env) == ("/mine", False, {})
+    p = tmp_path / "d.toml"
+    p.write_text('[target]\nhost = "x"\n[job]\ncommand = "TORCH_TRACE=/tmp/tt python t.py"\n')
+    plan = trace_plan(load_config(p), 3)
+    assert (plan.directory, plan.managed) == ("/tmp/tt", False)
+
+
+def test_prune_keeps_the_newest_attempts() -> None:
+    from cockpit.core.actions.compiletrace import prune_list
+
+    t = "/w/.cockpit-trace/attempt-{attempt}"
+    names = [t.format(attempt=n) for n in (1, 2, 3, 10, 11)] + ["/w/.cockpit-trace/attempt-x", "/w/.cockpit-trace/other"]
+    assert sorted(prune_list(names, t, 11, 3)) == [t.format(attempt=n) for n in (1, 2)]
+    assert prune_list(names, t, 12, 0) == []
+    assert sorted(prune_list(names, t, 12, 1)) == sorted(t.format(attempt=n) for n in (1, 2, 3, 10, 11))

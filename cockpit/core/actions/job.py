@@ -42,6 +42,7 @@ import time
 from ..layers import Evidence, Layer, Verdict
 from ..procstat import ProcStat, read_stat
 from .base import ActionContext, StageFailed, VerdictBuilder, check
+from .compiletrace import prepare_trace, trace_plan
 from .jobrecord import (
     KNOWN_REAPERS,
     JobRecord,
@@ -106,16 +107,20 @@ async def launch(ctx: ActionContext, attempt: int, verdict: Verdict | None = Non
         if res.exit_code == 90:
             raise StageFailed(Layer.CONTAINER, f"workdir {cfg.job.workdir} does not exist inside the target", evidence=res.evidence(), advice="create it or fix [job] workdir")
         check(res, Layer.CONTAINER, "preparing the launch")
-        st.ok(f"launcher {launcher} (PID 1 is {pid1_name or '?'}); log {log}")
+        plan = trace_plan(cfg, attempt)
+        rec.trace_dir = plan.directory
+        traced = await prepare_trace(ctx, plan, attempt)
+        st.ok(f"launcher {launcher} (PID 1 is {pid1_name or '?'}); log {log}" + (f"; {traced}" if traced else ""))
     if vb.failed:
         return vb.finish(), None
 
     async with vb.stage("spawn") as st:
-        env = " ".join(q(f"{k}={v}") for k, v in cfg.job.env.items())
+        job_env = {**cfg.job.env, **plan.env}  # TORCH_TRACE only where the job sets none itself
+        env = " ".join(q(f"{k}={v}") for k, v in job_env.items())
         envp = f"env {env} " if env else ""
         if rec.launcher == "systemd-run":
             rec.unit = f"cockpit-{unit_safe(cfg.display_name)}-{attempt}-{int(time.time())}"
-            envflags = " ".join(f"--setenv={q(f'{k}={v}')}" for k, v in cfg.job.env.items())
+            envflags = " ".join(f"--setenv={q(f'{k}={v}')}" for k, v in job_env.items())
             inner = f"exec </dev/null >>{q(out)} 2>&1; " + SUPERVISOR
             cmd = (f"systemd-run --unit={q(rec.unit)} --collect --quiet -p WorkingDirectory={q(cfg.job.workdir)} "
                    f"-p UMask={q(cfg.job.umask.rjust(4, '0'))} {envflags} "

@@ -57,6 +57,11 @@ class JobRecord:
     survivor_start: int | None = None
     survivor_cmd: str = ""
     survivor_since: float | None = None
+    #: a job cockpit did not start but took over (:mod:`.adopt`): no supervisor, no pid or exit
+    #: file; it is read, followed and stopped by its pid and start time
+    adopted: bool = False
+    #: the directory of torch.compile's structured trace (``TORCH_TRACE``) the job writes; empty: none
+    trace_dir: str = ""
 
     @property
     def started(self) -> bool:
