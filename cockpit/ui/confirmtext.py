@@ -10,21 +10,23 @@ was taken, and otherwise says that the target resolves them before removal.
 from __future__ import annotations
 
 import shlex
-from typing import Any
 
 from ..core.actions import job as job_actions
 from ..core.actions.cache_guard import Judged, refusal
+from ..core.actions.jobrecord import JobRecord
+from ..core.config import Config
+from ..core.face import EngineFace
 from ..core.paths import norm_remote_path
 from ..core.runtimes import Runtime, runtime_for
 
 __all__ = ["stop_commands", "reboot_command", "target_where", "clear_cache_text"]
 
 
-def _signal_group(sig: str, job: Any) -> str:
+def _signal_group(sig: str, job: JobRecord) -> str:
     return job_actions.signal_group(sig, job)
 
 
-def target_where(cfg: Any, *, host: bool = False) -> str:
+def target_where(cfg: Config, *, host: bool = False) -> str:
     """Where a command of this target runs, for a confirmation modal (``host``: on the host)."""
     t = cfg.target
     if t.transport == "local":
@@ -35,10 +37,10 @@ def target_where(cfg: Any, *, host: bool = False) -> str:
     return where + runtime_for(cfg).where_text(host=host)
 
 
-def stop_commands(engine: Any) -> tuple[str, str] | None:
+def stop_commands(engine: EngineFace) -> tuple[str, str] | None:
     """(what happens, the commands) for stopping the recorded job; None when there is no job."""
-    job = getattr(engine, "job", None)
-    if job is None or not getattr(job, "pid", None):
+    job = engine.job
+    if job is None or not job.pid:
         return None
     why = job_actions.unsafe_ids(job.pid, job.pgid)  # stop refuses such a record: say so, never raise
     if why is not None:
@@ -58,13 +60,13 @@ def stop_commands(engine: Any) -> tuple[str, str] | None:
     return body, "\n".join(lines)
 
 
-def reboot_command(engine: Any) -> str | None:
+def reboot_command(engine: EngineFace) -> str | None:
     """The host command reboot runs; None when the target's runtime cannot be rebooted."""
     rt: Runtime = engine.transport.runtime
     return rt.restart_command() if rt.can_reboot else None
 
 
-def clear_cache_text(cfg: Any, judged: list[Judged] | None = None) -> tuple[str, str]:
+def clear_cache_text(cfg: Config, judged: list[Judged] | None = None) -> tuple[str, str]:
     """(what happens, the commands) for clearing ``[cache] paths``: with ``judged`` (the target's
     preview) each path as the target resolved it, its size, or why it is refused; without one the
     configured paths, marked as resolved on the target before removal."""

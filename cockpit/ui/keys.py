@@ -134,7 +134,8 @@ class TargetActions:
 
         app, cfg = self.app, self.app.cfg
         judged = None
-        if not (cfg.target.runtime == "slurm" and cfg.slurm.node_local_cache):  # on the nodes: judged there
+        rt = app.engine.transport.runtime
+        if not (rt.job_nodes is not None and rt.node_local_caches(cfg)):  # on the job's nodes: judged there
             try:
                 judged, _ = await resolve_cache_paths(app.engine.context(), measure=True)
             except RemoteError as e:
@@ -166,8 +167,7 @@ class TargetActions:
         app = self.app
         cmd = reboot_command(app.engine)
         if cmd is None:
-            app.notify('reboot needs a container target ([target] runtime = "pct", "docker" or "podman"): cockpit does not reboot hosts',
-                       severity="warning", timeout=6, markup=False)
+            app.notify(app.engine.transport.runtime.reboot_refusal, severity="warning", timeout=6, markup=False)
             return
         word = app.engine.transport.runtime.restart_word
         app.push_screen(ConfirmScreen(CORE["reboot"].confirm if word == "reboot" else "Restart the container?",

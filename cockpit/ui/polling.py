@@ -38,7 +38,7 @@ class Polling:
         self._poll("procs", driver.procs, lambda: ui.refresh_interval)
         self._poll("gpu", driver.gpu, lambda: ui.refresh_interval)
         self._poll("log", driver.log, lambda: ui.refresh_interval)
-        if app.cfg.target.runtime == "pct":
+        if app.engine.transport.runtime.reads_host_kmsg:  # the host's kernel log (pct): the container shares its kernel
             self._poll("kmsg", driver.kmsg, lambda: max(10.0, ui.refresh_interval * 5))
         app.run_worker(self._history_loop(), group="poll", exit_on_error=False, name="poll-history")
 

@@ -16,8 +16,8 @@ from __future__ import annotations
 import os
 import shlex
 from dataclasses import dataclass
-from typing import Any
 
+from ..core.config import Config
 from ..core.runtimes import runtime_for
 
 __all__ = ["ShellCommand", "shell_command"]
@@ -33,7 +33,7 @@ class ShellCommand:
         return shlex.join(self.argv)
 
 
-def shell_command(cfg: Any, *, environ: dict[str, str] | None = None) -> ShellCommand:
+def shell_command(cfg: Config, *, environ: dict[str, str] | None = None) -> ShellCommand:
     """The interactive shell the ``!`` key opens, for ``cfg``'s target."""
     argv, cwd = runtime_for(cfg).interactive_argv(cfg, dict(os.environ if environ is None else environ))
     return ShellCommand(argv, cwd)
