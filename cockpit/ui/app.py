@@ -36,7 +36,7 @@ from .driver import Driver
 from .guard import while_mounted
 from .keys import TargetActions, demo_fix
 from .leaks import LeanFooter, unpin_styles_caches
-from .live import LoopRunner, Reloaders
+from .loop_runner import LoopRunner, Reloaders
 from .messages import (
     ActionFinished,
     ActionRefused,
