@@ -86,3 +86,76 @@ def test_prune_keeps_the_newest_attempts() -> None:
     assert sorted(prune_list(names, t, 11, 3)) == [t.format(attempt=n) for n in (1, 2)]
     assert prune_list(names, t, 12, 0) == []
     assert sorted(prune_list(names, t, 12, 1)) == sorted(t.format(attempt=n) for n in (1, 2, 3, 10, 11))
+
+
+FIXTURES = ROOT / "tests" / "fixtures" / "torch_trace"
+
+
+def _summary(case: str):  # type: ignore[no-untyped-def]
+    from cockpit.core.compile import CompileTracker
+
+    t = CompileTracker()
+    for f in sorted((FIXTURES / case).glob("dedicated_log_torch_trace_*.log")):
+        t.feed(f.read_bytes(), f.name)
+    t.close()
+    return t.summary()
+
+
+def test_the_markdown_line_says_frames_recompiles_breaks_seconds_and_cache() -> None:
+    from cockpit.core.compile import CompileSummary, FrameRow
+    from cockpit.core.compile_report import markdown_line
+
+    s = CompileSummary(frames=[FrameRow(0, function="forward", compiles=9, total_compile_s=30.2,
+                                        recompile_reasons=["0/7: size of L['x'] changed"], graph_break_count=1),
+                               FrameRow(1, function="loss", compiles=1, total_compile_s=6.0), FrameRow(2, function="g", compiles=1, total_compile_s=5.0)],
+                       cache_state="cold", cache_misses=3, events=40)
+    assert markdown_line(s) == "compiled 3 frames, 8 recompiles (forward: size of L['x'] changed), 1 graph break, 41 s compiling; cache cold"
+    storm = markdown_line(_summary("recompile_storm"))
+    assert storm.startswith("compiled 1 frame, 3 recompiles (grow: tensor 'x' size mismatch") and storm.endswith("; recompile limit hit")
+    assert markdown_line(_summary("cache_warm")).endswith("s compiling; cache warm")
+    assert "1 failed compile" in markdown_line(_summary("compile_failure"))
+
+
+def test_journal_keeps_the_latest_compile_and_history_and_compare_show_it(tmp_path: Path) -> None:
+    from cockpit.core.compile import CompileSummary
+    from cockpit.core.journal import Journal, render_markdown
+    from cockpit.core.layers import Outcome
+    from cockpit.core.metrics import MetricsStore
+    from cockpit.core.metrics.compare import compare
+
+    j = Journal(tmp_path / "journal.jsonl")
+    a = j.start_attempt("one", "lab")
+    j.record(a, "compile", summary=_summary("cache_cold").to_dict())
+    storm = _summary("recompile_storm")
+    j.record(a, "compile", summary=storm.to_dict())
+    j.finish_attempt(a, Outcome.PASSED, summary="ok")
+    b = j.start_attempt("two", "lab")
+    j.finish_attempt(b, Outcome.FAILED, summary="no")
+    rec = Journal(tmp_path / "journal.jsonl").get(a)
+    assert rec is not None and rec.compile == storm.to_dict() and rec.to_dict()["compile"]["totals"]["recompiles"] == 3
+    assert rec.compile is not None and CompileSummary.from_dict(rec.compile).to_dict() == storm.to_dict()
+    md = render_markdown(j.attempts())
+    assert "- **torch.compile:** compiled 1 frame, 3 recompiles (grow: tensor 'x' size mismatch" in md
+    assert md.count("torch.compile") == 1  # attempt two wrote no trace
+    d = compare(j, MetricsStore(tmp_path, None), a, b)
+    assert d["a"]["compile"]["recompiles"] == 3 and d["a"]["compile_cell"].startswith("1 fr, 3 recomp, 0 breaks")
+    assert d["b"]["compile"] is None and d["b"]["compile_cell"] is None
+
+
+def test_alerts_become_findings_with_their_advice() -> None:
+    from cockpit.core.compile_report import alert_findings
+
+    fs = alert_findings(_summary("recompile_storm"), attempt=4)
+    assert [f.kind for f in fs] == ["compile-recompile-limit"] and fs[0].severity.value == "error"
+    assert "mark_dynamic" in fs[0].advice and fs[0].subject == {"alert": "recompile_limit", "frame": "0", "attempt": 4}
+    assert [f.kind for f in alert_findings(_summary("cache_cold"))] == ["compile-cache-cold"]
+    assert [f.kind for f in alert_findings(_summary("thread_race"))] == ["compile-threaded-compile"]
+
+
+def test_failures_that_raised_are_named_with_frame_and_reason() -> None:
+    from cockpit.core.compile_report import failure_words, unsuppressed_failures
+
+    hits = unsuppressed_failures(_summary("compile_failure"))
+    assert len(hits) == 1
+    words = failure_words(*hits[0])
+    assert words.startswith("torch.compile failed on `f` (compile_failure.py:13): BackendCompilerFailed: backend='broken_backend' raised")

@@ -264,6 +264,12 @@ def _render(recs: list[AttemptRecord], title: str) -> str:
             from ..metrics.report import summary_line  # late, like fate_line
 
             out.append(f"- **Metrics:** {_cell(summary_line(r.metrics, limit=6))}")
+        if r.compile:
+            from ..compile_report import markdown_line, summary_of  # late, like fate_line
+
+            cs = summary_of(r.compile)
+            if cs is not None and cs.events:
+                out.append(f"- **torch.compile:** {_cell(markdown_line(cs))}")
         if r.stacks and isinstance(r.stacks.get("text"), str):
             out += ["", f"Threads' stacks ({_cell(r.stacks.get('method'))}):", "", _fence(r.stacks["text"].splitlines()[:80]), ""]
         if r.target:

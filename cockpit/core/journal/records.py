@@ -32,9 +32,11 @@ ATTEMPT_INTERRUPTED = "attempt_interrupted"
 DIFF = "diff"
 FATE = "fate"
 STACKS = "stacks"
+#: torch.compile's summary of the attempt's job (:class:`cockpit.core.compile.CompileSummary` ``to_dict``)
+COMPILE = "compile"
 #: fate states that end a job's story (a later reading never replaces them)
 FINAL_FATES = ("finished", "died", "diverged", "stopped", "vanished")
-EVENT_TYPES = (ATTEMPT_STARTED, STAGE, VERDICT, JOB, ATTEMPT_FINISHED, ATTEMPT_INTERRUPTED, DIFF, FATE, STACKS)
+EVENT_TYPES = (ATTEMPT_STARTED, STAGE, VERDICT, JOB, ATTEMPT_FINISHED, ATTEMPT_INTERRUPTED, DIFF, FATE, STACKS, COMPILE)
 
 #: Keys every event carries; event-specific fields may not use them.
 ENVELOPE = ("v", "ts", "event", "attempt")
@@ -88,6 +90,8 @@ class AttemptRecord:
     fate: dict[str, Any] | None = None
     #: the job's threads' stacks, latest dump (``method``, ``at``, ``summary``, ``text``, ``threads``)
     stacks: dict[str, Any] | None = None
+    #: torch.compile's summary of the job, the latest written (``CompileSummary.to_dict()``)
+    compile: dict[str, Any] | None = None
     #: not from the journal: the metrics summary (:func:`cockpit.core.metrics.summary`) a reader attaches
     metrics: dict[str, Any] | None = None
     interrupted_reason: str | None = None
@@ -200,6 +204,10 @@ class AttemptRecord:
             self.diff = {k: v for k, v in ev.items() if k not in ENVELOPE}
         elif kind == STACKS:
             self.stacks = {k: v for k, v in ev.items() if k not in ENVELOPE}
+        elif kind == COMPILE:
+            summary = ev.get("summary")
+            if isinstance(summary, dict):
+                self.compile = summary
         elif kind == FATE:
             if isinstance(ev.get("state"), str) and not (self.fate and self.fate.get("state") in FINAL_FATES):
                 self.fate = {k: v for k, v in ev.items() if k not in ENVELOPE}
@@ -260,6 +268,7 @@ class AttemptRecord:
             "diff": self.diff,
             "fate": self.fate,
             "stacks": self.stacks,
+            "compile": self.compile,
             "metrics": self.metrics,
             "interrupted_reason": self.interrupted_reason,
             "open": self.open,

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ..changes import diff_manifests, load_manifest, summarise
+from ..compile_report import compare_cell
 from ..fate import story
 from ..journal import AttemptRecord, Journal
 from ..journal.export import _code_cell, _first_error_line
@@ -34,6 +35,9 @@ def _side(rec: AttemptRecord, store: MetricsStore) -> dict[str, Any]:
         "code_version": rec.code_version, "started_at": rec.started_at, "duration_s": rec.duration_s,
         "first_error": _first_error_line(rec.first_error) or None,
         "metrics": summary(store.get(rec.attempt), store.total_steps),
+        # torch.compile's summary (the journal's latest) and its one-cell form for the compile row
+        "compile": (rec.compile or {}).get("totals") if rec.compile else None,
+        "compile_cell": compare_cell(rec.compile) if rec.compile else None,
     }
 
 
