@@ -31,6 +31,7 @@ from .actions.reboot import reboot
 from .actions.stacks import StackDump, dump_stacks
 from .actions.strays import strays_stage
 from .actions.verify import verify
+from .adoption import ADOPT_NOTE, ADOPT_TRIGGER, run_adoption
 from .attempt import AttemptResult, run_attempt
 from .config import Config
 from .config.actions import ActionConfig
@@ -424,4 +425,19 @@ class Engine:
                     self.follow(res.attempt, res.job, res.reader)
             self.publish(ActionFinished("attempt", res.verdict, res, time.monotonic() - t0, trigger))
             return res
+
+    async def adopt(self, pid: int, *, wait: bool = False, follow: bool = True) -> Verdict:
+        """Make ``pid``, a job cockpit did not start, the target's job (:mod:`.adoption`): an attempt
+        noted ``adopted``, verified as a launched job is, then followed to its end (fate)."""
+        async with self.exclusive("adopt", wait=wait):
+            t0 = time.monotonic()
+            self.publish(ActionStarted("adopt", ADOPT_NOTE, ADOPT_TRIGGER))
+            res = await run_adoption(self, pid, self.context)
+            if res.job is not None:
+                self.set_job(res.job, res.attempt)
+                await self._first_fate(res)
+                if follow:
+                    self.follow(res.attempt, res.job, res.reader)
+            self.publish(ActionFinished("adopt", res.verdict, res if res.job is not None else None, time.monotonic() - t0, ADOPT_TRIGGER))
+            return res.verdict
 

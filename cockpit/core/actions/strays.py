@@ -2,8 +2,8 @@
 
 A *stray* is a process whose command line is the job's (``[job] command`` as argv, that command
 under ``sh -c``, or another cockpit's supervisor for it) and whose working directory is the job's
-workdir (``/proc/PID/cwd``), outside the process group of the job cockpit recorded.  A job left
-running by another journal, a deleted ``.cockpit/`` or a manual launch holds the GPUs and, worse,
+workdir (``/proc/PID/cwd``), outside the process group of the job cockpit recorded (for a job
+cockpit adopted: outside that process and its children).  A job left running by another journal, a deleted ``.cockpit/`` or a manual launch holds the GPUs and, worse,
 may write where this attempt reads.
 
 Candidates are found with one ``grep -l`` over ``/proc/*/cmdline`` for the command's most
@@ -73,6 +73,19 @@ def _matches(argv: list[str], command: str) -> bool:
     return False
 
 
+def _own(own: JobRecord | None, pid: int, ppid: int, pgid: int, start_time: int) -> bool:
+    """A process of the job cockpit recorded: in its process group (a launched job leads its own),
+    or, for an adopted job (:mod:`.adopt`), the adopted process itself (its pid and start time) or
+    a child of it: an adopted job may share the group of the shell that started it."""
+    if own is None:
+        return False
+    if own.pgid is not None and own.pgid > 1 and pgid == own.pgid:
+        return True
+    if own.adopted and own.pid is not None:
+        return (pid == own.pid and own.start_time in (None, start_time)) or ppid == own.pid
+    return False
+
+
 async def find_strays(ctx: ActionContext, command: str, workdir: str, own: JobRecord | None) -> list[Stray]:
     """Copies of ``command`` running in ``workdir`` outside ``own``'s process group."""
     if not command.strip():
@@ -100,7 +113,7 @@ async def find_strays(ctx: ActionContext, command: str, workdir: str, own: JobRe
         argv = [a for a in lines[3].split("\x1f") if a != ""]
         if stat is None or stat.state.startswith("Z") or cwd.rstrip("/") != workdir.rstrip("/") or not _matches(argv, command):
             continue
-        if own is not None and own.pgid is not None and own.pgid > 1 and stat.pgid == own.pgid:
+        if _own(own, pid, stat.ppid, stat.pgid, stat.start_time):
             continue
         s = groups.setdefault(stat.pgid, Stray(stat.pgid))
         s.pids.append(pid)
