@@ -33,6 +33,7 @@ from .actions.strays import strays_stage
 from .actions.verify import verify
 from .adoption import ADOPT_NOTE, ADOPT_TRIGGER, run_adoption
 from .attempt import AttemptResult, run_attempt
+from .compile_follow import CompileWatch
 from .config import Config
 from .config.actions import ActionConfig
 from .connectivity import check_connectivity
@@ -91,6 +92,8 @@ class Engine:
         self._lock = asyncio.Lock()
         self._target_lock = TargetLock(cfg, self.transport)
         self.recovered: list[Any] = []
+        #: torch.compile's trace of each attempt's job, followed while it runs (docs/compile.md)
+        self.compile = CompileWatch(self.transport, self.publish, self.journal, read_only=read_only)
         self._load_job()
 
     # -- state -----------------------------------------------------------------------------
@@ -111,6 +114,7 @@ class Engine:
         self.job_attempt = attempt if job is not None else None
         if job is not None:
             self.observer.set_job(job.pid, job.pgid, job.log_path, self.runtime.sched_id(job))
+            self.compile.follow(job, attempt)
 
     # -- events ----------------------------------------------------------------------------
     def subscribe(self, fn: Subscriber) -> Callable[[], None]:
@@ -157,6 +161,7 @@ class Engine:
         if self.follower is not None:
             await self.follower.cancel()
             self.follower = None
+        await self.compile.close()
         await self.observer.close()
         await self._target_lock.release()  # before its channel goes with the transport: released, not "lost"
         await self.transport.close()
@@ -195,6 +200,8 @@ class Engine:
             self.publish(FateChanged(attempt, fate, self._outcome_of(attempt)))
             return
         self.journal.record(attempt, FATE_EVENT, **fate.to_dict())
+        if fate.final:
+            self.compile.job_ended(attempt)
         self.publish(FateChanged(attempt, fate, self._outcome_of(attempt)))
         if fate.state == "stalled" and attempt == self.job_attempt:
             # where it is stuck, saved with the attempt while the job still hangs
@@ -417,6 +424,7 @@ class Engine:
             t0 = time.monotonic()
             self.publish(ActionStarted("attempt", note, trigger))
             res = await run_attempt(self, note, self.context, self._stop_step)
+            self.compile.verdict_recorded(res.attempt)
             if res.job is not None and res.job.started:
                 self.set_job(res.job, res.attempt)
                 await self._hang_evidence(res)

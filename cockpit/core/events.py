@@ -14,10 +14,11 @@ from typing import TYPE_CHECKING, TypeAlias
 from .layers import Stage, Verdict
 
 if TYPE_CHECKING:  # pragma: no cover
+    from .compile import CompileSummary
     from .engine import AttemptResult
     from .fate import Fate
 
-__all__ = ["StageProgress", "ActionStarted", "ActionFinished", "FateChanged", "Event", "Subscriber"]
+__all__ = ["StageProgress", "ActionStarted", "ActionFinished", "FateChanged", "CompileUpdated", "Event", "Subscriber"]
 
 
 @dataclass(frozen=True)
@@ -65,5 +66,15 @@ class FateChanged:
         return self.outcome == "passed" and self.fate.state in ("died", "diverged", "vanished", "stalled")
 
 
-Event: TypeAlias = StageProgress | ActionStarted | ActionFinished | FateChanged
+@dataclass(frozen=True)
+class CompileUpdated:
+    """torch.compile's summary of an attempt's job changed (frames compiled, recompiles, graph
+    breaks, failures, alerts: docs/compile.md); ``final`` once the job has ended and its trace was read whole."""
+
+    attempt: int
+    summary: CompileSummary
+    final: bool = False
+
+
+Event: TypeAlias = StageProgress | ActionStarted | ActionFinished | FateChanged | CompileUpdated
 Subscriber = Callable[[Event], None]

@@ -1,0 +1,260 @@
+"""torch.compile's trace followed while an attempt's job runs (docs/compile.md).
+
+:class:`TraceFollower` keeps the target-side filter (:func:`cockpit.core.compile.shell_command`)
+running on its own channel (a :class:`~cockpit.core.remote.follow.StreamFollower`: restarted with
+backoff when it dies, ended when its channel closes) and feeds a :class:`LiveCompile`, which is a
+:class:`~cockpit.core.compile.CompileTracker` that also knows which compiles are under way.  A
+restarted filter reads the directory from its start again, so the tracker starts afresh with it.
+
+:class:`CompileWatch` is the engine's part: one follower per attempt whose job writes a trace,
+a :class:`~cockpit.core.events.CompileUpdated` when the summary changes (coalesced), the ``compile``
+journal event when the verdict is recorded and when the summary changes after it (at most every
+:data:`JOURNAL_EVERY` s, and once more at the end), and one final whole read (``--once``) when the
+job has ended.  Verify asks :func:`live_for` for the follower of its job.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+import weakref
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from .compile import CompileSummary, SummaryBuilder, TraceParser, shell_command
+from .events import CompileUpdated, Event
+from .remote.base import RemoteError, Transport
+from .remote.follow import StreamFollower, wrap
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .actions.jobrecord import JobRecord
+    from .journal import Journal
+
+__all__ = ["LiveCompile", "TraceFollower", "CompileWatch", "Compiling", "live_for", "follower_for", "COMPILE_EVENT", "JOURNAL_EVERY"]
+
+log = logging.getLogger(__name__)
+
+COMPILE_EVENT = "compile"
+#: seconds between two ``compile`` journal events of one attempt after its verdict
+JOURNAL_EVERY = 5.0
+#: seconds a burst of trace lines is gathered before subscribers hear of it
+PUBLISH_AFTER = 0.3
+MARK = "@cockpit-trace"
+
+_LIVE: weakref.WeakValueDictionary[tuple[int, str], TraceFollower] = weakref.WeakValueDictionary()
+
+
+@dataclass(frozen=True)
+class Compiling:
+    """A compile under way: a ``dynamo_start`` whose ``compilation_metrics`` has not come yet."""
+
+    function: str
+    where: str
+    seconds: float
+
+
+class LiveCompile:
+    """A trace parser and summary builder fed line by line, which also keeps the compiles under way."""
+
+    def __init__(self) -> None:
+        self.parser = TraceParser()
+        self.builder = SummaryBuilder()
+        #: (source, compile id) → (function, file:line, glog start, glog time last seen, monotonic seen)
+        self.starts: dict[tuple[str, str], tuple[str, str, float, float, float]] = {}
+        self.last_t = 0.0
+
+    def feed(self, data: bytes | str, source: str = "") -> int:
+        events = self.parser.feed(data, source)
+        now = time.monotonic()
+        for e in events:
+            self.last_t = max(self.last_t, e.t)
+            if e.kind == "dynamo_start" and e.compile_id is not None:
+                stack = e.data.get("stack")
+                top = stack[-1] if isinstance(stack, list) and stack and isinstance(stack[-1], dict) else {}
+                where = f"{top.get('filename', '')}:{top.get('line', '')}" if top.get("filename") else ""
+                self.starts.setdefault((e.source, e.compile_id), (str(top.get("name") or "?"), where, e.t, self.last_t, now))
+        self.builder.add_all(events)
+        return len(events)
+
+    def close(self) -> None:
+        self.builder.add_all(self.parser.close())
+
+    def summary(self) -> CompileSummary:
+        self.builder.malformed = self.parser.malformed
+        return self.builder.summary()
+
+    def compiling(self) -> list[Compiling]:
+        """The compiles under way, the longest first (seconds: since its ``dynamo_start``, as far as seen)."""
+        now, out = time.monotonic(), []
+        for key, (fn, where, start, t_seen, seen) in self.starts.items():
+            span = self.builder.spans.get(key)
+            if span is not None and span.end is None:
+                out.append(Compiling(fn, where, max(0.0, t_seen - start) + (now - seen)))
+        return sorted(out, key=lambda c: -c.seconds)
+
+
+class TraceFollower(StreamFollower):
+    """The filter on one trace directory, streaming into :attr:`live`; ``changed`` is called
+    (coalesced) when lines arrived.  ``bytes_in`` counts what crossed the link."""
+
+    name = "compile-trace"
+    tool = "the trace filter's"
+
+    def __init__(self, transport: Transport, directory: str, changed: Callable[[], None] | None = None, *, interval: float = 0.5) -> None:
+        tool = shell_command(directory, interval=interval) + " 2>/dev/null"
+        super().__init__(transport.stream_lines, wrap(MARK, f"echo {MARK}; ", tool), mark=MARK, header_lines=1)
+        self.transport, self.directory, self.changed = transport, directory, changed
+        self.live = LiveCompile()
+        self.bytes_in = 0
+        #: of ``bytes_in``, what the whole reads (``--once``) brought
+        self.bytes_whole = 0
+        self.started_at = time.monotonic()
+        self._flush: asyncio.TimerHandle | None = None
+        _LIVE[(id(transport), directory)] = self
+
+    def on_up(self) -> None:
+        self.live = LiveCompile()  # a (re)started filter reads the directory from its start
+
+    def on_line(self, line: str) -> bool:
+        self.bytes_in += len(line) + 1
+        self.live.feed(line + "\n")
+        if self.changed is not None and self._flush is None:
+            self._flush = asyncio.get_running_loop().call_later(PUBLISH_AFTER, self._fire)
+        return True
+
+    def _fire(self) -> None:
+        self._flush = None
+        if self.changed is not None:
+            self.changed()
+
+    async def read_whole(self, timeout: float = 60.0) -> LiveCompile:
+        """Everything in the directory now, in one ``--once`` run (the job has ended)."""
+        res = await self.transport.run(shell_command(self.directory, once=True) + " 2>/dev/null", timeout=timeout)
+        self.bytes_in += len(res.stdout)
+        self.bytes_whole += len(res.stdout)
+        whole = LiveCompile()
+        whole.feed(res.stdout)
+        whole.close()
+        return whole
+
+    async def close(self) -> None:
+        if self._flush is not None:
+            self._flush.cancel()
+            self._flush = None
+        await super().close()
+
+
+def live_for(transport: Transport, directory: str) -> LiveCompile | None:
+    """The live tracker of ``directory`` in ``transport``'s target, when one is followed."""
+    fol = follower_for(transport, directory)
+    return fol.live if fol is not None else None
+
+
+def follower_for(transport: Transport, directory: str) -> TraceFollower | None:
+    """The follower of ``directory`` in ``transport``'s target, when there is one."""
+    return _LIVE.get((id(transport), directory)) if directory else None
+
+
+class CompileWatch:
+    """The engine's followers, one per attempt; publishes :class:`CompileUpdated` and journals."""
+
+    def __init__(self, transport: Transport, publish: Callable[[Event], None], journal: Journal, *, read_only: bool = False) -> None:
+        self.transport, self.publish, self.journal, self.read_only = transport, publish, journal, read_only
+        self.followers: dict[int, TraceFollower] = {}
+        self.summaries: dict[int, CompileSummary] = {}
+        self._journalled: dict[int, tuple[dict[str, Any], float]] = {}
+        self._verdict: set[int] = set()
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    def follow(self, job: JobRecord, attempt: int | None) -> TraceFollower | None:
+        """Follow ``job``'s trace (when it writes one) as ``attempt``'s; needs a running loop."""
+        n = attempt if attempt is not None else job.attempt
+        if not job.trace_dir or n in self.followers:
+            return self.followers.get(n)
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return None  # at start-up outside a loop: the journal holds what was read before
+        for old in [a for a in self.followers if a != n]:
+            self._spawn(self._stop(old))
+        fol = self.followers[n] = TraceFollower(self.transport, job.trace_dir, lambda: self._changed(n))
+        fol.start()
+        return fol
+
+    def summary(self, attempt: int) -> CompileSummary | None:
+        fol = self.followers.get(attempt)
+        return fol.live.summary() if fol is not None else self.summaries.get(attempt)
+
+    def _changed(self, attempt: int, final: bool = False) -> None:
+        summary = self.summary(attempt)
+        if summary is None:
+            return
+        old = self.summaries.get(attempt)
+        if old is not None and old.to_dict() == summary.to_dict() and not final:
+            return
+        self.summaries[attempt] = summary
+        self.publish(CompileUpdated(attempt, summary, final))
+        if attempt in self._verdict:
+            self._journal(attempt, force=final)
+
+    def verdict_recorded(self, attempt: int) -> None:
+        """The attempt's verdict is in the journal: its compile summary goes beside it, then on change."""
+        self._verdict.add(attempt)
+        self._journal(attempt, force=True)
+
+    def _journal(self, attempt: int, force: bool = False) -> None:
+        summary = self.summaries.get(attempt) or self.summary(attempt)
+        if self.read_only or summary is None or (summary.events == 0 and attempt not in self._journalled):
+            return
+        data, at = self._journalled.get(attempt, ({}, 0.0))
+        new = summary.to_dict()
+        if new == data or (not force and time.monotonic() - at < JOURNAL_EVERY):
+            if new != data and not force:
+                self._later(attempt, JOURNAL_EVERY - (time.monotonic() - at))
+            return
+        self.journal.record(attempt, COMPILE_EVENT, summary=new)
+        self._journalled[attempt] = (new, time.monotonic())
+
+    def _later(self, attempt: int, delay: float) -> None:
+        async def again() -> None:
+            await asyncio.sleep(max(0.0, delay))
+            self._journal(attempt, force=True)
+        if not any(t.get_name() == f"compile-journal-{attempt}" for t in self._tasks):
+            self._spawn(again(), f"compile-journal-{attempt}")
+
+    def job_ended(self, attempt: int) -> None:
+        """The job is over: one whole read of its trace, then the follower goes."""
+        if attempt in self.followers:
+            self._spawn(self.finish(attempt), f"compile-final-{attempt}")
+
+    async def finish(self, attempt: int) -> CompileSummary | None:
+        """Stop following ``attempt``'s trace after one last whole read; returns its summary."""
+        fol = self.followers.get(attempt)
+        if fol is None:
+            return self.summaries.get(attempt)
+        await fol.close()
+        try:
+            fol.live = await fol.read_whole()
+        except (RemoteError, OSError, asyncio.TimeoutError) as e:
+            log.info("the final read of %s failed: %s", fol.directory, e)
+        self._changed(attempt, final=True)
+        self.followers.pop(attempt, None)
+        return self.summaries.get(attempt)
+
+    async def _stop(self, attempt: int) -> None:
+        fol = self.followers.pop(attempt, None)
+        if fol is not None:
+            await fol.close()
+
+    def _spawn(self, coro: Any, name: str = "compile-watch") -> None:
+        task = asyncio.get_running_loop().create_task(coro, name=name)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def close(self) -> None:
+        for task in list(self._tasks):
+            task.cancel()
+        for attempt in list(self.followers):
+            await self._stop(attempt)
