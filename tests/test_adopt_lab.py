@@ -3,6 +3,7 @@ through the real Engine and the installed command, followed, killed from outside
 
 from __future__ import annotations
 
+import asyncio
 import json
 import shlex
 import shutil
@@ -13,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from cockpit.core.actions.strays import find_strays
 from cockpit.core.config import Config
 from cockpit.core.engine import Engine
 from cockpit.core.journal import Journal
@@ -86,9 +88,25 @@ async def test_adopt_follow_and_died(lab: Lab, cfg: Config, by_hand: list[int]) 
         await await_for(lambda: eng.follower is not None and eng.follower.reader.scan.progress_count > seen + 2, 15,
                         "the follower reads new steps")
         assert fate_of(cfg, rec.attempt).state == "running"
+        # started by hand with [job] command in [job] workdir, it was a stray; adopted, it is cockpit's own
+        ctx = eng.context()
+        assert [s.leader for s in await find_strays(ctx, cfg.job.command, cfg.job.workdir, None)] == [pid]
+        assert await find_strays(ctx, cfg.job.command, cfg.job.workdir, eng.job) == []
         lab.exec_in(CT, f"kill -9 {pid}", check=True)
         f = await await_for(lambda: (x := fate_of(cfg, rec.attempt)) is not None and x.final and x, 20, "a final fate")
         assert f.state == "died" and f.layer == Layer.PROCESS.value and "cannot be observed" in f.cause, f
+    finally:
+        await eng.close()
+
+
+async def _strays(cfg: Config) -> tuple[list[int], list[int]]:
+    """The strays' pids without a recorded job, and beside the job a fresh cockpit finds in the journal."""
+    eng = Engine(cfg)
+    try:
+        ctx = eng.context()
+        bare = await find_strays(ctx, cfg.job.command, cfg.job.workdir, None)
+        mine = await find_strays(ctx, cfg.job.command, cfg.job.workdir, eng.job)
+        return sorted(p for s in bare for p in s.pids), sorted(p for s in mine for p in s.pids)
     finally:
         await eng.close()
 
@@ -106,6 +124,7 @@ def test_cli_adopt_then_cockpit_stop_stops_it_and_nothing_else(lab: Lab, cfg: Co
     assert doc["ok"] is True and any(s["name"] == "adopt: identify" for s in doc["stages"])
     rec = Journal(cfg.journal_path).attempts()[-1]
     assert rec.job["pid"] == pid and rec.job["pgid"] == pid  # not the shared group: stop reaches the job only
+    assert asyncio.run(_strays(cfg)) == ([pid, sib], [sib])  # adopted: no longer a stray (its sibling still is one)
     cockpit = shutil.which("cockpit")
     assert cockpit, "the installed cockpit command"
     r = subprocess.run([cockpit, "stop", "--json", "--config", conf], capture_output=True, text=True, timeout=90)

@@ -3,8 +3,9 @@
 A *stray* is a process whose command line is the job's (``[job] command`` as argv, that command
 under ``sh -c``, or another cockpit's supervisor for it) and whose working directory is the job's
 workdir (``/proc/PID/cwd``), outside the process group of the job cockpit recorded (for a job
-cockpit adopted: outside that process and its children).  A job left running by another journal, a deleted ``.cockpit/`` or a manual launch holds the GPUs and, worse,
-may write where this attempt reads.
+cockpit adopted: outside that process and its children).  A job left running by another journal,
+a deleted ``.cockpit/`` or a manual launch holds the GPUs and, worse, may write where this attempt
+reads.
 
 Candidates are found with one ``grep -l`` over ``/proc/*/cmdline`` for the command's most
 distinctive word, then matched exactly (argv and cwd) here: never by pattern.  Strays are grouped
