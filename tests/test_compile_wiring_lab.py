@@ -160,6 +160,11 @@ async def test_a_replayed_trace_reaches_the_engine_the_journal_and_history(lab: 
     md = subprocess.run(["cockpit", "--config", str(cfg.path), "history", "--markdown"], capture_output=True, text=True, timeout=60, check=True)
     assert "**torch.compile:** compiled 1 frame, 3 recompiles (grow:" in md.stdout
 
+    # cockpit status: the alerts as findings with their advice
+    st = subprocess.run(["cockpit", "--config", str(cfg.path), "status", "--json", "--quick"], capture_output=True, text=True, timeout=60)
+    found = [f for f in json.loads(st.stdout)["findings"] if f["kind"].startswith("compile-")]
+    assert [f["kind"] for f in found] == ["compile-recompile-limit"] and "mark_dynamic" in found[0]["advice"], st.stdout[-2000:]
+
     # a second attempt: its own directory, and the first one's pruned (keep = 1)
     res2 = await eng.attempt("again")
     assert res2.outcome is Outcome.PASSED, res2.verdict.summary()

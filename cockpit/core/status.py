@@ -12,6 +12,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from .compile_report import alert_findings, summary_of
 from .config import Config
 from .connectivity import check_connectivity
 from .engine import Engine
@@ -20,7 +21,7 @@ from .journal import AttemptRecord, writer_state
 from .layers import Outcome, Status, Verdict
 from .remote.base import RemoteError
 
-__all__ = ["collect_status", "latest_attempt", "as_read"]
+__all__ = ["collect_status", "latest_attempt", "as_read", "compile_findings"]
 
 
 def latest_attempt(eng: Engine) -> dict[str, Any] | None:
@@ -34,6 +35,18 @@ def latest_attempt(eng: Engine) -> dict[str, Any] | None:
     layer = rec.layer_name
     return {"attempt": rec.attempt, "note": rec.note, "outcome": outcome.value, "layer": layer, "summary": summary,
             "first_error": rec.first_error, "fate": fate.to_dict() if fate else None}
+
+
+def compile_findings(eng: Engine) -> list[dict[str, Any]]:
+    """The latest attempt's torch.compile alerts (a recompile storm or limit hit, compiles on threads,
+    a cold cache…) as findings with their advice: the live summary while its job is followed, else
+    the journal's (docs/compile.md)."""
+    attempts = eng.journal.attempts()
+    if not attempts:
+        return []
+    rec = attempts[-1]
+    summary = eng.compile.summary(rec.attempt) or summary_of(rec.compile)
+    return [f.to_dict() for f in alert_findings(summary, rec.attempt)] if summary is not None else []
 
 
 def as_read(rec: AttemptRecord) -> tuple[Outcome, str]:
@@ -80,6 +93,7 @@ async def collect_status(cfg: Config, *, quick: bool = False, engine: Engine | N
             report.update(obs.to_dict())
         else:
             report["findings"] = []
+        report["findings"] = list(report.get("findings") or []) + compile_findings(eng)
         return report
     finally:
         if engine is None:

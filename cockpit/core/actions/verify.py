@@ -32,6 +32,8 @@ import asyncio
 import time
 from typing import Any
 
+from ..compile_follow import follower_for, live_for
+from ..compile_report import compiling_words, failure_words, unsuppressed_failures
 from ..layers import Evidence, Layer, Stage, Status, Verdict
 from ..remote.base import RemoteError
 from .base import ActionContext, StageFailed, VerdictBuilder
@@ -158,6 +160,24 @@ async def verify(ctx: ActionContext, job: JobRecord, verdict: Verdict | None = N
     return vb.finish()
 
 
+async def _compiled(ctx: ActionContext, job: JobRecord, detail: str, data: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """A failure's detail and data, with the job's failed torch.compile (one that raised: not
+    suppressed) named: frame, place and torch's reason (docs/compile.md).  The trace is read whole
+    once here: the stream may be half a second behind the job's death."""
+    fol = follower_for(ctx.transport, job.trace_dir)
+    if fol is None or not fol.live.builder.events:  # nothing compiled (yet): no read of the whole trace
+        return detail, data
+    try:
+        live = await fol.read_whole(timeout=10)
+    except (RemoteError, asyncio.TimeoutError):
+        live = fol.live
+    hits = unsuppressed_failures(live.summary())
+    if not hits:
+        return detail, data
+    words = [failure_words(frame, fail) for frame, fail in hits[:3]]
+    return f"{detail}; {words[0]}", {**data, "compile_failures": words}
+
+
 def _announce_wait(vb: VerdictBuilder, cfg: Any, st: JobState, scan: LogScan, w: _Watch, started: float) -> None:
     """What verify waits for now, with the time against its deadline (a display draws a bar): a
     model still loading within startup_timeout is seen waiting, not frozen."""
@@ -205,7 +225,8 @@ async def _judge(ctx: ActionContext, vb: VerdictBuilder, job: JobRecord, st: Job
             _queued(al, st)
         elif not st.alive:
             cause = gone if gone is not None else await death_cause(ctx, job, st, scan)
-            raise StageFailed(cause.layer, cause.full, evidence=evidence, advice=cause.advice, data=cause.data)
+            detail, data = await _compiled(ctx, job, cause.full, cause.data)
+            raise StageFailed(cause.layer, detail, evidence=evidence, advice=cause.advice, data=data)
         elif (ld := find_loop_death(scan)) is not None and unconfirmed_s(ld) == 0:
             cause = await loop_death_cause(ctx, job, st, scan, ld)
             raise StageFailed(cause.layer, cause.full, evidence=evidence, advice=cause.advice, data=cause.data)
@@ -248,7 +269,8 @@ async def _judge(ctx: ActionContext, vb: VerdictBuilder, job: JobRecord, st: Job
     has_marker = scan.progress_re is not None
     async with vb.stage("progress") as pr:
         if err is not None and w.progress_at is None and scan.progress_line is None:
-            raise StageFailed(err.layer, f"{err.detail}, before any progress", evidence=evidence, advice=err.advice, data=err.data)
+            detail, data = await _compiled(ctx, job, f"{err.detail}, before any progress", err.data)
+            raise StageFailed(err.layer, detail, evidence=evidence, advice=err.advice, data=data)
         if scan.progress_line is not None:
             pr.ok(f"progress marker seen: {scan.progress_line[:200]}")
         elif not has_marker and w.progress_at is not None:
@@ -257,6 +279,14 @@ async def _judge(ctx: ActionContext, vb: VerdictBuilder, job: JobRecord, st: Job
             pr.pending("waiting for " + (f"/{cfg.job.progress_pattern}/" if has_marker else f"{cfg.job.healthy_after:g}s without a crash"),
                        since=started, deadline_s=cfg.job.startup_timeout)
         else:
+            live = live_for(ctx.transport, job.trace_dir)
+            busy = live.compiling() if live is not None else []
+            if busy:
+                raise StageFailed(Layer.APP, f"{compiling_words(busy[0].function, busy[0].where, busy[0].seconds)}: no progress marker "
+                                  f"within startup_timeout ({cfg.job.startup_timeout:g}s)", evidence=evidence,
+                                  advice="torch.compile is still at work: raise [job] startup_timeout, warm the compile caches "
+                                  "(keep TORCHINDUCTOR_CACHE_DIR between runs), or compile less (mode, dynamic shapes)",
+                                  data={"compiling": [c.__dict__ for c in busy[:4]]})
             raise StageFailed(Layer.APP, f"alive but no progress marker within startup_timeout ({cfg.job.startup_timeout:g}s)",
                               evidence=evidence, advice="is the job hung (stuck compiling, deadlocked threads)? check the process pane and py-spy")
     if _stop_here(vb, "progress"):
