@@ -173,6 +173,20 @@ async def test_a_replayed_trace_reaches_the_engine_the_journal_and_history(lab: 
     assert "removed 1 older trace dir" in next(s.detail for s in res2.verdict.stages if s.name.endswith("prepare"))
 
 
+async def test_a_new_engine_takes_up_a_running_jobs_trace(lab: Any, lab_config: Any, engines: Any) -> None:
+    fix = fixture_in(lab, "thread_race")
+    cmd = script_command(lab, "replay_trace.py", fix, "--over", 1, "--steps", 400, "--interval", 0.05)
+    cfg = lab_config(job={"command": cmd})
+    res = await engines(cfg).attempt("first cockpit")
+    assert res.outcome is Outcome.PASSED, res.verdict.summary()
+    again = engines(cfg)  # another cockpit (the TUI started later) while the job runs
+    again.resume_following()
+    want = expected("thread_race")
+    await await_for(lambda: (s := again.compile.summary(res.attempt)) is not None and comparable(s) == comparable(want), 20,
+                    "the running job's trace read by the new engine")
+    assert [a.kind for a in want.alerts] == ["threaded_compile"]
+
+
 async def test_a_job_still_compiling_at_startup_timeout_says_so(lab: Any, lab_config: Any, engines: Any) -> None:
     fix = fixture_in(lab, "recompile_storm")
     cmd = script_command(lab, "replay_trace.py", fix, "--over", 1, "--hang")

@@ -228,7 +228,10 @@ class Engine:
         """At start-up (TUI, watch): follow the latest attempt's job if its story is not over."""
         if self.job is None or self.job_attempt is None:
             return None
-        return self.follow(self.job_attempt, self.job)
+        fol = self.follow(self.job_attempt, self.job)
+        if fol is not None:  # its story goes on: so does its torch.compile trace
+            self.compile.follow(self.job, self.job_attempt)
+        return fol
 
     async def reconcile(self) -> Fate | None:
         """Headless: read the latest attempt's job once and journal its fate if it changed."""
