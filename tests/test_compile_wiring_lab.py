@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 
 from cockpit.core.compile import CompileSummary, CompileTracker
+from cockpit.core.compile_follow import shell_pids
 from cockpit.core.events import CompileUpdated, Event
 from cockpit.core.journal import Journal
 from cockpit.core.layers import Outcome
@@ -185,6 +186,11 @@ async def test_a_new_engine_takes_up_a_running_jobs_trace(lab: Any, lab_config: 
     await await_for(lambda: (s := again.compile.summary(res.attempt)) is not None and comparable(s) == comparable(want), 20,
                     "the running job's trace read by the new engine")
     assert [a.kind for a in want.alerts] == ["threaded_compile"]
+    # the filter's stream shell is named (cockpit's own process, not the job's): it runs the filter
+    pids = shell_pids(again.transport)
+    assert len(pids) == 1  # the target's view (its pid namespace): asked there
+    res2 = await again.transport.run(f"for c in $(cat /proc/{pids[0]}/task/*/children); do tr '\\0' ' ' </proc/$c/cmdline; echo; done")
+    assert "dedicated_log_torch_trace_" in res2.text, res2.text[:500]
 
 
 async def test_a_job_still_compiling_at_startup_timeout_says_so(lab: Any, lab_config: Any, engines: Any) -> None:

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from .compile import CompileSummary, SummaryBuilder, TraceParser, shell_command
 from .events import CompileUpdated, Event
+from .observe_streams import NEED
 from .remote.base import RemoteError, Transport
 from .remote.follow import StreamFollower, wrap
 
@@ -32,7 +33,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .actions.jobrecord import JobRecord
     from .journal import Journal
 
-__all__ = ["LiveCompile", "TraceFollower", "CompileWatch", "Compiling", "live_for", "follower_for", "COMPILE_EVENT", "JOURNAL_EVERY"]
+__all__ = ["LiveCompile", "TraceFollower", "CompileWatch", "Compiling", "live_for", "follower_for", "shell_pids", "COMPILE_EVENT", "JOURNAL_EVERY"]
 
 log = logging.getLogger(__name__)
 
@@ -104,7 +105,9 @@ class TraceFollower(StreamFollower):
 
     def __init__(self, transport: Transport, directory: str, changed: Callable[[], None] | None = None, *, interval: float = 0.5) -> None:
         tool = shell_command(directory, interval=interval) + " 2>/dev/null"
-        super().__init__(transport.stream_lines, wrap(MARK, f"echo {MARK}; ", tool), mark=MARK, header_lines=1)
+        # the header names the stream shell's pid (where it runs): cockpit's own process, not the job's
+        super().__init__(transport.stream_lines, wrap(MARK, f"echo \"{MARK} $$\"; ", tool), mark=MARK, header_lines=1)
+        self.shell_pid: int | None = None
         self.transport, self.directory, self.changed = transport, directory, changed
         self.live = LiveCompile()
         self.bytes_in = 0
@@ -116,6 +119,8 @@ class TraceFollower(StreamFollower):
 
     def on_up(self) -> None:
         self.live = LiveCompile()  # a (re)started filter reads the directory from its start
+        words = self.header[0].split()
+        self.shell_pid = int(words[1]) if len(words) > 1 and words[1].isdigit() else None
 
     def on_line(self, line: str) -> bool:
         self.bytes_in += len(line) + 1
@@ -152,6 +157,12 @@ def live_for(transport: Transport, directory: str) -> LiveCompile | None:
     return fol.live if fol is not None else None
 
 
+def shell_pids(transport: Transport) -> list[int]:
+    """The pids (the target's view) of the trace filters' stream shells in ``transport``'s target:
+    cockpit's own processes, for the process pane."""
+    return [f.shell_pid for (t, _), f in list(_LIVE.items()) if t == id(transport) and f.shell_pid and f.ready]
+
+
 def follower_for(transport: Transport, directory: str) -> TraceFollower | None:
     """The follower of ``directory`` in ``transport``'s target, when there is one."""
     return _LIVE.get((id(transport), directory)) if directory else None
@@ -180,7 +191,9 @@ class CompileWatch:
         for old in [a for a in self.followers if a != n]:
             self._spawn(self._stop(old))
         fol = self.followers[n] = TraceFollower(self.transport, job.trace_dir, lambda: self._changed(n))
-        fol.start()
+        slots = getattr(self.transport, "slots", None)
+        if slots is None or slots.limit >= NEED["compile"]:
+            fol.start()  # else no channel to spare: the trace is read once, whole, when the job ends
         return fol
 
     def summary(self, attempt: int) -> CompileSummary | None:

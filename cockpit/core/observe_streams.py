@@ -13,6 +13,7 @@ stream             what it replaces                            slots it needs (l
 kernel log         ``dmesg`` on a new host channel each poll   3
 GPUs               nvidia-smi (and a shell) every refresh      4
 job log (quiet)    the log probe every 0.5 s while it is quiet 5 (only while armed)
+compile trace      (the engine's, :mod:`.compile_follow`)      6 (else read once at the end)
 =================  ==========================================  =========================
 
 :meth:`Streams.modes` says, per part, ``stream`` or ``poll`` and why (the status line shows it).
@@ -34,7 +35,7 @@ from .remote.lines import capped_lines
 __all__ = ["Streams", "NEED"]
 
 #: stream → the slot limit it needs (see the module doc)
-NEED = {"kmsg": 3, "gpu": 4, "log": 5}
+NEED = {"kmsg": 3, "gpu": 4, "log": 5, "compile": 6}
 
 
 class Streams:
