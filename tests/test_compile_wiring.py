@@ -159,3 +159,46 @@ def test_failures_that_raised_are_named_with_frame_and_reason() -> None:
     assert len(hits) == 1
     words = failure_words(*hits[0])
     assert words.startswith("torch.compile failed on `f` (compile_failure.py:13): BackendCompilerFailed: backend='broken_backend' raised")
+
+
+class _ShellCtx:
+    """What prepare_trace uses of an ActionContext: the config, and commands run by a real sh here."""
+
+    def __init__(self, cfg: object) -> None:
+        self.cfg = cfg
+
+    async def run(self, command: str, *, timeout: float = 10.0) -> object:
+        import asyncio
+
+        from cockpit.core.remote.base import CommandResult
+
+        p = await asyncio.create_subprocess_exec("/bin/sh", "-c", command, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+        out, err = await asyncio.wait_for(p.communicate(), timeout)
+        return CommandResult(command, p.returncode or 0, out, err)
+
+
+async def test_prepare_trace_empties_its_dir_and_prunes_by_keep_and_size(tmp_path: Path) -> None:
+    from cockpit.core.actions.compiletrace import prepare_trace, trace_plan
+
+    p = tmp_path / "c.toml"
+    p.write_text(f'[target]\nhost = "x"\n[job]\nlog = "{tmp_path}/logs/train-{{attempt}}.log"\n[compile]\nkeep = 3\nmax_mb = 1\n')
+    cfg = load_config(p)
+    root = tmp_path / "logs" / ".cockpit-trace"
+    for n, kb in ((1, 10), (2, 700), (3, 600), (5, 1)):
+        (root / f"attempt-{n}").mkdir(parents=True)
+        (root / f"attempt-{n}" / "dedicated_log_torch_trace_x.log").write_bytes(b"x" * kb * 1024)
+    (root / "keep-me").mkdir()
+    plan = trace_plan(cfg, 5)
+    said = await prepare_trace(_ShellCtx(cfg), plan, 5)  # type: ignore[arg-type]
+    # keep = 3: attempt 5 (emptied) and the two newest before it (3, 2); 1 goes; then 1 MiB: 2 (700 KB, older) goes too
+    assert sorted(d.name for d in root.iterdir()) == ["attempt-3", "attempt-5", "keep-me"]
+    assert list((root / "attempt-5").iterdir()) == []
+    assert said == f"TORCH_TRACE={root}/attempt-5; removed 2 older trace dir(s)"
+    own = trace_plan(load_config(_write(tmp_path, '[job.env]\nTORCH_TRACE = "/elsewhere"\n')), 6)
+    assert await prepare_trace(_ShellCtx(cfg), own, 6) == "TORCH_TRACE=/elsewhere (the job's own)"  # type: ignore[arg-type]
+
+
+def _write(tmp_path: Path, extra: str) -> Path:
+    p = tmp_path / "e.toml"
+    p.write_text('[target]\nhost = "x"\n' + extra)
+    return p
