@@ -8,7 +8,8 @@ Exit codes as ``cockpit verify``: 0 passed, 1 failed (the verdict names the laye
 ``connect`` is ``init`` and ``adopt`` and the TUI in one: the same discovery and choice as
 ``cockpit init`` (:mod:`cockpit.cli.discover`), the config written (default ``./cockpit.toml``; an
 existing file is used as it is when it names the same host and container, else refused: pass
-``-o``), the chosen job adopted, then the TUI opened on that config.  :func:`prepare` is all of it
+``-o``), the chosen job adopted (judged as it is now, as ``cockpit verify`` does: the TUI opens at
+once and follows it from there), then the TUI opened on that config.  :func:`prepare` is all of it
 but the TUI (headless, for tests and scripts).
 
 Registered in ``cockpit/cli/main.py`` with ``add_parser(sub)``; also runs alone:
@@ -153,7 +154,7 @@ def prepare(args: argparse.Namespace) -> Prepared:
         return Prepared(cfg, path, written)
     quiet = argparse.Namespace(json=True)
     try:
-        v: Verdict = asyncio.run(engine_session(quiet, cfg, lambda eng: eng.adopt(pid, follow=False)))
+        v: Verdict = asyncio.run(engine_session(quiet, cfg, lambda eng: eng.adopt(pid, follow=False, now=True)))
     except TargetBusy as e:  # another cockpit acts on the target: said, and the TUI shows it anyway
         _say(f"not adopted: {e}")
         return Prepared(cfg, path, written, pid)

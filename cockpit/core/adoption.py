@@ -43,8 +43,11 @@ def _no_log(p: Adoptee, cfg_log: str) -> StageFailed:
                        data={"output": p.output, "stdout": p.fd1, "stderr": p.fd2})
 
 
-async def run_adoption(engine: Engine, pid: int, make_ctx: Callable[[Callable[[str, Stage], None]], ActionContext]) -> AttemptResult:
-    """Adopt ``pid`` as an attempt (see the module doc); the engine holds the target meanwhile."""
+async def run_adoption(engine: Engine, pid: int, make_ctx: Callable[[Callable[[str, Stage], None]], ActionContext], *,
+                       wait: bool = True) -> AttemptResult:
+    """Adopt ``pid`` as an attempt (see the module doc); the engine holds the target meanwhile.
+    ``wait``: verify waits for progress and the settle window, as after a launch; else it judges the
+    job as it is now (``cockpit verify``)."""
     cfg, journal = engine.cfg, engine.journal
     verdict = Verdict("adopt")
     aid: int | None = None
@@ -92,7 +95,7 @@ async def run_adoption(engine: Engine, pid: int, make_ctx: Callable[[Callable[[s
             vb.add(Stage("output", Status.OK, Layer.PROCESS, f"log {found.log_path} (fd 1 → {found.fd1 or '?'})"))
             vb.finish()
             sub = Tee(verdict, "verify")
-            await verify(ctx, job, sub, reader=reader)
+            await verify(ctx, job, sub, wait=wait, reader=reader)
             journal.record_verdict(aid, "verify", sub.finish())
         journal.record_verdict(aid, "adopt", vb.verdict.finish())
         verdict.finish()

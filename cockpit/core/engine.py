@@ -437,13 +437,14 @@ class Engine:
             self.publish(ActionFinished("attempt", res.verdict, res, time.monotonic() - t0, trigger))
             return res
 
-    async def adopt(self, pid: int, *, wait: bool = False, follow: bool = True) -> Verdict:
+    async def adopt(self, pid: int, *, wait: bool = False, follow: bool = True, now: bool = False) -> Verdict:
         """Make ``pid``, a job cockpit did not start, the target's job (:mod:`.adoption`): an attempt
-        noted ``adopted``, verified as a launched job is, then followed to its end (fate)."""
+        noted ``adopted``, verified as a launched job is (``now``: as it is now, as ``cockpit verify``
+        judges, without waiting for progress or the settle window), then followed to its end (fate)."""
         async with self.exclusive("adopt", wait=wait):
             t0 = time.monotonic()
             self.publish(ActionStarted("adopt", ADOPT_NOTE, ADOPT_TRIGGER))
-            res = await run_adoption(self, pid, self.context)
+            res = await run_adoption(self, pid, self.context, wait=not now)
             if res.job is not None:
                 self.set_job(res.job, res.attempt)
                 await self._first_fate(res)
