@@ -178,6 +178,7 @@ class CompileWatch:
         self._journalled: dict[int, tuple[dict[str, Any], float]] = {}
         self._verdict: set[int] = set()
         self._tasks: set[asyncio.Task[None]] = set()
+        self._finishing: set[int] = set()
 
     def follow(self, job: JobRecord, attempt: int | None) -> TraceFollower | None:
         """Follow ``job``'s trace (when it writes one) as ``attempt``'s; needs a running loop."""
@@ -189,7 +190,7 @@ class CompileWatch:
         except RuntimeError:
             return None  # at start-up outside a loop: the journal holds what was read before
         for old in [a for a in self.followers if a != n]:
-            self._spawn(self._stop(old))
+            self.job_ended(old)  # an older attempt's job is over by now: its last whole read
         fol = self.followers[n] = TraceFollower(self.transport, job.trace_dir, lambda: self._changed(n))
         slots = getattr(self.transport, "slots", None)
         if slots is None or slots.limit >= NEED["compile"]:
@@ -200,8 +201,8 @@ class CompileWatch:
         fol = self.followers.get(attempt)
         return fol.live.summary() if fol is not None else self.summaries.get(attempt)
 
-    def _changed(self, attempt: int, final: bool = False) -> None:
-        summary = self.summary(attempt)
+    def _changed(self, attempt: int, final: bool = False, summary: CompileSummary | None = None) -> None:
+        summary = summary if summary is not None else self.summary(attempt)
         if summary is None:
             return
         old = self.summaries.get(attempt)
@@ -239,7 +240,8 @@ class CompileWatch:
 
     def job_ended(self, attempt: int) -> None:
         """The job is over: one whole read of its trace, then the follower goes."""
-        if attempt in self.followers:
+        if attempt in self.followers and attempt not in self._finishing:
+            self._finishing.add(attempt)
             self._spawn(self.finish(attempt), f"compile-final-{attempt}")
 
     async def finish(self, attempt: int) -> CompileSummary | None:
@@ -252,8 +254,10 @@ class CompileWatch:
             fol.live = await fol.read_whole()
         except (RemoteError, OSError, asyncio.TimeoutError) as e:
             log.info("the final read of %s failed: %s", fol.directory, e)
-        self._changed(attempt, final=True)
-        self.followers.pop(attempt, None)
+        self._changed(attempt, final=True, summary=fol.live.summary())
+        if self.followers.get(attempt) is fol:
+            self.followers.pop(attempt)
+        self._finishing.discard(attempt)
         return self.summaries.get(attempt)
 
     async def _stop(self, attempt: int) -> None:
