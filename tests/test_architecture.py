@@ -61,7 +61,9 @@ def _imports(name: str, path: Path) -> set[str]:
         elif isinstance(node, ast.ImportFrom):
             base = package[: len(package) - node.level + 1] if node.level else []
             mod = ".".join([*base, node.module] if node.module else base)
-            targets = [mod] + [f"{mod}.{a.name}" for a in node.names if f"{mod}.{a.name}" in MODULES]
+            subs = [f"{mod}.{a.name}" for a in node.names if f"{mod}.{a.name}" in MODULES]
+            # ``from . import sibling`` names a module, not the package's face
+            targets = subs + ([mod] if len(subs) < len(node.names) else [])
         for t in targets:
             while t not in MODULES and "." in t:
                 t = t.rsplit(".", 1)[0]

@@ -76,6 +76,7 @@ def render_compare(d: dict[str, Any]) -> str:
         ("outcome", a["story"], b["story"]),
         ("code", a["code"], b["code"]),
         ("first error", a["first_error"], b["first_error"]),
+        ("compile", a.get("compile_cell"), b.get("compile_cell")),
         ("last step", _step(ma), _step(mb)),
         ("steps/s", fmt_rate(ma.get("steps_per_s")), fmt_rate(mb.get("steps_per_s"))),
     ]

@@ -25,6 +25,7 @@ if TYPE_CHECKING:  # pragma: no cover - annotations only: importing the face sta
     from .actions.job import JobRecord
     from .actions.stacks import StackDump
     from .attempt import AttemptResult
+    from .compile_follow import CompileWatch
     from .config import Config
     from .config.actions import ActionConfig
     from .engine import Engine
@@ -60,6 +61,8 @@ class EngineFace(Protocol):
     def transport(self) -> Transport: ...
     @property
     def journal(self) -> Journal: ...
+    @property
+    def compile(self) -> CompileWatch: ...
     @property
     def observer(self) -> Observer: ...
     @property

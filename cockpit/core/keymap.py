@@ -95,6 +95,8 @@ ACTIONS: list[UIAction] = [
     UIAction("verdict", "v", "verdict", "Verdict", "Show the full verdict of the selected attempt (or the last action)"),
     UIAction("stacks", "w", "stacks", "Stacks", "Where every thread of the job is: py-spy dump inside the target (else the kernel's view), "
              "grouped by identical stacks and saved with the attempt: the evidence a hang leaves"),
+    UIAction("compile", "c", "compile", "Compile", "torch.compile's account of the job: frames, recompiles and why, graph breaks, cache, "
+             "failures, alerts with advice (from its TORCH_TRACE)"),
     UIAction("refresh", "u", "refresh", "Refresh", "Refresh processes, GPUs, log and history now"),
     UIAction("focus-procs", "1", "focus_pane('procs')", "Processes", "Focus the process pane"),
     UIAction("focus-log", "2", "focus_pane('log')", "Log", "Focus the log pane"),

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from textual.message import Message
 
 from ..core import events as ev
-from .messages import ActionFinished, ActionStarted, FateChanged, StageEvent
+from .messages import ActionFinished, ActionStarted, CompileChanged, FateChanged, StageEvent
 
 __all__ = ["EventAdapter"]
 
@@ -39,3 +39,5 @@ class EventAdapter:
                                      duration_s=event.duration_s, result=res))
         elif isinstance(event, ev.FateChanged):
             self.post(FateChanged(event))
+        elif isinstance(event, ev.CompileUpdated):
+            self.post(CompileChanged(event))

@@ -41,6 +41,7 @@ from .messages import (
     ActionFinished,
     ActionRefused,
     ActionStarted,
+    CompileChanged,
     ConfigInvalid,
     ConfigReloaded,
     FateChanged,
@@ -325,6 +326,13 @@ class CockpitApp(App[int]):
         self.query_one(VerdictStrip).stage(msg.action, msg.stage)
 
     @while_mounted
+    def on_compile_changed(self, msg: CompileChanged) -> None:
+        from .screens.compile import CompileScreen
+
+        scr = self.screen
+        if isinstance(scr, CompileScreen) and scr.attempt == msg.event.attempt:
+            scr.show(msg.event.summary, msg.event.final)
+
     def on_fate_changed(self, msg: FateChanged) -> None:
         """A job's fate after its verdict: the history shows it; a passed job that died is news."""
         from ..core.fate import story

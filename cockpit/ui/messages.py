@@ -18,6 +18,7 @@ from textual.theme import Theme
 
 from ..core.attempt import AttemptResult
 from ..core.config import Config, ConfigError
+from ..core.events import CompileUpdated as CoreCompileUpdated
 from ..core.events import FateChanged as CoreFateChanged
 from ..core.fate import Fate
 from ..core.journal import AttemptRecord, JournalFault
@@ -103,6 +104,13 @@ class FateChanged(Message):
     @property
     def news(self) -> bool:
         return self.event.news
+
+
+@dataclass
+class CompileChanged(Message):
+    """The engine's :class:`cockpit.core.events.CompileUpdated`: an attempt's compile summary changed."""
+
+    event: CoreCompileUpdated
 
 
 @dataclass

@@ -154,6 +154,23 @@ class Views:
             return
         self.app.push_screen(StacksScreen(saved=saved))
 
+    def action_compile(self) -> None:
+        """torch.compile's account of the selected attempt (else the current job's): live while it runs."""
+        from ..core.compile_report import summary_of
+        from .screens.compile import CompileScreen
+
+        eng = self.app.engine
+        pane = self.app.query_one(HistoryPane)
+        n = (pane.selected() if self.app.focused is pane.table else None) or eng.job_attempt
+        if n is None and pane.records:
+            n = pane.records[-1].attempt
+        rec = eng.journal.get(n) if n is not None else None
+        s = (eng.compile.summary(n) if n is not None else None) or summary_of(rec.compile if rec is not None else None)
+        if s is None:
+            self.app.notify("no torch.compile trace for this attempt ([compile] trace)", timeout=4, markup=False)
+            return
+        self.app.push_screen(CompileScreen(s, n))
+
     def action_verdict(self) -> None:
         pane = self.app.query_one(HistoryPane)
         sel = pane.selected() if (self.app.focused is pane.table) else None
