@@ -8,7 +8,6 @@ import json
 import shlex
 import shutil
 import subprocess
-import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -117,7 +116,7 @@ def test_cli_adopt_then_cockpit_stop_stops_it_and_nothing_else(lab: Lab, cfg: Co
     sib, _ = start_by_hand(lab, "adopt-sib", setsid=False)
     by_hand += [pid, sib]
     conf = str(tmp_path / "cockpit.toml")
-    r = subprocess.run([sys.executable, "-m", "cockpit.cli.connect", "adopt", str(pid), "--json", "--config", conf],
+    r = subprocess.run([shutil.which("cockpit") or "cockpit", "adopt", str(pid), "--json", "--config", conf],
                        capture_output=True, text=True, timeout=90)
     assert r.returncode == 0, r.stderr + r.stdout
     doc = json.loads(r.stdout)

@@ -11,7 +11,6 @@ import re
 import shlex
 import shutil
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -107,7 +106,7 @@ def test_connect_shows_the_jobs_live_log_in_the_tui(lab: Lab, hand_job: tuple[in
            "XDG_CACHE_HOME": str(tmp_path / "xdg-cache"), "XDG_STATE_HOME": str(tmp_path / "xdg-state"),
            "XDG_DATA_HOME": str(tmp_path / "xdg-data")}
     a = _args(lab, tmp_path / "cockpit.toml")
-    argv = [sys.executable, "-m", "cockpit.cli.connect", "connect", a.where, "--port", str(lab.port), "--identity", a.identity,
+    argv = [shutil.which("cockpit") or "cockpit", "connect", a.where, "--port", str(lab.port), "--identity", a.identity,
             "--known-hosts", a.known_hosts, "--yes"]
     cmd = "env -i " + " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items()) + " " + shlex.join(argv) + "; sleep 30"
     try:

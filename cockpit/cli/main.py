@@ -118,6 +118,9 @@ def build_parser() -> argparse.ArgumentParser:
     from .discover import add_parser as add_init
 
     add_init(sub)
+    from .connect import add_parser as add_connect
+
+    add_connect(sub)
 
     s = sub.add_parser("demo", help="the built-in demo: apply or undo the shipped fix, show it, reset the demo project")
     s.add_argument("what", choices=("fix", "unfix", "diff", "reset", "where", "crash-later", "hang"), help="fix: apply the shipped fix; unfix: undo it; "

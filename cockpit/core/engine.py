@@ -22,11 +22,12 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 from .action_table import SINGLE_ACTIONS, ActionSpec, specs_for
+from .actions.adopt import job_reader as reader_for  # adopted jobs too (no pid or exit file of cockpit's)
 from .actions.base import ActionContext
 from .actions.cache import clear_cache
 from .actions.deploy import deploy
 from .actions.job import JobRecord, launch, stop
-from .actions.jobstate import JobReader, reader_for
+from .actions.jobstate import JobReader
 from .actions.reboot import reboot
 from .actions.stacks import StackDump, dump_stacks
 from .actions.strays import strays_stage

@@ -35,11 +35,12 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from .actions.adopt import job_reader as reader_for  # adopted jobs too (no pid or exit file of cockpit's)
 from .actions.backlog import follow_undated
 from .actions.base import ActionContext
 from .actions.cause import death_cause, fmt_secs
 from .actions.job import JobRecord
-from .actions.jobstate import JobReader, reader_for
+from .actions.jobstate import JobReader
 from .actions.loopdeath import confirm_loop_death
 from .actions.nonfinite import diverged_cause
 from .actions.stall import detect_stall

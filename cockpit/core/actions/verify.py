@@ -36,10 +36,11 @@ from ..compile_follow import follower_for, live_for
 from ..compile_report import compiling_words, failure_words, unsuppressed_failures
 from ..layers import Evidence, Layer, Stage, Status, Verdict
 from ..remote.base import RemoteError
+from .adopt import job_reader as reader_for  # adopted jobs too (no pid or exit file of cockpit's)
 from .base import ActionContext, StageFailed, VerdictBuilder
 from .cause import death_cause, error_cause, fmt_secs
 from .job import JobRecord, describe_exit
-from .jobstate import JobReader, JobState, LogScan, error_dict, make_scan, reader_for
+from .jobstate import JobReader, JobState, LogScan, error_dict, make_scan
 from .loopdeath import find_loop_death, loop_death_cause, unconfirmed_s
 from .nonfinite import ADVICE as DIVERGED_ADVICE
 from .reattach import TargetLost, read_job
