@@ -65,7 +65,9 @@ async def test_threads_dying_while_steps_go_on_is_failed_app_every_time(lab, lab
         eng.set_job(rec, None)
         out = await verify(ctx, rec)
         assert out.layer is Layer.APP and out.failed_stage is not None, (i, out.summary())
-        assert out.failed_stage.name in ("progress", "settled"), out.failed_stage.name
+        # judged while the steps go on (progress, settled), or, on a machine slow enough that the
+        # job's last step (1 s after the deaths) is past, at its exit: the same failure either way
+        assert out.failed_stage.name in ("progress", "settled", "alive"), out.failed_stage.name
         assert "FX traced" in out.failed_stage.detail
 
 
