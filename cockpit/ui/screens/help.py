@@ -4,12 +4,14 @@ outcomes, with their glyphs and colours."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
+from textual.geometry import Size
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
@@ -45,6 +47,16 @@ def key_label(keys: str) -> str:
     return sanitize(" ".join(out))  # the user's keymap: shown as typed, never as escapes
 
 
+#: the help's rendered lines and height, per what it shows (see ``HelpBody._render_content``)
+_LINES: dict[tuple[object, ...], Any] = {}  # Any: Textual's _RenderCache
+_HEIGHTS: dict[tuple[object, ...], int] = {}
+
+
+def _trim(kept: dict[tuple[object, ...], Any]) -> None:  # Any: what is kept
+    while len(kept) > 4:  # a few sizes and themes; the oldest goes
+        del kept[next(iter(kept))]
+
+
 class HelpBody(Styled, Static):
     def __init__(self, keymap: dict[str, str], *, read_only: bool, demo: bool, allowed: Callable[[UIAction], bool], user: list[UIAction] | None = None) -> None:
         super().__init__("", markup=False)
@@ -53,6 +65,35 @@ class HelpBody(Styled, Static):
 
     def on_mount(self) -> None:
         self.update(self.build())
+
+    # The help is the same table each time it opens, and rendering it (a Rich table, twice: once
+    # for its height, once for its lines) was most of what opening it cost: the lines and the
+    # height are kept, per everything the table is built from, for the next help screen.
+    def _kept_key(self) -> tuple[object, ...]:
+        acts = [a for a in ACTIONS if self.demo or not a.demo_only] + self.user
+        return (tuple(sorted(self.keymap.items())), self.read_only, self.demo, tuple(self.user), tuple(self.allowed(a) for a in acts),
+                self.visual_style, tuple(self.cs(n) for n in sorted(self.COMPONENT_CLASSES)))
+
+    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
+        if not self.is_attached:
+            return super().get_content_height(container, viewport, width)
+        key = (self._kept_key(), width)
+        height = _HEIGHTS.get(key)
+        if height is None:
+            height = _HEIGHTS[key] = super().get_content_height(container, viewport, width)
+            _trim(_HEIGHTS)
+        return height
+
+    def _render_content(self) -> None:  # Textual's: the lines of the whole widget, at its size
+        key = (self._kept_key(), self.size)
+        kept = _LINES.get(key)
+        if kept is None:
+            super()._render_content()
+            _LINES[key] = self._render_cache
+            _trim(_LINES)
+        else:
+            self._render_cache = kept
+            self._dirty_regions.clear()
 
     def build(self) -> Table:
         outer = Table.grid(padding=(0, 1))
