@@ -74,6 +74,8 @@ ACTIONS: list[UIAction] = [
     UIAction("demo-crash-later", "K", "demo_crash_later", "Demo: crash later", "Demo only: make the running demo job die in 5 s, to see a passed attempt's fate turn to died in the history",
              acts=True, demo_only=True),
     # -- looking ------------------------------------------------------------------------------
+    UIAction("adopt", "J", "adopt", "Adopt", "Processes: make the selected process (a job cockpit did not start, e.g. a stray) "
+             "cockpit's job: its log and fate followed and judged, stopped by pid and start time on the next attempt", acts=True),
     UIAction("zoom", "z", "zoom", "Zoom", "Zoom the focused pane to the full screen, or back", footer=True),
     UIAction("follow", "f", "follow", "Follow/pause", "Log: follow new lines, or pause to read"),
     UIAction("filter", "slash", "filter", "Filter", "Log: show only lines containing a text (empty: all lines); -r regex, -s case-sensitive, "
@@ -95,7 +97,7 @@ ACTIONS: list[UIAction] = [
     UIAction("verdict", "v", "verdict", "Verdict", "Show the full verdict of the selected attempt (or the last action)"),
     UIAction("stacks", "w", "stacks", "Stacks", "Where every thread of the job is: py-spy dump inside the target (else the kernel's view), "
              "grouped by identical stacks and saved with the attempt: the evidence a hang leaves"),
-    UIAction("compile", "c", "compile", "Compile", "torch.compile's account of the job: frames, recompiles and why, graph breaks, cache, "
+    UIAction("compile", "T", "compile", "Compile", "torch.compile's account of the job: frames, recompiles and why, graph breaks, cache, "
              "failures, alerts with advice (from its TORCH_TRACE)"),
     UIAction("refresh", "u", "refresh", "Refresh", "Refresh processes, GPUs, log and history now"),
     UIAction("focus-procs", "1", "focus_pane('procs')", "Processes", "Focus the process pane"),

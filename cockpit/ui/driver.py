@@ -55,6 +55,16 @@ class Driver:
         except Busy as e:
             post(ActionRefused("attempt", str(e)))
 
+    async def adopt(self, pid: int, post: Post) -> None:
+        """Adopt a running process as the job (:meth:`cockpit.core.engine.Engine.adopt`); its
+        verdict reaches the screen as engine events."""
+        from ..core.engine import Busy
+
+        try:
+            await self.engine.adopt(pid)
+        except Busy as e:
+            post(ActionRefused("adopt", str(e)))
+
     async def action(self, name: str, post: Post) -> None:
         """A single action; its start, stages and verdict reach the screen as engine events."""
         from ..core.engine import Busy

@@ -176,6 +176,30 @@ class TargetActions:
                                       "process table.", cmd, where=target_where(app.cfg, host=True), yes=word.capitalize()),
                         lambda ok: self.run_engine("reboot") if ok else None)
 
+    def action_adopt(self) -> None:
+        """Adopt the process selected in the process pane (asks first, naming it)."""
+        from .panes.procs import ProcsPane
+
+        if self._busy():
+            return
+        app = self.app
+        proc = app.query_one(ProcsPane).selected_proc()
+        if proc is None:
+            app.notify("select a process in the process pane (1, then the arrows) to adopt it", timeout=4, markup=False)
+            return
+        if proc.is_zombie:
+            app.notify(f"pid {proc.pid} is a zombie: nothing of it runs to adopt", severity="warning", timeout=5, markup=False)
+            return
+        pid = proc.pid
+        app.push_screen(ConfirmScreen(f"Adopt pid {pid}?", "cockpit follows this process as the job: its log and fate are "
+                                      "followed and judged like a launched job's, and the next attempt stops it by pid and start "
+                                      "time before launching [job] command.", proc.args, where=target_where(app.cfg), yes="Adopt"),
+                        lambda ok: self._adopt(pid) if ok else None)
+
+    def _adopt(self, pid: int) -> None:
+        app = self.app
+        app.run_worker(app.driver.adopt(pid, app.post_message), name="adopt", group="action", exit_on_error=False)
+
     async def action_shell(self) -> None:
         app = self.app
         sc = shell_command(app.cfg)

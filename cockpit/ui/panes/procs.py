@@ -136,6 +136,19 @@ class ProcsPane(Pane):
                 out.append((f"{node}:{p.pid}" if node else str(p.pid), self._cells(tree, depth, p, is_job)))
         return out
 
+    def selected_proc(self) -> Proc | None:
+        """The process on the cursor's row (None: no row, or a Slurm node's process: not adoptable here)."""
+        t, v = self.table, self.view
+        if v is None or t.row_count == 0:
+            return None
+        try:
+            key = t.coordinate_to_cell_key(t.cursor_coordinate).row_key.value
+        except Exception:  # noqa: BLE001 - a cursor on no row (Textual raises CellDoesNotExist): nothing selected
+            return None
+        if key is None or not key.isdigit():
+            return None
+        return next((p for p in v.procs if p.pid == int(key) and not p.node), None)
+
     def _cells(self, tree: ProcTree, depth: int, p: Proc, is_job: bool) -> list[Any]:  # Any: DataTable cells
         if p.is_zombie:
             flag, row_style = "Z!", self.cs("txt--zombie")
