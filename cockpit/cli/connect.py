@@ -35,7 +35,7 @@ from ..core.render import render_verdict
 from ..core.target_lock import Busy as TargetBusy
 from .args import Resolved, add_globals, merge_globals, resolve, shown_path
 from .common import EXIT_BUSY, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, Busy, emit, engine_session, safe_text, with_engine
-from .discover import _candidates, choose
+from .discover import NothingChosen, _candidates, choose_here
 
 __all__ = ["add_parser", "cmd_adopt", "cmd_connect", "prepare", "Prepared", "main"]
 
@@ -114,7 +114,11 @@ def _config(args: argparse.Namespace, spec: DiscoverySpec) -> tuple[Config, Path
     if isinstance(cands, str):
         _say(cands)
         raise ConnectError(EXIT_FAILED)
-    picked = choose(cands, yes=args.yes, interactive=sys.stdin.isatty())
+    try:
+        picked = choose_here(cands, yes=args.yes, host=spec.host)
+    except NothingChosen:
+        _say("nothing chosen")
+        raise ConnectError(EXIT_FAILED) from None
     if picked is None:
         _say("several candidates and no terminal to ask on: pass --yes to take the best, or name the container (HOST:CONTAINER)")
         raise ConnectError(EXIT_USAGE)

@@ -29,7 +29,7 @@ from ..core.remote.base import RemoteError
 from .args import add_globals, merge_globals
 from .common import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, safe_text
 
-__all__ = ["add_parser", "cmd_init", "main", "choose"]
+__all__ = ["add_parser", "cmd_init", "main", "choose", "choose_here", "NothingChosen"]
 
 HELP = "find the training job on a host and write a config for it (one SSH round trip; reads only)"
 DESCRIPTION = (
@@ -98,6 +98,23 @@ def choose(cands: list[Candidate], *, yes: bool, interactive: bool, ask: Any = i
         print(f"a number from 1 to {len(cands)}, please", file=sys.stderr)
 
 
+class NothingChosen(Exception):
+    """The person left the picker without choosing."""
+
+
+def choose_here(cands: list[Candidate], *, yes: bool, host: str = "") -> Candidate | None:
+    """:func:`choose` on this process's terminal: the picker when stdin and stdout are a terminal
+    (raises :class:`NothingChosen` when left without a choice), else the numbered prompt."""
+    if len(cands) > 1 and not yes and sys.stdin.isatty() and sys.stdout.isatty():
+        from ..ui.screens.picker import pick  # Textual: loaded only when there is a choice to make
+
+        picked = pick(cands, host=host)
+        if picked is None:
+            raise NothingChosen
+        return picked
+    return choose(cands, yes=yes, interactive=sys.stdin.isatty())
+
+
 def _candidates(report: HostReport, spec: DiscoverySpec) -> list[Candidate] | str:
     """The ranked candidates, or why there is none (a message naming its layer)."""
     cands = rank(report)
@@ -152,7 +169,11 @@ def cmd_init(args: argparse.Namespace, cfg: Any = None) -> int:
     if isinstance(cands, str):
         _say(cands)
         return EXIT_FAILED
-    picked = choose(cands, yes=args.yes, interactive=sys.stdin.isatty())
+    try:
+        picked = choose_here(cands, yes=args.yes, host=spec.host)
+    except NothingChosen:
+        _say("nothing chosen")
+        return EXIT_FAILED
     if picked is None:
         _say("several candidates and no terminal to ask on: pass --yes to take the best, or name the container "
              f"(HOST:CONTAINER):\n{_listing(cands)}")

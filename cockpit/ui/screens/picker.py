@@ -22,6 +22,7 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from ...core.discover import Candidate, JobCandidate, TargetCandidate
+from ..format import fmt_age
 from ..panes.base import data_text
 
 __all__ = ["PickerApp", "pick", "target_lines", "job_lines"]
@@ -30,9 +31,7 @@ __all__ = ["PickerApp", "pick", "target_lines", "job_lines"]
 def _when(start: int | None) -> str:
     if start is None:
         return "?"
-    age = max(0, int(time.time()) - start)
-    h, rest = divmod(age, 3600)
-    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(start)) + f" ({h}h{rest // 60:02d}m ago)"
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(start)) + f" ({fmt_age(max(0.0, time.time() - start))} ago)"
 
 
 def target_lines(t: TargetCandidate, jobs: list[JobCandidate]) -> list[str]:
