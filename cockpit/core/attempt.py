@@ -1,8 +1,10 @@
-"""One attempt: note → connect → deploy → clear caches → stop (+ strays) → launch → verify.
+"""One attempt: note → connect → deploy → clear caches → stop (+ strays) → launch → verify → compile cache.
 
 :func:`run_attempt` is the sequence itself, journalled as it goes; the :class:`~.engine.Engine`
 wraps it with the target lock, the events and the fate follower.  Every attempt, whether a key,
-the attempt-on-save loop or ``cockpit attempt`` started it, goes through here.
+the attempt-on-save loop or ``cockpit attempt`` started it, goes through here.  After a passed
+verify of a job that writes a torch.compile trace, the ``compile cache`` stage
+(:mod:`.compile_cache`) proves the clear: every graph a cache miss after clear-cache.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from .actions.job import JobRecord, launch
 from .actions.jobstate import JobReader
 from .actions.verify import verify
 from .changes import record_attempt_changes
+from .compile_cache import compile_cache_stage
 from .connectivity import check_connectivity
 from .layers import Finding, Layer, Outcome, Stage, Status, Verdict, outcome_of
 from .outcome import code_ran, findings_text, log_findings
@@ -140,6 +143,15 @@ async def run_attempt(engine: Engine, note: str, make_ctx: Callable[[Callable[[s
                               data={"findings": [f.to_dict() for f in findings]}))
             journal.record_verdict(attempt_id, "verify", sub.finish())
             first_error = scan.error() if scan is not None else None
+            if verdict.failed_stage is None and not sub.pending and job.trace_dir:
+                t = time.monotonic()
+                cc = Verdict("compile")
+                stage = cc.add(await compile_cache_stage(ctx, job, cleared=ctx.caches is not None))
+                verdict.add(stage)
+                if ctx.on_stage is not None:  # the journal and the UI see it as any other stage
+                    ctx.on_stage("compile", stage)
+                journal.record_verdict(attempt_id, "compile", cc.finish())
+                timings["compile cache"] = time.monotonic() - t
         verdict.finish()
         scan = ctx.log_scan
         findings = log_findings(scan) if scan is not None else []

@@ -9,9 +9,9 @@ from typing import Any
 
 from .compile import CompileSummary
 from .compile.model import Failure, FrameRow
-from .layers import Finding, Layer, Severity
+from .layers import Finding, Layer, Severity, Status
 
-__all__ = ["markdown_line", "compiling_words", "failure_words", "alert_findings", "summary_of", "compare_cell", "unsuppressed_failures"]
+__all__ = ["markdown_line", "compiling_words", "failure_words", "alert_findings", "summary_of", "compare_cell", "unsuppressed_failures", "cache_stage_words"]
 
 _ALERT_WORDS = {"recompile_limit": "recompile limit hit", "thread_race": "compiles raced on threads", "fullgraph_break": "graph break under fullgraph"}
 _SEVERITY = {"error": Severity.ERROR, "warning": Severity.WARNING, "info": Severity.INFO}
@@ -104,3 +104,30 @@ def alert_findings(s: CompileSummary, attempt: int | None = None) -> list[Findin
         out.append(Finding(Layer.APP, f"compile-{a.kind.replace('_', '-')}", f"torch.compile: {a.message}", a.advice,
                            _SEVERITY.get(a.severity, Severity.WARNING), subject))
     return out
+
+
+def cache_stage_words(s: CompileSummary | None, *, cleared: bool, cache_dir: str = "", source: str = "") -> tuple[Status, Layer, str, str]:
+    """The attempt's ``compile cache`` stage: (status, layer, detail, advice).  After clear-cache
+    every graph must be a miss (``cold ✔``); a hit means the cache survived the clear (failed, layer
+    container).  Without a clear the hits are information.  No cache events: skipped, with why.
+    ``cache_dir``/``source``: the job's TORCHINDUCTOR_CACHE_DIR and where it was found, for the advice."""
+    if s is None:
+        return Status.SKIPPED, Layer.APP, "no torch.compile trace for this job", ""
+    total = s.cache_hits + s.cache_misses
+    if total == 0:
+        return Status.SKIPPED, Layer.APP, "no compiled graphs in the trace yet (no cache lookups)", ""
+    ratio = f"{s.cache_hits}/{total} hits"
+    if not cleared:
+        state = "warm" if s.cache_hits == total else "cold" if not s.cache_hits else "mixed"
+        return Status.OK, Layer.APP, f"{state}: {ratio} (no clear-cache this attempt)", ""
+    if not s.cache_hits:
+        return Status.OK, Layer.APP, f"cold ✔: {_n(total, 'graph')}, every one a cache miss after clear-cache", ""
+    state = "warm" if s.cache_hits == total else "mixed"
+    detail = f"{state}: {ratio} after clear-cache: the cache cockpit cleared is not the one the job uses"
+    if cache_dir:
+        advice = (f"the job's TORCHINDUCTOR_CACHE_DIR is {cache_dir} ({source or 'its environment'}): add it to [cache] paths "
+                  "or set [cache] discover = true")
+    else:
+        advice = ("the job's environment sets no TORCHINDUCTOR_CACHE_DIR, so inductor uses /tmp/torchinductor_$USER of the user "
+                  "it runs as: set TORCHINDUCTOR_CACHE_DIR in [job] env and list it in [cache] paths (or set [cache] discover = true)")
+    return Status.FAIL, Layer.CONTAINER, detail, advice

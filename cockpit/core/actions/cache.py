@@ -7,6 +7,11 @@ to (a cache under a symlinked parent may be the workdir), first as the measuring
 again in the very command that removes, so a change between the two cannot slip through.
 A job still holding files open under a cache path is reported: clearing under a live job does not
 give it a fresh cache.
+
+Before that, the ``caches`` stage shows the compile caches the job really uses
+(:mod:`.cache_inventory`: from the running job's environment, ``[job] env`` or the defaults), each
+with its size and entry count; they are removed with ``[cache] paths`` only when ``[cache]
+discover`` is true, and only when the guard passed them (a refused one is named, never removed).
 """
 
 from __future__ import annotations
@@ -17,10 +22,11 @@ from ..layers import Layer, Verdict
 from ..paths import check_cache_path, norm_remote_path
 from .base import ActionContext, StageFailed, VerdictBuilder, check
 from .cache_guard import REFUSED_EXIT, Judged, guard_script, parse_guard, refusal, resolve_cache_paths
+from .cache_inventory import SOURCE_WORDS, Inventory, discover_caches
 
 __all__ = ["clear_cache", "CACHE_PLAN"]
 
-CACHE_PLAN = [("measure", Layer.CONTAINER), ("remove", Layer.CONTAINER), ("gone", Layer.CONTAINER)]
+CACHE_PLAN = [("caches", Layer.CONTAINER), ("measure", Layer.CONTAINER), ("remove", Layer.CONTAINER), ("gone", Layer.CONTAINER)]
 _ADVICE = "fix [cache] paths: list only cache directories, e.g. \"/tmp/torchinductor_root\""
 
 
@@ -38,6 +44,26 @@ def _resolved(j: Judged) -> str:
     return j.resolved if j.resolved == j.configured else f"{j.configured} → {j.resolved}"
 
 
+def _inventory_words(inv: Inventory, workdir: str, dest: str, remove: bool) -> tuple[str, list[str], str]:
+    """The caches stage's detail, the discovered roots to remove, and a warning (a refused one)."""
+    words, extra, warn = [], [], []
+    for root in inv.roots:
+        j = inv.judged_of(root)
+        parts = "; ".join(p.words for p in inv.parts(root))
+        if j is not None and j.what == "refused":
+            fate = "refused: " + refusal(j, workdir, dest)
+            warn.append(fate)
+        elif j is not None and j.what == "present":
+            fate = "removed with [cache] paths" if remove else "shown only ([cache] discover = false)"
+            if remove:
+                extra.append(j.resolved)
+        else:
+            fate = "not judged by the guard: left alone"
+        words.append(f"{root.path} from {SOURCE_WORDS.get(root.source, root.source)}: {root.words}"
+                     + (f" ({parts})" if parts else "") + f", {fate}")
+    return "; ".join(words) or "no compile caches found", extra, "; ".join(warn)
+
+
 async def clear_cache(ctx: ActionContext, verdict: Verdict | None = None) -> Verdict:
     rt = ctx.transport.runtime
     if rt.job_nodes is not None and rt.node_local_caches(ctx.cfg):  # on each node of the job (a step there)
@@ -46,12 +72,24 @@ async def clear_cache(ctx: ActionContext, verdict: Verdict | None = None) -> Ver
     workdir, dest = ctx.cfg.job.workdir, ctx.cfg.deploy.dest or ""
     vb = VerdictBuilder(ctx, "clear-cache", CACHE_PLAN, verdict)
     rows: list[Judged] = []
+    extra: list[str] = []
+    async with vb.stage("caches") as st:  # what the job uses, before anything is removed
+        job = ctx.current_job
+        inv = await discover_caches(ctx, job.pid if job is not None and job.started else None)
+        detail, found, warn = _inventory_words(inv, workdir, dest, ctx.cfg.cache.discover)
+        extra = [p for p in found if p not in paths and not check_cache_path(p, (workdir, dest))]
+        st.ok(detail, found=[{"kind": f.kind, "source": f.source, "path": f.path, "kib": f.kib, "files": f.files} for f in inv.found],
+              remove=extra)
+        if warn:
+            st.advice = "warning: " + warn
+    if vb.failed:
+        return vb.finish()
     async with vb.stage("measure") as st:
         for p in ctx.cfg.cache.paths:  # the text rules first: nothing reaches the target that fails them
             why = check_cache_path(p, (workdir, dest))
             if why:
                 raise StageFailed(Layer.CONFIG, f"refusing to clear {p!r}: it {why}", advice=_ADVICE)
-        if not paths:
+        if not paths and not extra:
             st.skip("no [cache] paths configured")
             return vb.finish()
         rows, code = await resolve_cache_paths(ctx)
@@ -59,7 +97,7 @@ async def clear_cache(ctx: ActionContext, verdict: Verdict | None = None) -> Ver
         if code != 0 or len(rows) != len(paths):
             raise StageFailed(Layer.CONTAINER, f"could not resolve the cache paths on the target (exit {code})",
                               advice="the guard needs sh, realpath or readlink -f, and du on the target")
-        present = [j.resolved for j in rows if j.what == "present"]
+        present = [j.resolved for j in rows if j.what == "present"] + extra
         q = " ".join(shlex.quote(p) for p in present) or "''"
         users = await ctx.run(
             "for f in /proc/[0-9]*/fd/* /proc/[0-9]*/cwd; do l=$(readlink \"$f\" 2>/dev/null) || continue; "
@@ -68,7 +106,8 @@ async def clear_cache(ctx: ActionContext, verdict: Verdict | None = None) -> Ver
         ) if present else None
         in_use = [x for x in users.text.split() if x.isdigit()] if users is not None else []
         desc = ", ".join(f"{_resolved(j)} ({j.kib if j.kib is not None else '?'} KiB)" if j.what == "present"
-                         else f"{_resolved(j)} (absent)" for j in rows)
+                         else f"{_resolved(j)} (absent)" for j in rows) or "no [cache] paths configured"
+        desc += "".join(f", {p} (found)" for p in extra)
         st.ok(desc, sizes={j.configured: j.kib if j.what == "present" else None for j in rows},
               resolved={j.configured: j.resolved for j in rows}, in_use_by=in_use)
         if in_use:
@@ -77,6 +116,8 @@ async def clear_cache(ctx: ActionContext, verdict: Verdict | None = None) -> Ver
     if vb.failed:
         return vb.finish()
     sizes = {j.configured: j.kib for j in rows if j.what == "present"}
+    sizes.update({p: next((f.kib for f in inv.roots if f.path == p), None) for p in extra})
+    paths = paths + extra
     async with vb.stage("remove") as st:
         if not sizes:
             st.ok("nothing to remove")

@@ -202,6 +202,7 @@ class DeployConfig:
 @dataclass
 class CacheConfig:
     paths: list[str] = _f(doc="Cache directories inside the target that clear-cache removes (e.g. the inductor cache); each one line.", factory=lambda: ["/tmp/torchinductor_root"], check=each_line)
+    discover: bool = _f(False, "clear-cache also finds the compile caches the job really uses (TORCHINDUCTOR_CACHE_DIR and TRITON_CACHE_DIR from the running job's /proc/PID/environ, else [job] env, else /tmp/torchinductor_$USER and ~/.triton/cache) and shows each with its size and entry count. false (the default) only shows them and removes [cache] paths alone; true removes the found ones too. Every path, found or configured, is judged by the same guard (never the workdir, the deploy dest, a system or home directory).")
 
 
 @dataclass
