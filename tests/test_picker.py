@@ -59,7 +59,7 @@ async def test_targets_then_jobs_then_the_choice() -> None:
         await pilot.press("j")
         await pilot_wait(pilot, lambda: "dev0: /dev/nvidia0" in _detail(app), what="the GPU lines of 202")
         await pilot.press("k", "enter")
-        await pilot_wait(pilot, lambda: _rows(app) and "4242" in _rows(app)[0], what="the jobs of 200")
+        await pilot_wait(pilot, lambda: bool(_rows(app)) and "4242" in _rows(app)[0], what="the jobs of 200")
         assert len(_rows(app)) == 1 and "python3 train.py --lr 3e-4" in _rows(app)[0]
         shown = _detail(app)
         for fact in ("argv: python3 train.py --lr 3e-4", "cwd: /w", "user: alice", "started: 2023-11-", "output: file (/w/train.log)",
@@ -76,7 +76,7 @@ async def test_escape_goes_back_a_level_then_quits_with_nothing() -> None:
     async with app.run_test(size=SIZE) as pilot:
         await pilot_wait(pilot, lambda: len(_rows(app)) == 6, what="the targets")
         await pilot.press("down", "enter")
-        await pilot_wait(pilot, lambda: _rows(app) and "run.py" in _rows(app)[0], what="the jobs of 202")
+        await pilot_wait(pilot, lambda: bool(_rows(app)) and "run.py" in _rows(app)[0], what="the jobs of 202")
         assert "output: pipe" in _detail(app) and "env: unreadable" in _detail(app)
         await pilot.press("escape")
         await pilot_wait(pilot, lambda: len(_rows(app)) == 6, what="the targets again")
@@ -153,20 +153,20 @@ def test_without_a_terminal_the_numbered_choice_stays() -> None:
     assert choose_here(cands[:1], yes=False) is cands[0]
 
 
-@pytest.mark.skipif(shutil.which("tmux") is None or shutil.which("cockpit") is None, reason="needs tmux and the cockpit command")
-def test_cockpit_init_on_a_terminal_shows_the_picker_and_writes_the_choice(scene: Lab, tmp_path: Path) -> None:
-    lab = scene
-    out = tmp_path / "picked.toml"
-    sock = f"cockpit-picker-{tmp_path.name}"
+class _Term:
+    """A tmux session running one command; its screen is read until a condition holds."""
 
-    def tmux(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(["tmux", "-L", sock, "-f", "/dev/null", *args], capture_output=True, text=True, check=check, timeout=20)
+    def __init__(self, name: str) -> None:
+        self.sock = f"cockpit-picker-{name}"
 
-    def wait(pred, timeout: float, what: str) -> str:  # type: ignore[no-untyped-def]
+    def __call__(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(["tmux", "-L", self.sock, "-f", "/dev/null", *args], capture_output=True, text=True, check=check, timeout=20)
+
+    def wait(self, pred, timeout: float, what: str) -> str:  # type: ignore[no-untyped-def]
         last = {"s": ""}
 
         def seen() -> bool:
-            r = tmux("capture-pane", "-p", "-t", "main", check=False)
+            r = self("capture-pane", "-p", "-t", "main", check=False)
             last["s"] = r.stdout if r.returncode == 0 else ""
             return bool(pred(last["s"]))
 
@@ -176,22 +176,45 @@ def test_cockpit_init_on_a_terminal_shows_the_picker_and_writes_the_choice(scene
             raise AssertionError(f"timed out waiting for {what}; screen:\n{last['s']}") from None
         return last["s"]
 
-    argv = [str(shutil.which("cockpit")), "init", "root@127.0.0.1", "--port", str(lab.port), "--identity", str(lab.identity_file),
-            "--known-hosts", str(lab.known_hosts), "-o", str(out)]
-    cmd = "env TEXTUAL_ANIMATIONS=none " + shlex.join(argv) + "; echo EXIT=$?; sleep 60"
+    def start_init(self, lab: Lab, out: Path) -> str:
+        argv = [str(shutil.which("cockpit")), "init", "root@127.0.0.1", "--port", str(lab.port), "--identity", str(lab.identity_file),
+                "--known-hosts", str(lab.known_hosts), "-o", str(out)]
+        cmd = "env TEXTUAL_ANIMATIONS=none " + shlex.join(argv) + "; echo EXIT=$?; sleep 60"
+        self("new-session", "-d", "-s", "main", "-x", "160", "-y", "45", "-c", str(out.parent), cmd)
+        return self.wait(lambda s: "targets on 127.0.0.1" in s and f"pct {dl.PIPE_CT}" in s, 90, "the picker's targets")
+
+
+NEEDS_TMUX = pytest.mark.skipif(shutil.which("tmux") is None or shutil.which("cockpit") is None, reason="needs tmux and the cockpit command")
+
+
+@NEEDS_TMUX
+def test_cockpit_init_on_a_terminal_shows_the_picker_and_writes_the_choice(scene: Lab, tmp_path: Path) -> None:
+    out, term = tmp_path / "picked.toml", _Term(tmp_path.name)
     try:
-        tmux("new-session", "-d", "-s", "main", "-x", "160", "-y", "45", "-c", str(tmp_path), cmd)
-        screen = wait(lambda s: "targets on 127.0.0.1" in s and f"pct {dl.PIPE_CT}" in s, 90, "the picker's targets")
+        screen = term.start_init(scene, out)
         assert "pct 200 (ct200)" in screen and "Esc back" in screen
         first = next(ln for ln in screen.splitlines() if "job(s)" in ln)
         assert "pct 200" in first, screen  # best first: the torch job writing to a file
-        tmux("send-keys", "-t", "main", "Enter")
-        screen = wait(lambda s: "jobs in pct 200" in s and "argv:" in s, 30, "the jobs of 200")
+        term("send-keys", "-t", "main", "Enter")
+        screen = term.wait(lambda s: "jobs in pct 200" in s and "argv:" in s, 30, "the jobs of 200")
         assert "train.py" in screen and "CUDA_VISIBLE_DEVICES=0" in screen and "output: file" in screen
-        tmux("send-keys", "-t", "main", "Enter")
-        screen = wait(lambda s: "EXIT=" in s, 60, "cockpit init to finish")
+        term("send-keys", "-t", "main", "Enter")
+        screen = term.wait(lambda s: "EXIT=" in s, 60, "cockpit init to finish")
         assert "EXIT=0" in screen and "wrote" in screen, screen
         cfg = load_config(out)
         assert str(cfg.target.container) == "200" and "train.py" in (cfg.job.command or "")
     finally:
-        tmux("kill-server", check=False)
+        term("kill-server", check=False)
+
+
+@NEEDS_TMUX
+def test_leaving_the_picker_writes_nothing_and_says_so(scene: Lab, tmp_path: Path) -> None:
+    out, term = tmp_path / "left.toml", _Term(tmp_path.name)
+    try:
+        term.start_init(scene, out)
+        term("send-keys", "-t", "main", "Escape")
+        screen = term.wait(lambda s: "EXIT=" in s, 30, "cockpit init to finish")
+        assert "EXIT=1" in screen and "nothing chosen" in screen, screen
+        assert not out.exists()
+    finally:
+        term("kill-server", check=False)
