@@ -135,3 +135,14 @@ async def test_a_discovered_cache_that_is_the_workdir_is_refused(lab: Any, lab_c
     assert f"refused: refusing to clear {wd}" in st.detail and "it is the workdir" in st.detail, st.detail
     assert st.advice.startswith("warning: ") and str(wd) not in st.data["remove"]
     assert (wd / "train.py").read_text() == "precious"
+
+
+async def test_a_relaunch_says_the_warm_hits_as_information(lab: Any, lab_config: Any, engines: Any, base: Path) -> None:
+    cfg = lab_config(job={"command": replay(lab, base, "cache_warm")})
+    eng = engines(cfg)
+    res = await eng.attempt("first")  # cleared the lab's /tmp/torchinductor_root, yet the replayed graphs hit
+    assert res.verdict.failed_stage is not None and res.verdict.failed_stage.name == "compile cache", res.verdict.summary()
+    v = await eng.run_action("relaunch")  # no clear: the same hits are information
+    assert v.failed_stage is None, v.summary()
+    st = stage(v, "compile cache")
+    assert (st.status, st.layer, st.detail) == (Status.OK, Layer.APP, "warm: 2/2 hits (no clear-cache this attempt)")

@@ -34,6 +34,7 @@ from .actions.strays import strays_stage
 from .actions.verify import verify
 from .adoption import ADOPT_NOTE, ADOPT_TRIGGER, run_adoption
 from .attempt import AttemptResult, run_attempt
+from .compile_cache import compile_cache_stage
 from .compile_follow import CompileWatch
 from .config import Config
 from .config.actions import ActionConfig
@@ -355,6 +356,8 @@ class Engine:
             job = await self._launch(ctx, v, self.journal.next_id())
             if job is not None and v.failed_stage is None:
                 await verify(ctx, job, v)
+                if v.failed_stage is None and not v.pending and job.trace_dir:  # no clear: the cache's hits as information
+                    v.add(await compile_cache_stage(ctx, job, cleared=False))
 
     async def _reboot(self, ctx: ActionContext, v: Verdict) -> None:
         job, attempt = self.job, self.job_attempt
