@@ -36,14 +36,14 @@ SOURCE_WORDS = {"job": "the running job's environment", "env": "[job] env", "def
 _BODY = r"""
 P=@PID@; LI=@LI@; LT=@LT@; I=; T=; IS=; TS=; H=;
 if [ -n "$P" ] && [ -r "/proc/$P/stat" ]; then
-  s=$(cat "/proc/$P/stat" 2>/dev/null); s=${s##*) }; g=$(echo "$s" | cut -d' ' -f3);
+  read -r s < "/proc/$P/stat"; s=${s##*) }; set -f; set -- $s; g=$3;
   for d in "/proc/$P" /proc/[0-9]*; do
-    t=$(cat "$d/stat" 2>/dev/null) || continue; t=${t##*) }; [ "$(echo "$t" | cut -d' ' -f3)" = "$g" ] || continue;
+    read -r t 2>/dev/null < "$d/stat" || continue; t=${t##*) }; set -- $t; [ "$3" = "$g" ] || continue;
     e=$(tr '\0' '\n' < "$d/environ" 2>/dev/null) || continue;
     v=$(printf '%s\n' "$e" | sed -n 's/^TORCHINDUCTOR_CACHE_DIR=//p' | head -n 1); [ -z "$I" ] && [ -n "$v" ] && I=$v && IS=job;
     v=$(printf '%s\n' "$e" | sed -n 's/^TRITON_CACHE_DIR=//p' | head -n 1); [ -z "$T" ] && [ -n "$v" ] && T=$v && TS=job;
     v=$(printf '%s\n' "$e" | sed -n 's/^HOME=//p' | head -n 1); [ -z "$H" ] && [ -n "$v" ] && H=$v;
-  done;
+  done; set +f;
 fi;
 [ -z "$I" ] && [ -n "$LI" ] && I=$LI && IS=env; [ -z "$T" ] && [ -n "$LT" ] && T=$LT && TS=env;
 [ -z "$I" ] && I=/tmp/torchinductor_$(id -un 2>/dev/null || echo "${USER:-root}") && IS=default;
