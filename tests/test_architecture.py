@@ -1,7 +1,8 @@
 """The import graph of ``cockpit/`` keeps its shape: floors that import only downward, no cycle.
 
 Read from the source (every ``import`` and ``from … import``, at module level or inside a function;
-those under ``if TYPE_CHECKING:`` are left out: they never run).  The floors, bottom up:
+those under ``if TYPE_CHECKING:`` are left out: they never run).  Importing ``a.b.c`` also runs the
+``__init__`` of each package on the way that the importer is not inside, so those count too.  The floors, bottom up:
 
     cockpit.core.config  <  cockpit.core  <  cockpit.demo  <  cockpit.ui  <  cockpit.cli
 
@@ -26,7 +27,7 @@ ROOT = Path(cockpit.__file__).parent
 FLOORS = ("cockpit.core.config", "cockpit.core", "cockpit.demo", "cockpit.ui", "cockpit.cli")
 #: what the config may use of the core outside itself: modules that import no config
 CONFIG_MAY_USE = frozenset({
-    "cockpit.core.layers", "cockpit.core.paths", "cockpit.core.redact", "cockpit.core.metrics.parse",
+    "cockpit.core.layers", "cockpit.core.paths", "cockpit.core.redact",
     "cockpit.core.probes.signatures", "cockpit.core.user_template", "cockpit.core.action_table", "cockpit.core.keymap",
 })
 
@@ -42,6 +43,26 @@ def _modules() -> dict[str, Path]:
 
 
 MODULES = _modules()
+
+
+def _lazy_face(name: str, path: Path) -> dict[str, str]:
+    """A package face's ``_LAZY`` table (name → the module it loads the name from), else {}."""
+    if path.name != "__init__.py":
+        return {}
+    for node in ast.parse(path.read_text()).body:
+        target = node.target if isinstance(node, ast.AnnAssign) else (node.targets[0] if isinstance(node, ast.Assign) else None)
+        if isinstance(target, ast.Name) and target.id == "_LAZY" and isinstance(node.value, ast.Dict):
+            out = {}
+            for k, v in zip(node.value.keys, node.value.values):
+                rel = ast.literal_eval(v)[0]
+                level = len(rel) - len(rel.lstrip("."))
+                base = name.split(".")[: len(name.split(".")) - level + 1]
+                out[ast.literal_eval(k)] = ".".join([*base, rel.lstrip(".")] if rel.lstrip(".") else base)
+            return out
+    return {}
+
+
+LAZY_FACES = {name: table for name, path in MODULES.items() if (table := _lazy_face(name, path))}
 
 
 def _imports(name: str, path: Path) -> set[str]:
@@ -62,14 +83,26 @@ def _imports(name: str, path: Path) -> set[str]:
             base = package[: len(package) - node.level + 1] if node.level else []
             mod = ".".join([*base, node.module] if node.module else base)
             subs = [f"{mod}.{a.name}" for a in node.names if f"{mod}.{a.name}" in MODULES]
-            # ``from . import sibling`` names a module, not the package's face
-            targets = subs + ([mod] if len(subs) < len(node.names) else [])
+            # ``from . import sibling`` names a module, not the package's face; a name of a lazy
+            # face (a package whose ``_LAZY`` table loads each name on first use) is its module
+            lazy = LAZY_FACES.get(mod, {})
+            names = [a.name for a in node.names if f"{mod}.{a.name}" not in MODULES]
+            targets = subs + [lazy[n] for n in names if n in lazy] + ([mod] if any(n not in lazy for n in names) else [])
         for t in targets:
             while t not in MODULES and "." in t:
                 t = t.rsplit(".", 1)[0]
             if t in MODULES and t != name and t.startswith("cockpit"):
                 out.add(t)
+                out |= _faces_on_the_way(name, t)
     return out
+
+
+def _faces_on_the_way(name: str, target: str) -> set[str]:
+    """Importing ``a.b.c`` runs ``a/__init__`` and ``a/b/__init__`` first: the packages on the way
+    that the importer is not inside itself (its own are running already) are imported too."""
+    parts = target.split(".")
+    return {pkg for pkg in (".".join(parts[:i]) for i in range(2, len(parts)))
+            if pkg in MODULES and not (name == pkg or name.startswith(pkg + "."))}
 
 
 GRAPH = {name: _imports(name, path) for name, path in MODULES.items()}
@@ -85,8 +118,10 @@ def _closure(start: frozenset[str]) -> frozenset[str]:
     return frozenset(seen)
 
 
-#: the ground the config stands on: its leaf modules and what they import; on the config's floor
-GROUND = _closure(CONFIG_MAY_USE)
+#: the ground the config stands on: its leaf modules and what they import, and the packages whose
+#: face imports nothing when it runs (a lazy face: importing a leaf inside runs only that); on the
+#: config's floor
+GROUND = _closure(CONFIG_MAY_USE) | {name for name, path in MODULES.items() if path.name == "__init__.py" and not GRAPH[name]}
 
 
 def _floor(name: str) -> int:
@@ -141,6 +176,7 @@ def _cycles() -> list[list[str]]:
 
 
 def test_the_graph_is_read() -> None:
+    assert LAZY_FACES["cockpit.core.journal"]["Journal"] == "cockpit.core.journal.store"
     assert "cockpit.core.engine" in GRAPH and "cockpit.ui.app" in GRAPH and "cockpit.cli.main" in GRAPH
     assert "cockpit.core.config" in GRAPH["cockpit.core.engine"]  # a known edge: the reader sees relative imports
     assert len(GRAPH) > 150

@@ -1,4 +1,4 @@
-"""``a`` in the process pane adopts the process on the cursor: it asks first, naming the process,
+"""``J`` in the process pane adopts the process on the cursor: it asks first, naming the process,
 then the job is cockpit's (journalled as adopted, judged, followed), with a real process started
 by hand on the local target."""
 

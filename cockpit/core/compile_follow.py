@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .compile import CompileSummary, SummaryBuilder, TraceParser, shell_command
+from .compile import CompileSummary, CompileTracker, shell_command
 from .events import CompileUpdated, Event
 from .observe_streams import NEED
 from .remote.base import RemoteError, Transport
@@ -56,12 +56,11 @@ class Compiling:
     seconds: float
 
 
-class LiveCompile:
-    """A trace parser and summary builder fed line by line, which also keeps the compiles under way."""
+class LiveCompile(CompileTracker):
+    """A :class:`~cockpit.core.compile.CompileTracker` that also keeps the compiles under way."""
 
     def __init__(self) -> None:
-        self.parser = TraceParser()
-        self.builder = SummaryBuilder()
+        super().__init__()
         #: (source, compile id) → (function, file:line, glog start, glog time last seen, monotonic seen)
         self.starts: dict[tuple[str, str], tuple[str, str, float, float, float]] = {}
         self.last_t = 0.0
@@ -78,13 +77,6 @@ class LiveCompile:
                 self.starts.setdefault((e.source, e.compile_id), (str(top.get("name") or "?"), where, e.t, self.last_t, now))
         self.builder.add_all(events)
         return len(events)
-
-    def close(self) -> None:
-        self.builder.add_all(self.parser.close())
-
-    def summary(self) -> CompileSummary:
-        self.builder.malformed = self.parser.malformed
-        return self.builder.summary()
 
     def compiling(self) -> list[Compiling]:
         """The compiles under way, the longest first (seconds: since its ``dynamo_start``, as far as seen)."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["ProcStat", "read_stat", "read_local_stat"]
+__all__ = ["ProcStat", "read_stat", "read_local_stat", "output_kind"]
 
 
 @dataclass
@@ -49,3 +49,22 @@ def read_local_stat(pid: int) -> ProcStat | None:
             return read_stat(f.read().decode("utf-8", "replace"))
     except OSError:
         return None
+
+
+def output_kind(link: str) -> str:
+    """What an fd's link names: ``file``, ``pipe``, ``tty``, ``socket``, ``null``, ``deleted`` or ``unknown``."""
+    if not link or link == "?":
+        return "unknown"
+    if link.startswith("pipe:"):
+        return "pipe"
+    if link.startswith("socket:"):
+        return "socket"
+    if link == "/dev/null":
+        return "null"
+    if link.startswith(("/dev/pts/", "/dev/tty")) or link == "/dev/console":
+        return "tty"
+    if link.endswith(" (deleted)"):
+        return "deleted"
+    if link.startswith("/"):
+        return "file"
+    return "unknown"

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from ..layers import Layer
-from ..procstat import ProcStat, read_stat
+from ..procstat import ProcStat, output_kind, read_stat
 from ..redact import secret_env_name
 from .base import ActionContext, StageFailed
 from .causebase import Cause, error_cause
@@ -44,20 +44,9 @@ _PARTS = ("uptime", "init", "stat", "cwd", "fd1", "fd2", "cmdline", "environ")
 
 
 def output_of(link: str) -> str:
-    """Where an fd points: ``file``, ``pipe``, ``tty``, ``socket``, ``null``, ``deleted`` or ``unknown``."""
-    if not link:
-        return "unknown"
-    if link.startswith("pipe:"):
-        return "pipe"
-    if link.startswith("socket:"):
-        return "socket"
-    if link == "/dev/null":
-        return "null"
-    if link.startswith(("/dev/pts/", "/dev/tty")) or link == "/dev/console":
-        return "tty"
-    if link.endswith(" (deleted)"):
-        return "deleted"
-    return "file" if link.startswith("/") else "unknown"
+    """Where an fd points: ``file``, ``pipe``, ``tty``, ``socket``, ``null``, ``deleted`` or ``unknown``
+    (:func:`cockpit.core.procstat.output_kind`, as discovery names it)."""
+    return output_kind(link)
 
 
 @dataclass

@@ -4,13 +4,24 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..metrics.parse import pattern_problem
+__all__ = ["MetricsConfig", "pattern_problem"]
 
-__all__ = ["MetricsConfig"]
+
+def pattern_problem(pattern: str) -> str | None:
+    """Why ``[metrics] pattern`` cannot be used (None when it can)."""
+    try:
+        rx = re.compile(pattern)
+    except re.error as e:
+        return f"is not a valid regular expression ({e})"
+    names = set(rx.groupindex)
+    if not names - {"step", "total"}:
+        return "has no named group for a value: name each value's group, e.g. (?P<loss>[0-9.e+-]+)"
+    return None
 
 
 def _f(default: Any, doc: str, check: Callable[[Any], str | None] | None = None) -> Any:

@@ -6,26 +6,9 @@ import shlex
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from ..procstat import output_kind
+
 __all__ = ["JobCandidate", "Zombie", "TargetCandidate", "SlurmJob", "HostReport", "output_kind"]
-
-
-def output_kind(link: str) -> str:
-    """What an fd's link names: ``file``, ``pipe``, ``tty``, ``socket``, ``null``, ``deleted`` or ``unknown``."""
-    if not link or link == "?":
-        return "unknown"
-    if link.startswith("pipe:"):
-        return "pipe"
-    if link.startswith("socket:"):
-        return "socket"
-    if link == "/dev/null":
-        return "null"
-    if link.startswith(("/dev/pts/", "/dev/tty")) or link == "/dev/console":
-        return "tty"
-    if link.endswith(" (deleted)"):
-        return "deleted"
-    if link.startswith("/"):
-        return "file"
-    return "unknown"
 
 
 @dataclass

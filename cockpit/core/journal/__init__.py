@@ -83,33 +83,79 @@ No textual/rich imports here: ``cockpit.core`` is UI-free.
 
 from __future__ import annotations
 
-from ..render import outcome_label as outcome_label
-from .export import LEGEND as LEGEND
-from .export import render_markdown as render_markdown
-from .files import JournalFault as JournalFault
-from .records import ATTEMPT_FINISHED as ATTEMPT_FINISHED
-from .records import ATTEMPT_INTERRUPTED as ATTEMPT_INTERRUPTED
-from .records import ATTEMPT_STARTED as ATTEMPT_STARTED
-from .records import DEFAULT_REASON as DEFAULT_REASON
-from .records import DIFF as DIFF
-from .records import ENVELOPE as ENVELOPE
-from .records import EVENT_TYPES as EVENT_TYPES
-from .records import FATE as FATE
-from .records import JOB as JOB
-from .records import SCHEMA_VERSION as SCHEMA_VERSION
-from .records import STACKS as STACKS
-from .records import STAGE as STAGE
-from .records import VERDICT as VERDICT
-from .records import AttemptRecord as AttemptRecord
-from .records import StageRecord as StageRecord
-from .records import fold as fold
-from .records import scheduler_jobs as scheduler_jobs
-from .store import Journal as Journal
-from .store import default_journal_path as default_journal_path
-from .writer import _hostname as _hostname  # tests/test_journal.py uses these two
-from .writer import _read_stat as _read_stat
-from .writer import proc_start_time as proc_start_time
-from .writer import writer_state as writer_state
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover - for the type checker: at run time each name loads on first use
+    from ..render import outcome_label as outcome_label
+    from .export import LEGEND as LEGEND
+    from .export import render_markdown as render_markdown
+    from .files import JournalFault as JournalFault
+    from .records import ATTEMPT_FINISHED as ATTEMPT_FINISHED
+    from .records import ATTEMPT_INTERRUPTED as ATTEMPT_INTERRUPTED
+    from .records import ATTEMPT_STARTED as ATTEMPT_STARTED
+    from .records import DEFAULT_REASON as DEFAULT_REASON
+    from .records import DIFF as DIFF
+    from .records import ENVELOPE as ENVELOPE
+    from .records import EVENT_TYPES as EVENT_TYPES
+    from .records import FATE as FATE
+    from .records import JOB as JOB
+    from .records import SCHEMA_VERSION as SCHEMA_VERSION
+    from .records import STACKS as STACKS
+    from .records import STAGE as STAGE
+    from .records import VERDICT as VERDICT
+    from .records import AttemptRecord as AttemptRecord
+    from .records import StageRecord as StageRecord
+    from .records import fold as fold
+    from .records import scheduler_jobs as scheduler_jobs
+    from .store import Journal as Journal
+    from .store import default_journal_path as default_journal_path
+    from .writer import _hostname as _hostname
+    from .writer import _read_stat as _read_stat
+    from .writer import proc_start_time as proc_start_time
+    from .writer import writer_state as writer_state
+
+#: this package's face: name → (module, attribute), imported on first use, so that importing one
+#: module of the package (which runs this file first) never imports the others
+_LAZY: dict[str, tuple[str, str]] = {
+    "outcome_label": ("..render", "outcome_label"),
+    "LEGEND": (".export", "LEGEND"),
+    "render_markdown": (".export", "render_markdown"),
+    "JournalFault": (".files", "JournalFault"),
+    "ATTEMPT_FINISHED": (".records", "ATTEMPT_FINISHED"),
+    "ATTEMPT_INTERRUPTED": (".records", "ATTEMPT_INTERRUPTED"),
+    "ATTEMPT_STARTED": (".records", "ATTEMPT_STARTED"),
+    "DEFAULT_REASON": (".records", "DEFAULT_REASON"),
+    "DIFF": (".records", "DIFF"),
+    "ENVELOPE": (".records", "ENVELOPE"),
+    "EVENT_TYPES": (".records", "EVENT_TYPES"),
+    "FATE": (".records", "FATE"),
+    "JOB": (".records", "JOB"),
+    "SCHEMA_VERSION": (".records", "SCHEMA_VERSION"),
+    "STACKS": (".records", "STACKS"),
+    "STAGE": (".records", "STAGE"),
+    "VERDICT": (".records", "VERDICT"),
+    "AttemptRecord": (".records", "AttemptRecord"),
+    "StageRecord": (".records", "StageRecord"),
+    "fold": (".records", "fold"),
+    "scheduler_jobs": (".records", "scheduler_jobs"),
+    "Journal": (".store", "Journal"),
+    "default_journal_path": (".store", "default_journal_path"),
+    "_hostname": (".writer", "_hostname"),
+    "_read_stat": (".writer", "_read_stat"),
+    "proc_start_time": (".writer", "proc_start_time"),
+    "writer_state": (".writer", "writer_state"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    try:
+        module, attr = _LAZY[name]
+    except KeyError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    value = getattr(importlib.import_module(module, __name__), attr)
+    globals()[name] = value
+    return value
 
 __all__ = [
     "SCHEMA_VERSION",

@@ -15,19 +15,51 @@ No textual/rich imports here: ``cockpit.core`` is UI-free.
 
 from __future__ import annotations
 
-from .parse import MetricParser as MetricParser
-from .parse import Reading as Reading
-from .parse import goal as goal
-from .parse import pattern_problem as pattern_problem
-from .report import at_steps as at_steps
-from .report import summary as summary
-from .report import summary_line as summary_line
-from .series import AttemptMetrics as AttemptMetrics
-from .series import Series as Series
-from .store import MetricsStore as MetricsStore
-from .store import Recorder as Recorder
-from .store import load_attempt as load_attempt
-from .store import metrics_path as metrics_path
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover - for the type checker: at run time each name loads on first use
+    from ..config.metrics import pattern_problem as pattern_problem
+    from .parse import MetricParser as MetricParser
+    from .parse import Reading as Reading
+    from .parse import goal as goal
+    from .report import at_steps as at_steps
+    from .report import summary as summary
+    from .report import summary_line as summary_line
+    from .series import AttemptMetrics as AttemptMetrics
+    from .series import Series as Series
+    from .store import MetricsStore as MetricsStore
+    from .store import Recorder as Recorder
+    from .store import load_attempt as load_attempt
+    from .store import metrics_path as metrics_path
+
+#: this package's face: name → (module, attribute), imported on first use, so that importing one
+#: module of the package (which runs this file first) never imports the others
+_LAZY: dict[str, tuple[str, str]] = {
+    "pattern_problem": ("..config.metrics", "pattern_problem"),
+    "MetricParser": (".parse", "MetricParser"),
+    "Reading": (".parse", "Reading"),
+    "goal": (".parse", "goal"),
+    "at_steps": (".report", "at_steps"),
+    "summary": (".report", "summary"),
+    "summary_line": (".report", "summary_line"),
+    "AttemptMetrics": (".series", "AttemptMetrics"),
+    "Series": (".series", "Series"),
+    "MetricsStore": (".store", "MetricsStore"),
+    "Recorder": (".store", "Recorder"),
+    "load_attempt": (".store", "load_attempt"),
+    "metrics_path": (".store", "metrics_path"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    try:
+        module, attr = _LAZY[name]
+    except KeyError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    value = getattr(importlib.import_module(module, __name__), attr)
+    globals()[name] = value
+    return value
 
 __all__ = ["MetricParser", "Reading", "goal", "pattern_problem", "Series", "AttemptMetrics", "MetricsStore", "Recorder",
            "load_attempt", "metrics_path", "summary", "summary_line", "at_steps"]

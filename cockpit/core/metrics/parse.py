@@ -31,7 +31,7 @@ from typing import Any
 
 from ..probes.sig_model import derive_keywords
 
-__all__ = ["Reading", "MetricParser", "goal", "pattern_problem", "STEP_KEYS", "BUILTIN_KEYWORDS"]
+__all__ = ["Reading", "MetricParser", "goal", "STEP_KEYS", "BUILTIN_KEYWORDS"]
 
 _NUM = r"[-+]?(?:(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|(?i:nan|inf(?:inity)?)(?![A-Za-z]))"
 #: ``key value`` / ``key=value`` / ``key: value`` (a separator is required: ``rank0`` is no pair)
@@ -136,18 +136,6 @@ def _step(text: str) -> float | None:
     """A step or a total: finite only (``step nan`` says nothing about where the run is)."""
     v = _num(text)
     return v if v is not None and math.isfinite(v) else None
-
-
-def pattern_problem(pattern: str) -> str | None:
-    """Why ``[metrics] pattern`` cannot be used (None when it can)."""
-    try:
-        rx = re.compile(pattern)
-    except re.error as e:
-        return f"is not a valid regular expression ({e})"
-    names = set(rx.groupindex)
-    if not names - {"step", "total"}:
-        return "has no named group for a value: name each value's group, e.g. (?P<loss>[0-9.e+-]+)"
-    return None
 
 
 class MetricParser:

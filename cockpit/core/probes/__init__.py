@@ -16,22 +16,63 @@ module         command                                         parser
 Nothing here imports textual or rich, or touches the network.
 """
 
-from .gpu import (
-    GPU,
-    GPU_FIELDS,
-    NA,
-    GPUProcess,
-    GPUSnapshot,
-    NaType,
-    gpu_query_command,
-    is_na,
-    parse_gpu_output,
-    unaccounted_memory,
-)
-from .kmsg import KmsgReport, kmsg_command, oom_killed, parse_kmsg, xid_meaning
-from .logs import LogEvent, LogFollowerState, LogRing, LogUpdate, log_probe_command, sanitize
-from .procs import PS_COMMAND, Proc, ProcTree, analyse, parse_ps, ps_command, ps_probe_findings
-from .signatures import BUILTIN, Classifier, Match, Signature, load_signatures
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover - for the type checker: at run time each name loads on first use
+    from .gpu import GPU, GPU_FIELDS, NA, GPUProcess, GPUSnapshot, NaType, gpu_query_command, is_na, parse_gpu_output, unaccounted_memory
+    from .kmsg import KmsgReport, kmsg_command, oom_killed, parse_kmsg, xid_meaning
+    from .logs import LogEvent, LogFollowerState, LogRing, LogUpdate, log_probe_command, sanitize
+    from .procs import PS_COMMAND, Proc, ProcTree, analyse, parse_ps, ps_command, ps_probe_findings
+    from .signatures import BUILTIN, Classifier, Match, Signature, load_signatures
+
+#: this package's face: name → (module, attribute), imported on first use, so that importing one
+#: module of the package (which runs this file first) never imports the others
+_LAZY: dict[str, tuple[str, str]] = {
+    "GPU": (".gpu", "GPU"),
+    "GPU_FIELDS": (".gpu", "GPU_FIELDS"),
+    "NA": (".gpu", "NA"),
+    "GPUProcess": (".gpu", "GPUProcess"),
+    "GPUSnapshot": (".gpu", "GPUSnapshot"),
+    "NaType": (".gpu", "NaType"),
+    "gpu_query_command": (".gpu", "gpu_query_command"),
+    "is_na": (".gpu", "is_na"),
+    "parse_gpu_output": (".gpu", "parse_gpu_output"),
+    "unaccounted_memory": (".gpu", "unaccounted_memory"),
+    "KmsgReport": (".kmsg", "KmsgReport"),
+    "kmsg_command": (".kmsg", "kmsg_command"),
+    "oom_killed": (".kmsg", "oom_killed"),
+    "parse_kmsg": (".kmsg", "parse_kmsg"),
+    "xid_meaning": (".kmsg", "xid_meaning"),
+    "LogEvent": (".logs", "LogEvent"),
+    "LogFollowerState": (".logs", "LogFollowerState"),
+    "LogRing": (".logs", "LogRing"),
+    "LogUpdate": (".logs", "LogUpdate"),
+    "log_probe_command": (".logs", "log_probe_command"),
+    "sanitize": (".logs", "sanitize"),
+    "PS_COMMAND": (".procs", "PS_COMMAND"),
+    "Proc": (".procs", "Proc"),
+    "ProcTree": (".procs", "ProcTree"),
+    "analyse": (".procs", "analyse"),
+    "parse_ps": (".procs", "parse_ps"),
+    "ps_command": (".procs", "ps_command"),
+    "ps_probe_findings": (".procs", "ps_probe_findings"),
+    "BUILTIN": (".signatures", "BUILTIN"),
+    "Classifier": (".signatures", "Classifier"),
+    "Match": (".signatures", "Match"),
+    "Signature": (".signatures", "Signature"),
+    "load_signatures": (".signatures", "load_signatures"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    try:
+        module, attr = _LAZY[name]
+    except KeyError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    value = getattr(importlib.import_module(module, __name__), attr)
+    globals()[name] = value
+    return value
 
 __all__ = [
     "GPU",
