@@ -3,7 +3,7 @@
 One SSH round trip (:mod:`cockpit.core.discover`) reads the runtimes on the host (``pct``,
 ``docker``, ``podman``, Slurm), each container's GPU lines and, in every running target, the
 training processes: their command line, cwd, user, start time, the environment that matters and
-where their output goes.  With several candidates on a terminal it lists them numbered and asks;
+where their output goes.  With several candidates on a terminal it opens a picker (:mod:`cockpit.ui.screens.picker`; a numbered list when stdout is not a terminal);
 ``--yes`` takes the best (a running target with a torch job writing to a file); ``--json``
 prints the report and writes nothing.  The config is checked by the real loader first and never
 written over an existing file without ``--force``.  An unknown host key is refused with its
