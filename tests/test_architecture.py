@@ -53,7 +53,7 @@ def _lazy_face(name: str, path: Path) -> dict[str, str]:
         target = node.target if isinstance(node, ast.AnnAssign) else (node.targets[0] if isinstance(node, ast.Assign) else None)
         if isinstance(target, ast.Name) and target.id == "_LAZY" and isinstance(node.value, ast.Dict):
             out = {}
-            for k, v in zip(node.value.keys, node.value.values):
+            for k, v in zip(node.value.keys, node.value.values, strict=True):
                 rel = ast.literal_eval(v)[0]
                 level = len(rel) - len(rel.lstrip("."))
                 base = name.split(".")[: len(name.split(".")) - level + 1]

@@ -145,12 +145,14 @@ async def run_attempt(engine: Engine, note: str, make_ctx: Callable[[Callable[[s
             first_error = scan.error() if scan is not None else None
             if verdict.failed_stage is None and not sub.pending and job.trace_dir:
                 t = time.monotonic()
-                cc = Verdict("compile")
-                stage = cc.add(await compile_cache_stage(ctx, job, cleared=ctx.caches is not None))
-                verdict.add(stage)
-                if ctx.on_stage is not None:  # the journal and the UI see it as any other stage
-                    ctx.on_stage("compile", stage)
-                journal.record_verdict(attempt_id, "compile", cc.finish())
+                found = await compile_cache_stage(ctx, job, cleared=ctx.caches is not None)
+                if found is not None:
+                    cc = Verdict("compile")
+                    stage = cc.add(found)
+                    verdict.add(stage)
+                    if ctx.on_stage is not None:  # the journal and the UI see it as any other stage
+                        ctx.on_stage("compile", stage)
+                    journal.record_verdict(attempt_id, "compile", cc.finish())
                 timings["compile cache"] = time.monotonic() - t
         verdict.finish()
         scan = ctx.log_scan

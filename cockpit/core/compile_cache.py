@@ -42,11 +42,13 @@ async def read_trace(ctx: ActionContext, directory: str) -> CompileSummary | Non
     return t.summary()
 
 
-async def compile_cache_stage(ctx: ActionContext, job: JobRecord, *, cleared: bool) -> Stage:
-    """The ``compile cache`` stage of ``job``'s attempt (``cleared``: clear-cache removed caches first)."""
+async def compile_cache_stage(ctx: ActionContext, job: JobRecord, *, cleared: bool) -> Stage | None:
+    """The ``compile cache`` stage of ``job``'s attempt (``cleared``: clear-cache removed caches
+    first); None when the job wrote no trace at all (no torch.compile in it, or no python3 for the
+    filter): a verdict does not grow a stage about what the job never did."""
     summary = await read_trace(ctx, job.trace_dir) if job.trace_dir else None
-    if summary is not None and not summary.events:
-        summary = None  # no trace written (no torch.compile in this job, or no python3 for the filter)
+    if summary is None or not summary.events:
+        return None
     cache_dir, source = "", ""
     if summary is not None and summary.cache_hits and cleared:
         inv = await discover_caches(ctx, job.pid if job.started else None)

@@ -357,7 +357,9 @@ class Engine:
             if job is not None and v.failed_stage is None:
                 await verify(ctx, job, v)
                 if v.failed_stage is None and not v.pending and job.trace_dir:  # no clear: the cache's hits as information
-                    v.add(await compile_cache_stage(ctx, job, cleared=False))
+                    found = await compile_cache_stage(ctx, job, cleared=False)
+                    if found is not None:
+                        v.add(found)
 
     async def _reboot(self, ctx: ActionContext, v: Verdict) -> None:
         job, attempt = self.job, self.job_attempt
