@@ -56,8 +56,8 @@ def scene(lab: Lab) -> Iterator[Lab]:
             (d / name).unlink()
         (d / name).symlink_to(lab.jobsim)
     (ws / "train.log").unlink(missing_ok=True)
-    lab.exec_in(200, f"cd {ws} && CUDA_VISIBLE_DEVICES=0 TORCHINDUCTOR_CACHE_DIR={CACHE} setsid /usr/bin/python3 train.py "
-                     "--steps 0 --interval 0.5 > train.log 2>&1 < /dev/null & echo $! > train.pid", check=True)
+    lab.exec_in(200, f"cd {ws} && {{ CUDA_VISIBLE_DEVICES=0 TORCHINDUCTOR_CACHE_DIR={CACHE} setsid /usr/bin/python3 train.py "
+                     "--steps 0 --interval 0.5 > train.log 2>&1 < /dev/null & echo $! > train.pid; }", check=True)
     lab.exec_in(PIPE_CT, f"cd {pws} && setsid sh -c '/usr/bin/python3 train_pipe.py --steps 0 --interval 0.5 2>&1 | cat >/dev/null' "
                          "</dev/null >/dev/null 2>&1 & setsid sleep 0.1 </dev/null >/dev/null 2>&1 &", check=True)
     wait_for(lambda: "step" in (ws / "train.log").read_text() if (ws / "train.log").exists() else False, 30, message="the job in 200")
