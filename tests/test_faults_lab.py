@@ -7,11 +7,13 @@ shell killed over and over.  (A container rebooted under a running job: tests/te
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 import tracemalloc
 from pathlib import Path
@@ -435,6 +437,14 @@ def test_the_terminal_closed_under_a_headless_attempt_ends_it_interrupted(lab, l
     proc = subprocess.Popen(["setsid", "-c", sys.executable, "-m", "cockpit", "attempt", "--note", "terminal closed",
                              "--config", str(tmp_path / "cockpit.toml")], stdin=slave, stdout=slave, stderr=slave)
     os.close(slave)
+
+    def drain(fd: int) -> None:  # a terminal reads what cockpit draws; a full pty buffer would block its writes
+        with contextlib.suppress(OSError):
+            while os.read(fd, 65536):
+                pass
+
+    reader = threading.Thread(target=drain, args=(master,), daemon=True)
+    reader.start()
     try:
         wait_for(lambda: progressing(lab) or proc.poll() is not None, 30, "the job never logged two steps")
         assert proc.poll() is None
@@ -446,6 +456,7 @@ def test_the_terminal_closed_under_a_headless_attempt_ends_it_interrupted(lab, l
             os.close(master)
         if proc.poll() is None:
             proc.kill()
+        reader.join(5)
     assert code == 130, code  # ended as interrupted, not killed by the signal
     events = [e.get("event") for e in journal_lines(cfg)]
     ends = [e for e in journal_lines(cfg) if e.get("event") == "attempt_finished"]
