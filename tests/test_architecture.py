@@ -29,6 +29,7 @@ FLOORS = ("cockpit.core.config", "cockpit.core", "cockpit.demo", "cockpit.ui", "
 CONFIG_MAY_USE = frozenset({
     "cockpit.core.layers", "cockpit.core.paths", "cockpit.core.redact",
     "cockpit.core.probes.signatures", "cockpit.core.user_template", "cockpit.core.action_table", "cockpit.core.keymap",
+    "cockpit.core.lazyface",
 })
 
 
@@ -121,7 +122,8 @@ def _closure(start: frozenset[str]) -> frozenset[str]:
 #: the ground the config stands on: its leaf modules and what they import, and the packages whose
 #: face imports nothing when it runs (a lazy face: importing a leaf inside runs only that); on the
 #: config's floor
-GROUND = _closure(CONFIG_MAY_USE) | {name for name, path in MODULES.items() if path.name == "__init__.py" and not GRAPH[name]}
+_LEAVES = _closure(CONFIG_MAY_USE)
+GROUND = _LEAVES | {name for name, path in MODULES.items() if path.name == "__init__.py" and GRAPH[name] <= _LEAVES}
 
 
 def _floor(name: str) -> int:

@@ -60,6 +60,8 @@ __all__ = ["Engine", "EngineFace", "StageProgress", "ActionStarted", "ActionFini
 
 
 def __getattr__(name: str) -> object:
+    # what :func:`.lazyface.face_getattr` does for the packages inside, written here so that
+    # importing the core's face loads no module of the core at all
     where = _WHERE.get(name)
     if where is None:  # not a public name: a submodule (``from cockpit.core import journal``) is imported as usual
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -15,8 +15,9 @@ No textual/rich imports here: ``cockpit.core`` is UI-free.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ..lazyface import face_getattr
 
 if TYPE_CHECKING:  # pragma: no cover - for the type checker: at run time each name loads on first use
     from ..config.metrics import pattern_problem as pattern_problem
@@ -52,14 +53,8 @@ _LAZY: dict[str, tuple[str, str]] = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    try:
-        module, attr = _LAZY[name]
-    except KeyError:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
-    value = getattr(importlib.import_module(module, __name__), attr)
-    globals()[name] = value
-    return value
+__getattr__ = face_getattr(__name__, _LAZY, globals())
+
 
 __all__ = ["MetricParser", "Reading", "goal", "pattern_problem", "Series", "AttemptMetrics", "MetricsStore", "Recorder",
            "load_attempt", "metrics_path", "summary", "summary_line", "at_steps"]

@@ -16,8 +16,9 @@ module         command                                         parser
 Nothing here imports textual or rich, or touches the network.
 """
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ..lazyface import face_getattr
 
 if TYPE_CHECKING:  # pragma: no cover - for the type checker: at run time each name loads on first use
     from .gpu import GPU, GPU_FIELDS, NA, GPUProcess, GPUSnapshot, NaType, gpu_query_command, is_na, parse_gpu_output, unaccounted_memory
@@ -65,14 +66,8 @@ _LAZY: dict[str, tuple[str, str]] = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    try:
-        module, attr = _LAZY[name]
-    except KeyError:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
-    value = getattr(importlib.import_module(module, __name__), attr)
-    globals()[name] = value
-    return value
+__getattr__ = face_getattr(__name__, _LAZY, globals())
+
 
 __all__ = [
     "GPU",
