@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from cockpit.cli.discover import main
+from cockpit.cli import main
 from cockpit.core.config import load_config
 from cockpit.core.discover import DiscoverySpec, HostReport, discover, parse_report
 from cockpit.core.discover.script import build_script
@@ -216,7 +216,7 @@ def test_on_a_terminal_it_lists_the_candidates_and_asks(scene: Lab, tmp_path: Pa
     lab = scene
     out_file = tmp_path / "picked.toml"
     master, slave = pty.openpty()
-    argv = [sys.executable, "-m", "cockpit.cli.discover", "init", "root@127.0.0.1", "--port", str(lab.port),
+    argv = [sys.executable, "-m", "cockpit", "init", "root@127.0.0.1", "--port", str(lab.port),
             "--identity", str(lab.identity_file), "--known-hosts", str(lab.known_hosts), "-o", str(out_file)]
     proc = subprocess.Popen(argv, stdin=slave, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             cwd=Path(__file__).resolve().parent.parent)

@@ -12,8 +12,7 @@ existing file is used as it is when it names the same host and container, else r
 once and follows it from there), then the TUI opened on that config.  :func:`prepare` is all of it
 but the TUI (headless, for tests and scripts).
 
-Registered in ``cockpit/cli/main.py`` with ``add_parser(sub)``; also runs alone:
-``python -m cockpit.cli.connect adopt PID``.
+Registered in ``cockpit/cli/main.py`` with ``add_parser(sub)``.
 """
 
 from __future__ import annotations
@@ -22,7 +21,6 @@ import argparse
 import asyncio
 import shlex
 import sys
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -33,11 +31,11 @@ from ..core.layers import Verdict
 from ..core.remote.base import RemoteError
 from ..core.render import render_verdict
 from ..core.target_lock import Busy as TargetBusy
-from .args import Resolved, add_globals, merge_globals, resolve, shown_path
+from .args import Resolved, add_globals, shown_path
 from .common import EXIT_BUSY, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, Busy, emit, engine_session, safe_text, with_engine
 from .discover import NothingChosen, _candidates, choose_here
 
-__all__ = ["add_parser", "cmd_adopt", "cmd_connect", "prepare", "Prepared", "main"]
+__all__ = ["add_parser", "cmd_adopt", "cmd_connect", "prepare", "Prepared"]
 
 ADOPT_HELP = "make a running job cockpit did not start (its pid in the target) the target's job: journalled, verified, followed"
 CONNECT_HELP = "find the job on a host, write the config, adopt the job and open the TUI on it (init + adopt + cockpit)"
@@ -176,27 +174,3 @@ def cmd_connect(args: argparse.Namespace, cfg: Any = None) -> int:
     from .tui import run_tui
 
     return run_tui(Resolved(done.cfg, shown_path(done.path)))
-
-
-def build_parser() -> argparse.ArgumentParser:
-    """A ``cockpit``-like parser with only ``adopt`` and ``connect`` (running this module alone, tests)."""
-    p = argparse.ArgumentParser(prog="cockpit")
-    add_globals(p, top=True)
-    sub = p.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    add_parser(sub)
-    return p
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = merge_globals(parser.parse_args(argv), parser)
-    try:
-        cfg = None if getattr(args, "no_config", False) else resolve(args).cfg
-    except ConfigError as e:
-        print(f"cockpit: config error: {e.message}", file=sys.stderr)
-        return EXIT_USAGE
-    return int(args.func(args, cfg))
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())

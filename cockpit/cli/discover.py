@@ -9,8 +9,7 @@ prints the report and writes nothing.  The config is checked by the real loader 
 written over an existing file without ``--force``.  An unknown host key is refused with its
 fingerprint and the ``ssh-keyscan`` line to trust it: init never trusts a key by itself.
 
-Registered in ``cockpit/cli/main.py`` with ``add_parser(sub)``; also runs alone:
-``python -m cockpit.cli.discover init HOST``.
+Registered in ``cockpit/cli/main.py`` with ``add_parser(sub)``.
 """
 
 from __future__ import annotations
@@ -20,16 +19,15 @@ import asyncio
 import json
 import shlex
 import sys
-from collections.abc import Sequence
 from typing import Any
 
 from ..core.config import ConfigError
 from ..core.discover import Candidate, DiscoverySpec, FileExists, HostReport, config_text, discover, rank, write_config
 from ..core.remote.base import RemoteError
-from .args import add_globals, merge_globals
+from .args import add_globals
 from .common import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, safe_text
 
-__all__ = ["add_parser", "cmd_init", "main", "choose", "choose_here", "NothingChosen"]
+__all__ = ["add_parser", "cmd_init", "choose", "choose_here", "NothingChosen"]
 
 HELP = "find the training job on a host and write a config for it (one SSH round trip; reads only)"
 DESCRIPTION = (
@@ -198,22 +196,3 @@ def _write(args: argparse.Namespace, spec: DiscoverySpec, picked: Candidate) -> 
              "the config's [job] log is a file of its own, where the next launch will write")
     print(safe_text(f"wrote {path} for {picked.describe()}\ncheck it: cockpit status --config {shlex.quote(str(path))}"))
     return EXIT_OK
-
-
-def build_parser() -> argparse.ArgumentParser:
-    """A ``cockpit``-like parser with only ``init`` (for running this module alone and for tests)."""
-    p = argparse.ArgumentParser(prog="cockpit")
-    add_globals(p, top=True)
-    sub = p.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    add_parser(sub)
-    return p
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = merge_globals(parser.parse_args(argv), parser)
-    return int(args.func(args, None))
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
