@@ -61,6 +61,7 @@ def lab_config(lab: Lab, tmp_path: Path) -> Iterator[Callable[..., Config]]:
 
     (lab.dir / "src").mkdir(exist_ok=True)
     (lab.dir / "src" / "train.py").write_text("print('the code under test')\n")
+    lab.kill_jobs()  # a job an earlier test left running is no stray of this test's job
 
     def make(**overrides: Any) -> Config:
         path = tmp_path / "cockpit.toml"

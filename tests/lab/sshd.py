@@ -617,6 +617,26 @@ class Lab:
             except FileNotFoundError:
                 pass
 
+    def kill_jobs(self, ctid: int = DEFAULT_CT) -> list[int]:
+        """SIGKILL every process whose working directory is container ``ctid``'s workspace (a job
+        an earlier test left running would otherwise be a stray of the next test's job); the host
+        pids killed.  The container's init never works there, so it is never among them."""
+        ws = str(self.workspace(ctid))
+        killed: list[int] = []
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit() or int(entry.name) == os.getpid():
+                continue
+            try:
+                cwd = os.readlink(entry / "cwd")
+            except OSError:
+                continue
+            if cwd == ws or cwd.startswith(ws + "/"):
+                _kill(int(entry.name), signal.SIGKILL)
+                killed.append(int(entry.name))
+        for pid in killed:
+            wait_for(lambda pid=pid: not pid_alive(pid), 15, message=f"job {pid} left in CT {ctid} did not die")
+        return killed
+
     def stop_containers(self) -> None:
         """Hard-stop every container of this lab (no pct texts, no lock: also for cleanup)."""
         for ctid in self.container_ids():
@@ -761,6 +781,7 @@ class Lab:
         self.reset_gpu_state()
         self.reset_kernel_messages()
         if ctid in self.container_ids():
+            self.kill_jobs(ctid)
             self.set_container_option(ctid, start_error=None, stop_error=None)
             if not self.container_running(ctid):
                 self.pct("start", ctid, check=True)
