@@ -32,8 +32,8 @@ import asyncio
 import time
 from typing import Any
 
-from ..compile_follow import follower_for, live_for
-from ..compile_report import compiling_words, failure_words, unsuppressed_failures
+from ..compile_follow import follower_for
+from ..compile_report import failure_words, unsuppressed_failures
 from ..layers import Evidence, Layer, Stage, Status, Verdict
 from ..remote.base import RemoteError
 from .adopt import job_reader as reader_for  # adopted jobs too (no pid or exit file of cockpit's)
@@ -45,6 +45,7 @@ from .loopdeath import find_loop_death, loop_death_cause, unconfirmed_s
 from .nonfinite import ADVICE as DIVERGED_ADVICE
 from .reattach import TargetLost, read_job
 from .stall import detect_stall, stall_threshold, stall_unknown
+from .startclock import Deadline, StartupClock, no_progress
 from .survivors import gone_cause
 
 __all__ = ["verify", "VERIFY_PLAN", "LogScan", "error_dict", "ERROR_GRACE_S"]
@@ -117,7 +118,7 @@ async def verify(ctx: ActionContext, job: JobRecord, verdict: Verdict | None = N
     ctx.log_scan = scan
     ctx.job_reader = reader
     started = job.launched_at or time.time()
-    startup_deadline = started + cfg.job.startup_timeout
+    clock = StartupClock(cfg, ctx.transport, job, started)  # from launch, or from the first compile's end
     healthy_at = started + cfg.job.healthy_after
     settle = cfg.verify.settle
     has_marker = scan.progress_re is not None
@@ -131,6 +132,7 @@ async def verify(ctx: ActionContext, job: JobRecord, verdict: Verdict | None = N
                          data={"lost": True} if isinstance(e, TargetLost) else {}))
             return vb.finish()
         now = time.time()
+        dl = await clock.at(now)
         w.note(st, scan, now, healthy_at, has_marker, reader.log_seen)
         # the main thread died and the process lives on: wait until that counts (or the process exits)
         loop_pending = st.alive and w.error_at is not None and unconfirmed_s(find_loop_death(scan, now), now) > 0
@@ -152,12 +154,12 @@ async def verify(ctx: ActionContext, job: JobRecord, verdict: Verdict | None = N
         if st.queued:  # waiting for the scheduler: not the job's startup time
             if now >= started + cfg.slurm.queue_wait:
                 break
-        elif w.progress_at is None and now >= startup_deadline:
+        elif w.progress_at is None and now >= dl.at:
             break
-        _announce_wait(vb, cfg, st, scan, w, started)
+        _announce_wait(vb, cfg, st, scan, w, started, dl)
         await asyncio.sleep(tick)
         tick = min(TICK_MAX_S, tick * 1.5)
-    await _judge(ctx, vb, job, st, scan, w, wait=wait, started=started, startup_deadline=startup_deadline)
+    await _judge(ctx, vb, job, st, scan, w, wait=wait, started=started, clock=clock, dl=dl)
     return vb.finish()
 
 
@@ -179,7 +181,7 @@ async def _compiled(ctx: ActionContext, job: JobRecord, detail: str, data: dict[
     return f"{detail}; {words[0]}", {**data, "compile_failures": words}
 
 
-def _announce_wait(vb: VerdictBuilder, cfg: Any, st: JobState, scan: LogScan, w: _Watch, started: float) -> None:
+def _announce_wait(vb: VerdictBuilder, cfg: Any, st: JobState, scan: LogScan, w: _Watch, started: float, dl: Deadline) -> None:
     """What verify waits for now, with the time against its deadline (a display draws a bar): a
     model still loading within startup_timeout is seen waiting, not frozen."""
     if st.queued:
@@ -192,15 +194,16 @@ def _announce_wait(vb: VerdictBuilder, cfg: Any, st: JobState, scan: LogScan, w:
                    deadline_s=stall_threshold(cfg.verify.stall_after, scan.clock) or 0.0)
     elif w.progress_at is None:
         what = f"/{cfg.job.progress_pattern}/" if scan.progress_re is not None else f"{cfg.job.healthy_after:g}s without a crash"
-        vb.running("progress", f"waiting for {what} ({scan.lines} log lines so far)", since=started, deadline_s=cfg.job.startup_timeout)
+        vb.running("progress", dl.waiting(f"waiting for {what} ({scan.lines} log lines so far)"), since=dl.since, deadline_s=dl.span_s)
     else:
         vb.running("settled", "no error since the first progress", since=w.progress_at, deadline_s=cfg.verify.settle)
 
 
 async def _judge(ctx: ActionContext, vb: VerdictBuilder, job: JobRecord, st: JobState, scan: LogScan, w: _Watch, *,
-                 wait: bool, started: float, startup_deadline: float) -> None:
+                 wait: bool, started: float, clock: StartupClock, dl: Deadline) -> None:
     cfg = ctx.cfg
     now = time.time()
+    startup_deadline = dl.at
     evidence = Evidence(command=f"tail {job.log_path}", exit_code=st.exit_code, output=scan.tail())
     base = {"log_path": job.log_path, "log_lines": scan.lines, "launch_id": job.launch_id}
     if st.exit_foreign:
@@ -248,10 +251,9 @@ async def _judge(ctx: ActionContext, vb: VerdictBuilder, job: JobRecord, st: Job
         if st.log_size >= 0:
             lc.ok(f"{job.log_path} exists")
         elif now < startup_deadline:
-            lc.pending(f"{job.log_path} not created yet ({now - started:.0f}s of {cfg.job.startup_timeout:g}s)",
-                       since=started, deadline_s=cfg.job.startup_timeout)
+            lc.pending(f"{job.log_path} not created yet ({now - dl.since:.0f}s of {dl.span_s:g}s)", since=dl.since, deadline_s=dl.span_s)
         else:
-            raise StageFailed(Layer.PROCESS, f"{job.log_path} was never created within startup_timeout ({cfg.job.startup_timeout:g}s)",
+            raise StageFailed(Layer.PROCESS, f"{job.log_path} was never created within {dl.within(cfg.job.startup_timeout)}",
                               evidence=evidence, advice="does the job write where [job] log says? is it stuck before logging?")
     if _stop_here(vb, "log created"):
         return
@@ -261,35 +263,27 @@ async def _judge(ctx: ActionContext, vb: VerdictBuilder, job: JobRecord, st: Job
         if st.log_size > 0:
             lg.ok(f"{st.log_size} bytes, {scan.lines} lines")
         elif now < startup_deadline and err is None:
-            lg.pending(f"log is empty ({now - started:.0f}s of {cfg.job.startup_timeout:g}s)", since=started, deadline_s=cfg.job.startup_timeout)
+            lg.pending(f"log is empty ({now - dl.since:.0f}s of {dl.span_s:g}s)", since=dl.since, deadline_s=dl.span_s)
         elif err is None:
-            raise StageFailed(Layer.PROCESS, f"the log stayed empty for startup_timeout ({cfg.job.startup_timeout:g}s)", evidence=evidence)
+            raise StageFailed(Layer.PROCESS, f"the log stayed empty for {dl.within(cfg.job.startup_timeout)}", evidence=evidence)
     if _stop_here(vb, "log growing"):
         return
 
     has_marker = scan.progress_re is not None
+    said = f" ({dl.note})" if dl.note and wait else ""  # where startup_timeout counted from ([verify] startup_timeout_from)
     async with vb.stage("progress") as pr:
         if err is not None and w.progress_at is None and scan.progress_line is None:
             detail, data = await _compiled(ctx, job, f"{err.detail}, before any progress", err.data)
             raise StageFailed(err.layer, detail, evidence=evidence, advice=err.advice, data=data)
         if scan.progress_line is not None:
-            pr.ok(f"progress marker seen: {scan.progress_line[:200]}")
+            pr.ok(f"progress marker seen: {scan.progress_line[:200]}{said}")
         elif not has_marker and w.progress_at is not None:
-            pr.ok(f"no crash for {cfg.job.healthy_after:g}s (healthy_after)")
+            pr.ok(f"no crash for {cfg.job.healthy_after:g}s (healthy_after){said}")
         elif now < startup_deadline:
-            pr.pending("waiting for " + (f"/{cfg.job.progress_pattern}/" if has_marker else f"{cfg.job.healthy_after:g}s without a crash"),
-                       since=started, deadline_s=cfg.job.startup_timeout)
+            what = "waiting for " + (f"/{cfg.job.progress_pattern}/" if has_marker else f"{cfg.job.healthy_after:g}s without a crash")
+            pr.pending(dl.waiting(what), since=dl.since, deadline_s=dl.span_s)
         else:
-            live = live_for(ctx.transport, job.trace_dir)
-            busy = live.compiling() if live is not None else []
-            if busy:
-                raise StageFailed(Layer.APP, f"{compiling_words(busy[0].function, busy[0].where, busy[0].seconds)}: no progress marker "
-                                  f"within startup_timeout ({cfg.job.startup_timeout:g}s)", evidence=evidence,
-                                  advice="torch.compile is still at work: raise [job] startup_timeout, warm the compile caches "
-                                  "(keep TORCHINDUCTOR_CACHE_DIR between runs), or compile less (mode, dynamic shapes)",
-                                  data={"compiling": [c.__dict__ for c in busy[:4]]})
-            raise StageFailed(Layer.APP, f"alive but no progress marker within startup_timeout ({cfg.job.startup_timeout:g}s)",
-                              evidence=evidence, advice="is the job hung (stuck compiling, deadlocked threads)? check the process pane and py-spy")
+            raise no_progress(dl, clock.busy_now(), cfg.job.startup_timeout, evidence)
     if _stop_here(vb, "progress"):
         return
 

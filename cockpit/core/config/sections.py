@@ -189,6 +189,8 @@ class VerifyConfig:
     stall_after: float | str = _f("auto", "Seconds without a progress line after which a live job is stalled (not healthy): \"auto\" is the larger of 10x the median step interval and 120 s; 0 turns stall detection off.", check=_stall_after)
     fate_interval: float = _f(1.0, "Seconds between checks of a passed attempt's job after its verdict (its fate: running, finished, died, diverged, stopped, vanished).", check=_positive)
     nonfinite: str = _f("fail", "A metric of [metrics] required_finite (the loss by default) that turns NaN or inf: \"fail\" fails verify, and after a pass the job's fate is diverged (app); \"warn\" says so in the verdict and leaves both as they are.", choices=("fail", "warn"))
+    startup_timeout_from: str = _f("launch", "Where [job] startup_timeout counts from. \"launch\": the job's launch. \"first_compile\": the end of the job's first torch.compile, as its trace shows it (docs/compile.md): until a compile starts the deadline is launch + startup_timeout, as with \"launch\"; while the first compile runs the job is pending (compiling), up to compile_timeout from launch; once it ended the deadline is that end + startup_timeout. Without a readable trace ([compile] trace off, the filter not running) it counts from launch and the verdict says so.", choices=("launch", "first_compile"))
+    compile_timeout: float = _f(1800.0, "With startup_timeout_from = \"first_compile\": seconds from launch a job may spend before its first torch.compile ends (never less than [job] startup_timeout); a job still compiling then fails verify (app: still compiling `f`). Unused with \"launch\".", check=_positive)
 
 
 @dataclass
