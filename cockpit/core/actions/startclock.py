@@ -90,6 +90,7 @@ class StartupClock:
         self.whole: LiveCompile | None = None
         self.unread = ""
         self.read_at: float | None = None
+        self.seen: dict[tuple[str, str], tuple[float, float]] = {}
 
     def live(self) -> tuple[LiveCompile | None, str]:
         """The job's trace as followed now (else as read whole once), or why there is none."""
@@ -102,6 +103,8 @@ class StartupClock:
             return self.whole, ""
         if fol is None:
             return None, self.unread or f"its torch.compile trace ({self.trace_dir}) is not followed"
+        if fol.state == "starting" and not self.unread:
+            return None, "its torch.compile trace's filter is starting"
         return None, self.unread or f"its torch.compile trace ({self.trace_dir}) is not read: {fol.last_death or 'the filter is ' + fol.state}"
 
     async def at(self, now: float) -> Deadline:
@@ -146,7 +149,7 @@ class StartupClock:
         return self.whole, ""
 
     def _observe(self, live: LiveCompile, now: float) -> None:
-        self.busy = _whole_busy(live) if live is self.whole else live.compiling()
+        self.busy = _whole_busy(live, self.seen) if live is self.whole else live.compiling()
         if live.starts or self.busy:
             self.compile_started = True
         if self.first_end is not None:
@@ -164,14 +167,18 @@ class StartupClock:
         live, _ = self.live()
         if live is None:
             return list(self.busy)
-        return _whole_busy(live) if live is self.whole else live.compiling()
+        return _whole_busy(live, self.seen) if live is self.whole else live.compiling()
 
 
-def _whole_busy(live: LiveCompile) -> list[Compiling]:
-    """The compiles under way in a trace read whole, as of its newest line (its ``compiling()``
-    counts from when each start was fed: all at once here)."""
-    out = [Compiling(fn, where, max(0.0, live.last_t - start)) for key, (fn, where, start, _, _) in live.starts.items()
-           if (span := live.builder.spans.get(key)) is not None and span.end is None]
+def _whole_busy(live: LiveCompile, seen: dict[tuple[str, str], tuple[float, float]]) -> list[Compiling]:
+    """The compiles under way in a trace read whole: from its start to the trace's newest line when
+    first read, plus the time since (``seen`` keeps both per compile across reads)."""
+    now, out = time.monotonic(), []
+    for key, (fn, where, start, _, _) in live.starts.items():
+        span = live.builder.spans.get(key)
+        if span is not None and span.end is None:
+            base, at = seen.setdefault(key, (max(0.0, live.last_t - start), now))
+            out.append(Compiling(fn, where, base + now - at))
     return sorted(out, key=lambda c: -c.seconds)
 
 
@@ -185,7 +192,7 @@ def no_progress(dl: Deadline, busy: list[Compiling], startup: float, evidence: E
                       f"{CACHE_ADVICE}; a compile that never ends may be stuck (cockpit stacks shows where)")
         else:
             advice = f"torch.compile is still at work: raise [job] startup_timeout, {CACHE_ADVICE}"
-            if dl.phase in ("launch", "fallback"):
+            if dl.phase == "launch":
                 advice += "; or count startup_timeout from the first compile's end ([verify] startup_timeout_from = \"first_compile\")"
         return StageFailed(Layer.APP, f"{compiling_words(c.function, c.where, c.seconds)}: no progress marker within {dl.within(startup)}{note}",
                            evidence=evidence, advice=advice, data={"compiling": [asdict(x) for x in busy[:4]]})
