@@ -160,6 +160,11 @@ def follower_for(transport: Transport, directory: str) -> TraceFollower | None:
     return _LIVE.get((id(transport), directory)) if directory else None
 
 
+def _identity(job: JobRecord) -> tuple[object, ...]:
+    """What tells one launched job from another (the same record read again is the same job)."""
+    return (job.launch_id,) if job.launch_id else (job.pid, job.start_time, job.sched_id)
+
+
 class CompileWatch:
     """The engine's followers, one per attempt; publishes :class:`CompileUpdated` and journals."""
 
@@ -171,18 +176,28 @@ class CompileWatch:
         self._verdict: set[int] = set()
         self._tasks: set[asyncio.Task[None]] = set()
         self._finishing: set[int] = set()
+        #: the job each follower follows (:func:`_identity`)
+        self._jobs: dict[int, tuple[object, ...]] = {}
 
     def follow(self, job: JobRecord, attempt: int | None) -> TraceFollower | None:
         """Follow ``job``'s trace (when it writes one) as ``attempt``'s; needs a running loop."""
         n = attempt if attempt is not None else job.attempt
-        if not job.trace_dir or n in self.followers:
+        if not job.trace_dir or (n in self.followers and self._jobs.get(n) == _identity(job)):
             return self.followers.get(n)
         try:
             asyncio.get_running_loop()
         except RuntimeError:
             return None  # at start-up outside a loop: the journal holds what was read before
+        stale = self.followers.pop(n, None)
+        if stale is not None:
+            # another job under the same number (a relaunch's job carries the next attempt's number
+            # and directory): what its follower read is not this job's, so it ends unread
+            self.summaries.pop(n, None)
+            self._finishing.discard(n)
+            self._spawn(stale.close(), f"compile-stale-{n}")
         for old in [a for a in self.followers if a != n]:
             self.job_ended(old)  # an older attempt's job is over by now: its last whole read
+        self._jobs[n] = _identity(job)
         fol = self.followers[n] = TraceFollower(self.transport, job.trace_dir, lambda: self._changed(n))
         slots = getattr(self.transport, "slots", None)
         if slots is None or slots.limit >= NEED["compile"]:
@@ -246,10 +261,10 @@ class CompileWatch:
             fol.live = await fol.read_whole()
         except (RemoteError, OSError, asyncio.TimeoutError) as e:
             log.info("the final read of %s failed: %s", fol.directory, e)
-        self._changed(attempt, final=True, summary=fol.live.summary())
-        if self.followers.get(attempt) is fol:
+        if self.followers.get(attempt) is fol:  # else another job took the number meanwhile: not its summary
+            self._changed(attempt, final=True, summary=fol.live.summary())
             self.followers.pop(attempt)
-        self._finishing.discard(attempt)
+            self._finishing.discard(attempt)
         return self.summaries.get(attempt)
 
     async def _stop(self, attempt: int) -> None:
