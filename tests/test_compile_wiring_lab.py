@@ -5,7 +5,8 @@ The job (tests/lab/jobs/replay_trace.py) needs no torch: it writes a recorded tr
 trains.  The filter runs in the container on its own channel; the engine's summary, the journal,
 ``cockpit history --json``, the verdict's words and the pruning of old trace directories are
 checked, and what crossed the link and the filter's CPU are measured (printed, and written to
-``$COCKPIT_COMPILE_MEASURE`` when set).  One more test runs a real torch job (marked ``torch``).
+``$COCKPIT_COMPILE_MEASURE`` when set).  Real torch jobs through whole attempts:
+tests/test_compile_torch_lab.py.
 """
 
 from __future__ import annotations
@@ -33,8 +34,6 @@ from tests.lab.runs import script_command
 pytestmark = pytest.mark.lab
 
 FIXTURES = Path(__file__).parent / "fixtures" / "torch_trace"
-TORCH_JOBS = Path(__file__).parent / "lab" / "torch_jobs"
-TORCH_PYTHON = os.environ.get("COCKPIT_TORCH_PYTHON")
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 
@@ -229,19 +228,3 @@ async def test_the_users_own_torch_trace_is_read_and_not_replaced(lab: Any, lab_
     final = next(u for u in updates if u.final).summary
     assert final.ranks == [0, 1] and comparable(final) == comparable(expected("two_ranks"))
 
-
-@pytest.mark.torch
-@pytest.mark.skipif(not TORCH_PYTHON, reason="set COCKPIT_TORCH_PYTHON to a Python that has torch")
-async def test_a_real_torch_job_through_an_attempt(lab: Any, lab_config: Any, engines: Any) -> None:
-    ws = Path(lab.workspace())
-    shutil.copy(TORCH_JOBS / "recompile_storm.py", ws / "recompile_storm.py")
-    cmd = f"{TORCH_PYTHON} {ws}/recompile_storm.py"
-    eng = engines(lab_config(job={"command": cmd, "startup_timeout": 120, "progress_pattern": "recompile_storm done"}))
-    updates = collect(eng)
-    res = await eng.attempt("real torch")
-    assert res.outcome is Outcome.PASSED, res.verdict.summary()
-    await await_for(lambda: any(u.final for u in updates), 60, "the final summary")
-    s = next(u for u in updates if u.final).summary
-    grow = s.frame("grow")
-    assert grow is not None and grow.compiles == 4 and grow.limit_hit and s.torch_version
-    assert [a.kind for a in s.alerts] == ["recompile_limit"]
