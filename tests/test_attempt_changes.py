@@ -29,6 +29,8 @@ dest = "{ws}"
 paths = []
 [journal]
 path = "{tmp_path}/j/journal.jsonl"
+[verify]
+settle = 0.5
 """
     return parse_config(text), src
 

@@ -25,7 +25,7 @@ def _no_tmux(monkeypatch):
     monkeypatch.delenv("TMUX", raising=False)  # never talk to the developer's tmux
 
 
-def config_text(tmp: Path, *, on_save: bool = False, theme: str = "dark", ui_extra: str = "") -> str:
+def config_text(tmp: Path, *, on_save: bool = False, theme: str = "dark", ui_extra: str = "", sleep: float = 5) -> str:
     src, ws = tmp / "src", tmp / "ws"
     return f"""
 [target]
@@ -33,7 +33,7 @@ name = "lab"
 transport = "local"
 [job]
 workdir = "{ws}"
-command = "{sys.executable} train.py; sleep 5"
+command = "{sys.executable} train.py; sleep {sleep:g}"
 log = "{ws}/train-{{attempt}}.log"
 progress_pattern = '^step'
 stop_timeout = 1
@@ -67,7 +67,7 @@ def make_app(tmp: Path, **kw: Any) -> CockpitApp:
     (src / "train.py").write_text("lr = 1e-3\nprint('step 1')\n")
     (src / "drafter.py").write_text("k = 4\n")
     path = tmp / "cockpit.toml"
-    path.write_text(config_text(tmp, on_save=kw.pop("on_save", False), theme=kw.pop("theme", "dark")))
+    path.write_text(config_text(tmp, on_save=kw.pop("on_save", False), theme=kw.pop("theme", "dark"), sleep=kw.pop("sleep", 5)))
     cfg = load_config(path)
     app = create_app(cfg, engine=make_engine(cfg), refresh=False, **kw)
     app.owns_engine = True

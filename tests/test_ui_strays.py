@@ -11,7 +11,8 @@ from tests.test_ui_support import wait_for
 
 
 async def test_a_stray_is_shown_and_stopped_only_when_the_user_says_yes(tmp_path: Path):
-    app = make_app(tmp_path)
+    # the job (and so the stray) sleeps long enough to outlive the attempt's strays stage on a loaded machine
+    app = make_app(tmp_path, sleep=120)
     ws = tmp_path / "ws"
     (ws / "train.py").write_text("print('step 1')\n")
     # the same command line in the same workdir, started by hand: a stray

@@ -407,6 +407,9 @@ enabled = false
 
 [journal]
 path = "{tmp_path / 'j' / 'journal.jsonl'}"
+
+[verify]
+settle = 0.5
 """)
     (tmp_path / "ws").mkdir(exist_ok=True)
     return cfg
