@@ -68,7 +68,7 @@ class Deadline:
 
     def waiting(self, what: str) -> str:
         """The progress stage's words while it waits for ``what``."""
-        if self.phase == "compiling" and self.busy:
+        if self.busy:  # the first compile, or a later one (another frame, the backward) after it
             c = self.busy[0]
             return f"{compiling_words(c.function, c.where, c.seconds).removeprefix('still ')}; then {what}; {self.note}"
         return f"{what}; {self.note}" if self.note else what
