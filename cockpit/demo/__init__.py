@@ -20,6 +20,12 @@ The demo's home is ``$XDG_CACHE_HOME/cockpit/demo`` (``~/.cache/cockpit/demo``):
     run/gpu.json                the job's load, read by that nvidia-smi
     journal.jsonl               the attempt journal
 
+With ``TORCH_TRACE`` set (``[compile] trace``, on in the demo's config), the job writes
+torch.compile's structured trace as torch does: its compiled frames (the drafters' on worker threads,
+the target model's ``forward`` and ``train_step`` on the main thread), a recompile when the batch
+grows, a graph break at ``loss.item()``, and inductor cache misses after clear-cache (hits on a
+relaunch), so cockpit's compile view (``T``) has a real account to show.
+
 A newcomer's loop: attempt (ends ``failed``, layer ``app``) → :func:`apply_fix` → attempt (ends
 ``passed``).  :func:`unapply_fix` brings the bug back, :func:`reset_demo` the shipped working copy.
 """
@@ -281,6 +287,9 @@ def _config_data(paths: DemoPaths) -> dict[str, dict[str, Any]]:
         "verify": {"settle": 3.0, "fate_interval": 1.0, "stall_after": 5.0},
         "deploy": {"source": str(paths.src), "dest": str(ws)},
         "cache": {"paths": [str(paths.cache)]},
+        # the job writes torch.compile's structured trace (minitorch writes torch's format) into
+        # TORCH_TRACE, which cockpit sets per attempt: the compile view (T) and history's compile summary
+        "compile": {"trace": True},
         "gpu": {"nvidia_smi": str(paths.nvidia_smi)},
         "journal": {"path": str(paths.journal)},
     }

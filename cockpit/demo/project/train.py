@@ -1,7 +1,10 @@
 """The cockpit demo's training job: a target model, three drafter threads, a step loop.
 
 Run it as cockpit does: ``python train.py`` in this directory, stdout and stderr into one log.
-It prints ``step N loss X lr Y`` every 0.2 s until stopped (SIGTERM/SIGINT).  Training starts
+It prints ``step N loss X lr Y`` every 0.2 s until stopped (SIGTERM/SIGINT).  Each step runs the
+target model (``model.py``) on a batch that grows during the warm-up (8, then 16, then 32) and
+``train_step``; both are compiled (their compiles go to ``$TORCH_TRACE``: the first new batch size
+recompiles ``forward``, and ``train_step`` breaks its graph at ``loss.item()``).  Training starts
 while the drafters still compile (drafting joins in once they are ready), so when drafter threads
 die with the FX error the main loop *keeps printing steps* for a few seconds, as the seed's
 pipeline did, before it notices and exits 1.  A log with progress lines and dead threads is not a
@@ -9,6 +12,8 @@ healthy job: cockpit must say ``failed (app)`` however those lines interleave.
 
 Environment:
   TORCHINDUCTOR_CACHE_DIR   where compiled graphs are cached (as with torch)
+  TORCH_TRACE               a directory: every compile is written there in torch's structured
+                            trace format (as with torch), for cockpit's compile view
   COCKPIT_DEMO_GPU_STATE    JSON file the demo's simulated nvidia-smi reads (load, memory, pid)
   COCKPIT_DEMO_MAX_SECONDS  stop on its own after this long (default 1800), so a forgotten
                             demo job does not run for ever
@@ -32,6 +37,7 @@ import minitorch
 from console import exit_now, install_thread_excepthook, say
 from drafter import Drafter
 from minitorch._inductor import codecache
+from model import Loss, TargetModel
 
 DRAFTER_LAYERS = (2, 3, 4)
 LOAD_SHARDS = 4
@@ -40,6 +46,19 @@ STEP_S = 0.2
 BASE_LR = 3e-4
 #: how long the main loop goes on after a drafter died before it gives up (the seed's "few seconds")
 DEAD_GRACE_S = 2.0
+#: the batch size grows during the warm-up: (first step, size)
+BATCH_WARMUP = ((1, 8), (10, 16), (25, 32))
+
+
+def batch_size(step: int) -> int:
+    return [size for first, size in BATCH_WARMUP if step >= first or first == 1][-1]
+
+
+def train_step(loss: Loss) -> float:
+    """Backward and the optimizer's update after the forward pass, then the loss as a Python float
+    for the log line (dynamo breaks the graph at the ``.item()``)."""
+    loss.backward()
+    return loss.item()
 
 
 class GpuState:
@@ -116,6 +135,8 @@ def main() -> int:
     for t in threads:
         t.start()
 
+    model = minitorch.record_compiles(TargetModel().forward)
+    step_fn = minitorch.record_compiles(train_step)
     say("[train] training starts; drafting joins in as the drafters finish compiling")
     rng = random.Random(os.getpid())  # each launch its own noise: attempts overlaid in the metrics pane stay apart
     step = 0
@@ -135,7 +156,11 @@ def main() -> int:
             give_up(gpu, drafters, threads, dead)
         crash.check(step)
         step += 1
-        loss = 0.42 + 2.1 * math.exp(-step / 90) + rng.uniform(-0.02, 0.02)
+        size = batch_size(step)
+        if size != batch_size(step - 1):
+            say(f"[train] warm-up: batch size {size}")
+        noise = step_fn(model([rng.uniform(-0.02, 0.02) for _ in range(size)]))
+        loss = 0.42 + 2.1 * math.exp(-step / 90) + noise
         lr = BASE_LR * min(1.0, step / 25)
         drafted = sum(d.tokens for d in drafters)
         say(f"step {step} loss {loss:.4f} lr {lr:.2e} drafted {drafted}")

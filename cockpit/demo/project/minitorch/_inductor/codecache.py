@@ -1,4 +1,8 @@
-"""The inductor cache: compiled graphs land in ``$TORCHINDUCTOR_CACHE_DIR`` (as in torch)."""
+"""The inductor cache: compiled graphs land in ``$TORCHINDUCTOR_CACHE_DIR`` (as in torch).
+
+A graph's key is a hash of what was compiled; a compile whose key is already there is a cache hit
+(the trace says ``fx_graph_cache_hit``), else a miss that stores it (``fx_graph_cache_miss``).
+"""
 
 from __future__ import annotations
 
@@ -26,13 +30,24 @@ def cached_entries() -> int:
     return n
 
 
-def write_graph(name: str, graph: object) -> str:
-    """Store a "compiled" graph; returns its path."""
+def graph_key(name: str, graph: object) -> str:
+    """The cache key of a graph: its name and its nodes (the same code compiles to the same key)."""
     nodes = [f"{n.op}:{n.target}" for n in getattr(graph, "nodes", [])]
-    key = hashlib.sha256(f"{name}:{nodes}".encode()).hexdigest()
-    folder = os.path.join(cache_dir(), "fxgraph", key[:2])
+    return "f" + hashlib.sha256(f"{name}:{nodes}".encode()).hexdigest()[:51]
+
+
+def lookup(key: str, note: str = "") -> bool:
+    """Is ``key`` in the cache?  A miss stores it, so the next run hits.  Returns hit or miss."""
+    folder = os.path.join(cache_dir(), "fxgraph", key[1:3])
+    path = os.path.join(folder, key)
+    if os.path.exists(path):
+        return True
     os.makedirs(folder, exist_ok=True)
-    path = os.path.join(folder, "f" + key[:40])
     with open(path, "w") as fh:
-        fh.write(f"# compiled by minitorch inductor: {name}\n# {len(getattr(graph, 'nodes', []))} nodes\n")
-    return path
+        fh.write(f"# compiled by minitorch inductor: {note or key}\n")
+    return False
+
+
+def write_graph(name: str, graph: object) -> bool:
+    """Store a "compiled" graph; True when it was in the cache already (a hit)."""
+    return lookup(graph_key(name, graph), f"{name}, {len(getattr(graph, 'nodes', []))} nodes")

@@ -5,7 +5,8 @@ from typing import Any
 from . import codecache
 
 
-def compile_fx(gm: Any, name: str) -> Any:
-    """"Lower" a traced graph: write it to the cache and return something to call."""
-    codecache.write_graph(name, gm.graph)
-    return gm
+def compile_fx(gm: Any, name: str) -> tuple[Any, bool]:
+    """"Lower" a traced graph: look it up in the cache (storing it on a miss); returns something to
+    call, and whether the cache had it."""
+    hit = codecache.write_graph(name, gm.graph)
+    return gm, hit
