@@ -103,16 +103,37 @@ LAB_FIXTURES = frozenset({"lab", "fresh_lab", "lab_config"})
 E2E_FILES = frozenset({"test_front_door.py", "test_ui_tmux.py", "test_serve_browser.py", "test_runtime_podman_real.py"})
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    # xdist's --dist loadfile hands out the files in the order collection left them (below), not
+    # re-sorted by their number of tests
+    if hasattr(config.option, "loadscopereorder"):
+        config.option.loadscopereorder = False
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Mark the slow tiers so ``./scripts/test --quick`` (``-m "not lab and not e2e"``) keeps only
     the tests that need no lab and no real terminal: ``lab`` for a test that uses a lab fixture or
-    lives in a ``*_lab.py`` file, ``e2e`` for the terminal, browser and engine files."""
+    lives in a ``*_lab.py`` file, ``e2e`` for the terminal, browser and engine files.
+
+    Then order the files for the two workers of ``--dist loadfile``: the files with a slow test
+    (``lab`` or ``e2e``) first, the quick tier's after them, each group biggest file first (a
+    file's tests keep their order).  A worker takes the next file when it is nearly done, so the
+    run ends on the many small quick files and the two workers finish together, instead of one
+    running a lab file with a few long tests (a Slurm cluster, a browser) while the other waits.
+    """
+    slow: dict[Path, bool] = {}
+    count: dict[Path, int] = {}
     for item in items:
         name = item.path.name
         if name.endswith("_lab.py") or LAB_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.lab)
         if name in E2E_FILES:
             item.add_marker(pytest.mark.e2e)
+        is_slow = item.get_closest_marker("lab") is not None or item.get_closest_marker("e2e") is not None
+        slow[item.path] = slow.get(item.path, False) or is_slow
+        count[item.path] = count.get(item.path, 0) + 1
+    first = {path: i for i, path in enumerate(dict.fromkeys(item.path for item in items))}
+    items.sort(key=lambda item: (not slow[item.path], -count[item.path], first[item.path]))
 
 
 @pytest.fixture

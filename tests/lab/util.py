@@ -25,7 +25,11 @@ WAIT_SCALE = max(1.0, float(os.environ.get("COCKPIT_WAIT_SCALE") or 1.0))
 
 class _Deadline:
     """The polling schedule shared by :func:`wait_for` and :func:`await_for`: a first check at
-    once, then a short interval growing 1.5x up to ``max_interval``, never past the deadline."""
+    once, then a short interval growing 1.5x up to ``max_interval``, never past the deadline.
+
+    A check that costs more than the interval (a remote command, a /proc scan) is followed by a
+    wait as long as the check took: polling never takes more than half of the time (a back-to-back
+    loop of checks starves what it waits for on a loaded machine), and cheap checks stay quick."""
 
     def __init__(self, timeout: float, interval: float, max_interval: float) -> None:
         timeout *= WAIT_SCALE
@@ -34,14 +38,16 @@ class _Deadline:
         self.delay = interval
         self.max_interval = max(interval, max_interval)
 
-    def next_delay(self, predicate: Callable[..., object], message: str | Callable[[], str] | None) -> float:
-        """Seconds to wait before the next check; raises :class:`WaitTimeout` once time is up."""
+    def next_delay(self, predicate: Callable[..., object], message: str | Callable[[], str] | None,
+                   spent: float = 0.0) -> float:
+        """Seconds to wait before the next check (``spent``: what the last check took); raises
+        :class:`WaitTimeout` once time is up."""
         left = self.end - time.monotonic()
         if left <= 0:
             text = message() if callable(message) else message
             name = getattr(predicate, "__name__", repr(predicate))
             raise WaitTimeout(f"condition {name} not met within {self.timeout:g}s" + (f": {text}" if text else ""))
-        delay = min(self.delay, left)
+        delay = min(max(self.delay, spent), left)
         self.delay = min(self.delay * 1.5, self.max_interval)
         return delay
 
@@ -63,10 +69,11 @@ def wait_for(
     """
     deadline = _Deadline(timeout, interval, max_interval)
     while True:
+        start = time.monotonic()
         value = predicate()
         if value:
             return value
-        time.sleep(deadline.next_delay(predicate, message))
+        time.sleep(deadline.next_delay(predicate, message, time.monotonic() - start))
 
 
 async def await_for(
@@ -87,11 +94,12 @@ async def await_for(
     """
     deadline = _Deadline(timeout, interval, interval if max_interval is None else max_interval)
     while True:
+        start = time.monotonic()
         got = predicate()
         value = await got if inspect.isawaitable(got) else got
         if value:
             return value
-        await pause(deadline.next_delay(predicate, message))
+        await pause(deadline.next_delay(predicate, message, time.monotonic() - start))
 
 
 def free_port(host: str = "127.0.0.1") -> int:
