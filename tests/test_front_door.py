@@ -1,6 +1,7 @@
 """The front door: the installed ``cockpit`` command, called the way the README and ``--help`` show it.
 
-Every test runs the real entry point (``cockpit`` on the PATH, as ``pip install`` made it) in a
+Every test runs the real entry point (the ``cockpit`` script ``pip install`` made for this
+Python, else ``cockpit`` on the PATH: a pyenv shim there runs bash and pyenv before it) in a
 subprocess, from a temporary HOME and working directory, with no ``$COCKPIT_CONFIG`` unless the
 test sets it.  The world holds five configs, each for a target whose SSH port is closed (an
 action fails fast at the ``ssh`` layer and names the port):
@@ -22,6 +23,7 @@ import shlex
 import shutil
 import socket
 import subprocess
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -29,7 +31,13 @@ import pytest
 
 from tests.lab.util import WaitTimeout, wait_for
 
-COCKPIT = shutil.which("cockpit")
+
+def _entry_point() -> str | None:
+    beside = Path(sys.executable).parent / "cockpit"
+    return str(beside) if os.access(beside, os.X_OK) else shutil.which("cockpit")
+
+
+COCKPIT = _entry_point()
 pytestmark = pytest.mark.skipif(COCKPIT is None, reason="the cockpit entry point is not installed (pip install -e .)")
 
 
