@@ -92,7 +92,7 @@ async def test_slow_but_steady_progress_is_never_flagged(lab, lab_config, engine
     log_path = res.job.log_path
     # six silent evaluations of 1 s each, every one within the 3 s threshold
     await await_for(lambda: lab.exec_in(200, f"grep -c '^step' {log_path}").stdout.strip().isdigit()
-                    and int(lab.exec_in(200, f"grep -c '^step' {log_path}").stdout) >= 70, 30, "70 steps")
+                    and int(lab.exec_in(200, f"grep -c '^step' {log_path}").stdout) >= 70, 30, "70 steps", interval=0.3)
     assert "stalled" not in fates(cfg, res.attempt), fates(cfg, res.attempt)
 
 

@@ -214,7 +214,7 @@ async def test_headless_status_reconciles_after_the_tui_closed(lab, lab_config):
     assert res.outcome is Outcome.PASSED
     assert fate_of(cfg, res.attempt).state == "running"
     log_path = res.job.log_path
-    await await_for(lambda: "loss is NaN" in lab.exec_in(200, f"cat {log_path}").stdout, timeout=15)
+    await await_for(lambda: "loss is NaN" in lab.exec_in(200, f"cat {log_path}").stdout, timeout=15, interval=0.2)
     report = await collect_status(cfg, quick=True)
     la = report["latest_attempt"]
     assert la["outcome"] == "passed" and la["fate"]["state"] == "died" and la["fate"]["layer"] == "app"
@@ -255,7 +255,7 @@ async def test_a_stray_from_another_journal_cannot_leak_its_exit_status(lab, lab
     assert "1 copy of the job that cockpit did not start" in strays.detail and "left running" in strays.detail
     assert res_a.job.pid_file != res_b.job.pid_file and res_a.job.exit_file != res_b.job.exit_file
     # A's job exits 0 while B's is still young: B's verdict and fate are B's own
-    await await_for(lambda: lab.exec_in(200, f"cat {res_a.job.exit_file} 2>/dev/null").stdout.strip() != "", timeout=20)
+    await await_for(lambda: lab.exec_in(200, f"cat {res_a.job.exit_file} 2>/dev/null").stdout.strip() != "", timeout=20, interval=0.2)
     v = await b.run_action("verify")
     alive = [s for s in v.stages if s.name == "alive"][0]
     assert alive.status is Status.OK and "running" in alive.detail, v.summary()
