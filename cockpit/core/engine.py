@@ -26,7 +26,7 @@ from .actions.adopt import job_reader as reader_for  # adopted jobs too (no pid 
 from .actions.base import ActionContext
 from .actions.cache import clear_cache
 from .actions.deploy import deploy
-from .actions.job import JobRecord, launch, stop
+from .actions.job import JobRecord, stop
 from .actions.jobstate import JobReader
 from .actions.reboot import reboot
 from .actions.stacks import StackDump, dump_stacks
@@ -34,7 +34,6 @@ from .actions.strays import strays_stage
 from .actions.verify import verify
 from .adoption import ADOPT_NOTE, ADOPT_TRIGGER, run_adoption
 from .attempt import AttemptResult, run_attempt
-from .compile_cache import compile_cache_stage
 from .compile_follow import CompileWatch
 from .config import Config
 from .config.actions import ActionConfig
@@ -46,6 +45,7 @@ from .layers import Layer, Stage, Status, Verdict
 from .metrics import MetricsStore
 from .observe import Observer
 from .redact import Redactor
+from .relaunch import LAUNCH_NOTES, run_launch
 from .remote import make_transport
 from .remote.base import RemoteError, Transport
 from .runtimes import runtime_for
@@ -332,34 +332,34 @@ class Engine:
             ctx = self.context()
             v = Verdict(name)
             await check_connectivity(self.transport, self.cfg, v, on_stage=ctx.on_stage)
-            if v.failed_stage is None:
+            if v.failed_stage is None and name in LAUNCH_NOTES:
+                await self._launched(await run_launch(self, name, v, self.context, self._stop_step))
+            elif v.failed_stage is None:
                 await self._action(name, ctx, v)
             v.finish()
             self.publish(ActionFinished(name, v, duration_s=time.monotonic() - t0))
             return v
+
+    async def _launched(self, res: AttemptResult | None) -> None:
+        """A launch or relaunch journalled as an attempt (:mod:`.relaunch`): its job is the target's
+        job from now on, followed to its end as an attempt's is."""
+        if res is None:
+            return
+        self.compile.verdict_recorded(res.attempt)
+        if res.job is not None and res.job.started:
+            self.set_job(res.job, res.attempt)
+            await self._first_fate(res)
+            self.follow(res.attempt, res.job, res.reader)
 
     async def _action(self, name: str, ctx: ActionContext, v: Verdict) -> None:
         run: dict[str, Callable[[ActionContext, Verdict], Awaitable[Any]]] = {
             "deploy": deploy,
             "clear-cache": clear_cache,
             "stop": self._stop_step,
-            "launch": lambda c, vv: self._launch(c, vv, self.journal.next_id()),
             "verify": self._verify_now,
-            "relaunch": self._relaunch,
             "reboot": self._reboot,
         }
         await run[name](ctx, v)
-
-    async def _relaunch(self, ctx: ActionContext, v: Verdict) -> None:
-        await self._stop_step(ctx, v)
-        if v.failed_stage is None:
-            job = await self._launch(ctx, v, self.journal.next_id())
-            if job is not None and v.failed_stage is None:
-                await verify(ctx, job, v)
-                if v.failed_stage is None and not v.pending and job.trace_dir:  # no clear: the cache's hits as information
-                    found = await compile_cache_stage(ctx, job, cleared=False)
-                    if found is not None:
-                        v.add(found)
 
     async def _reboot(self, ctx: ActionContext, v: Verdict) -> None:
         job, attempt = self.job, self.job_attempt
@@ -386,12 +386,6 @@ class Engine:
             except RemoteError:
                 return
             self.record_fate(self.job_attempt, fate)
-
-    async def _launch(self, ctx: ActionContext, v: Verdict, attempt: int) -> JobRecord | None:
-        _, job = await launch(ctx, attempt, v)
-        if job is not None:
-            self.set_job(job, None)
-        return job
 
     # -- the user's own actions ([[actions]]) ---------------------------------------------------
     @property

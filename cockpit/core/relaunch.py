@@ -1,0 +1,96 @@
+"""``launch`` and ``relaunch`` on their own (no deploy, no clear-cache): journalled as attempts.
+
+A job cockpit starts is a job the next cockpit must find and stop.  Before, a bare launch or
+relaunch only told the engine of *this* process: ``cockpit relaunch`` followed by ``cockpit stop``
+(two processes) called the relaunched job "a copy of the job that cockpit did not start" and left
+it running, and the next attempt launched beside it.  Now each is an attempt of its own, noted
+``relaunch`` or ``launch``: the stop's stages, the job record (written the moment the spawn
+answers, before verify), the verdict, the outcome and later the fate and the torch.compile summary
+go in the journal as for any attempt, so ``history``, ``compare``, ``stop``, ``status`` and the TUI
+see it.  The verdict returned keeps the action's own stage names (``identify job``, ``spawn``,
+``progress``…), without the attempt's ``stop: …`` prefixes: it is still that action's verdict.
+
+A connection that fails before anything runs journals nothing (nothing changed in the target);
+a stop that fails journals nothing either (the recorded job is still the one that runs).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
+
+from .actions.base import ActionContext
+from .actions.job import JobRecord, launch
+from .actions.verify import verify
+from .attempt import AttemptResult
+from .compile_cache import compile_cache_stage
+from .layers import Outcome, Stage, Status, Verdict, outcome_of
+from .outcome import code_ran
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .engine import Engine
+
+__all__ = ["run_launch", "LAUNCH_NOTES"]
+
+#: the note of the attempt each action journals
+LAUNCH_NOTES = {"launch": "launch", "relaunch": "relaunch"}
+
+
+async def run_launch(engine: Engine, name: str, v: Verdict, make_ctx: Callable[[Callable[[str, Stage], None]], ActionContext],
+                     stop_step: Callable[[ActionContext, Verdict], Awaitable[None]]) -> AttemptResult | None:
+    """``relaunch`` (stop, then launch) or ``launch``, verified, as an attempt; connectivity has
+    passed.  None when nothing was launched (the stop failed)."""
+    cfg, journal = engine.cfg, engine.journal
+    aid: int | None = None
+    pending: list[tuple[str, Stage]] = []
+
+    def record(action: str, stage: Stage) -> None:
+        if stage.status is Status.RUNNING:
+            return
+        if aid is None:
+            pending.append((action, stage))
+            return
+        if action == "launch" and stage.name == "spawn" and "job" in stage.data:
+            journal.record_job(aid, stage.data["job"])  # first: a cockpit that dies now is still found by the next
+        journal.record_stage(aid, action, stage)
+
+    ctx = make_ctx(record)
+    if name == "relaunch":
+        await stop_step(ctx, v)
+        if v.failed_stage is not None:
+            return None
+    aid = journal.start_attempt(LAUNCH_NOTES[name], cfg.display_name, log_path=cfg.log_path(journal.next_id()))
+    for action, stage in pending:
+        journal.record_stage(aid, action, stage)
+    finished = False
+    try:
+        _, job = await launch(ctx, aid, v)
+        if job is not None and v.failed_stage is None:
+            await verify(ctx, job, v)
+            if v.failed_stage is None and not v.pending and job.trace_dir:  # no clear: the cache's hits as information
+                found = await compile_cache_stage(ctx, job, cleared=False)
+                if found is not None:
+                    v.add(found)
+                    if ctx.on_stage is not None:
+                        ctx.on_stage("compile", found)
+        v.finish()
+        journal.record_verdict(aid, name, v)
+        result = _result(aid, v, ctx, job)
+        journal.finish_attempt(aid, result.outcome, layer=v.layer, summary=v.summary(), first_error=result.first_error)
+        finished = True
+        return result
+    finally:
+        if not finished:
+            with contextlib.suppress(OSError):  # the journal's own disk is gone: nothing more to record
+                journal.finish_attempt(aid, Outcome.INTERRUPTED, layer=v.layer, summary="cockpit stopped before a verdict")
+
+
+def _result(aid: int, v: Verdict, ctx: ActionContext, job: JobRecord | None) -> AttemptResult:
+    scan = ctx.log_scan
+    outcome = outcome_of(v, job_started=job is not None and job.started, ran=code_ran(scan))
+    first_error = scan.error() if scan is not None else None
+    fs = v.failed_stage
+    if first_error is None and fs is not None and fs.data.get("first_error"):
+        first_error = fs.data["first_error"]
+    return AttemptResult(aid, outcome, v, first_error, job, reader=ctx.job_reader)
