@@ -167,7 +167,7 @@ class Classifier(TracebackAssembler):
         """Classify one line (without its newline); returns the matches it completed."""
         self.line_no += 1
         prev, self._prev_line = self._prev_line, line
-        if self._fast and self._prefilter(line) is None:
+        if self._fast and not self._prefilter(line):
             return []
         self._before = prev
         out = self._slow(line)
@@ -176,12 +176,38 @@ class Classifier(TracebackAssembler):
         return out
 
     def feed_many(self, lines: Iterable[str]) -> list[Match]:
+        """Classify a batch (what ``feed`` does line by line): the shapes of the whole batch are
+        taken at once (:meth:`~.sig_prefilter.Prefilter.shapes`), a line whose shape is known
+        clean is only counted, and a batch of such lines costs one pass in C."""
+        batch = lines if isinstance(lines, list) else list(lines)
         out: list[Match] = []
-        feed = self.feed
-        for line in lines:
-            r = feed(line)
+        shapes = self._prefilter.shapes(batch) if batch and self._fast else None
+        if shapes is None:
+            for line in batch:
+                r = self.feed(line)
+                if r:
+                    out.extend(r)
+            return out
+        clean = self._prefilter.clean
+        if clean.issuperset(shapes):
+            self.line_no += len(batch)
+            self._prev_line = batch[-1]
+            return out
+        skipped = 0  # lines just before ``i`` that were only counted
+        for i, shape in enumerate(shapes):
+            if self._fast and shape in clean:
+                skipped += 1
+                continue
+            if skipped:
+                self.line_no += skipped
+                self._prev_line = batch[i - 1]
+                skipped = 0
+            r = self.feed(batch[i])
             if r:
                 out.extend(r)
+        if skipped:
+            self.line_no += skipped
+            self._prev_line = batch[-1]
         return out
 
     def flush(self) -> list[Match]:

@@ -102,9 +102,9 @@ class LogRing:
         self.total += 1
 
     def extend(self, lines: Iterable[str]) -> None:
-        for line in lines:
-            self._d.append(line)
-            self.total += 1
+        batch = lines if isinstance(lines, list) else list(lines)
+        self._d.extend(batch)
+        self.total += len(batch)
 
     def __len__(self) -> int:
         return len(self._d)
@@ -275,43 +275,65 @@ class LogFollowerState:
         if r:
             upd.matches.extend(r)
 
+    def _emit_block(self, block: bytes, upd: LogUpdate) -> None:
+        """Complete lines (``block``: without its last newline), decoded, sanitised and classified
+        as a batch; a block with an overlong line goes line by line (the cut needs bytes)."""
+        raws = block.split(b"\n")
+        if max(map(len, raws)) > self.max_line_bytes:
+            for raw in raws:
+                self._emit_line(raw, 0, upd)
+            return
+        # UTF-8 resynchronises at every ASCII byte: decoding the block is decoding each line
+        lines = [sanitize(t) for t in block.decode("utf-8", "replace").split("\n")]
+        self.ring.extend(lines)
+        upd.lines.extend(lines)
+        r = self.classifier.feed_many(lines)
+        if r:
+            upd.matches.extend(r)
+
+    def _take_tail(self, chunk: bytes) -> None:
+        """The unfinished last line waits for its newline (up to ``max_line_bytes`` of it)."""
+        if self._drop_to_newline:
+            return
+        room = self.max_line_bytes - len(self._partial)
+        if room > 0:
+            self._partial += chunk[:room]
+            self._partial_cut += max(0, len(chunk) - room)
+        else:
+            self._partial_cut += len(chunk)
+
     def _consume(self, data: bytes, upd: LogUpdate, now: float) -> None:
         if not data:
             return
         cut_before = self.lines_cut
         pos = 0
-        n = len(data)
-        while pos < n:
-            nl = data.find(b"\n", pos)
+        if self._drop_to_newline or self._partial or self._partial_cut:  # the first line was begun before
+            nl = data.find(b"\n")
             if nl < 0:
-                chunk = data[pos:]
-                if self._drop_to_newline:
-                    break
-                room = self.max_line_bytes - len(self._partial)
-                if room > 0:
-                    self._partial += chunk[:room]
-                    self._partial_cut += max(0, len(chunk) - room)
-                else:
-                    self._partial_cut += len(chunk)
-                break
-            chunk = data[pos:nl]
-            pos = nl + 1
-            if self._drop_to_newline:
-                self._drop_to_newline = False
-                continue
-            if self._partial or self._partial_cut:
-                room = self.max_line_bytes - len(self._partial)
-                if room > 0:
-                    self._partial += chunk[:room]
-                    cut = self._partial_cut + max(0, len(chunk) - room)
-                else:
-                    cut = self._partial_cut + len(chunk)
-                raw = bytes(self._partial)
-                self._partial = bytearray()
-                self._partial_cut = 0
-                self._emit_line(raw, cut, upd)
+                self._take_tail(data)
+                pos = len(data)
             else:
-                self._emit_line(chunk, 0, upd)
+                chunk = data[:nl]
+                pos = nl + 1
+                if self._drop_to_newline:
+                    self._drop_to_newline = False
+                else:
+                    room = self.max_line_bytes - len(self._partial)
+                    if room > 0:
+                        self._partial += chunk[:room]
+                        cut = self._partial_cut + max(0, len(chunk) - room)
+                    else:
+                        cut = self._partial_cut + len(chunk)
+                    raw = bytes(self._partial)
+                    self._partial = bytearray()
+                    self._partial_cut = 0
+                    self._emit_line(raw, cut, upd)
+        last = data.rfind(b"\n", pos)
+        if last >= pos:
+            self._emit_block(data[pos:last], upd)
+            pos = last + 1
+        if pos < len(data):
+            self._take_tail(data[pos:])
         if self.lines_cut > cut_before:
             k = self.lines_cut - cut_before
             self._event(upd, "line-cut", now, f"{k} line(s) longer than {self.max_line_bytes} bytes were cut")

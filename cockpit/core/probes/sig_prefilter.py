@@ -4,6 +4,14 @@ Almost every line of a training log matches nothing.  Each signature contributes
 literal keywords that any line it matches must contain; the classifier first runs one regex made of
 all of them (factored as a trie) and only lines that hit a keyword go through the signatures' own
 regexes.  :data:`STRUCT_KEYWORDS` add the traceback structure (headers, chain markers).
+
+Python's ``re`` runs an alternation of ~70 words at ~35 ns a character (~4 µs for a step line), so
+:class:`Prefilter` first looks a line's *shape* up: its UTF-8 bytes with the ASCII digits deleted.
+Deleting digits keeps substrings (a line that contains a keyword has a shape that contains the
+keyword without its digits), so a shape that contains none of the digitless keywords proves every
+line of that shape clean.  A training log repeats a few shapes (``step | loss . | lr .e- …``): one
+``translate`` and a set look-up a line (~0.3 µs), and :meth:`Prefilter.all_clean` does a whole batch
+at once.  Case-insensitive keywords (a user's signature) turn the shape cache off.
 """
 
 from __future__ import annotations
@@ -13,7 +21,7 @@ from collections.abc import Callable, Iterable
 
 from .sig_model import Signature
 
-__all__ = ["STRUCT_KEYWORDS", "build_prefilter", "min_keywords", "trie_regex"]
+__all__ = ["STRUCT_KEYWORDS", "Prefilter", "build_prefilter", "min_keywords", "trie_regex"]
 
 _Trie = dict[str, "_Trie"]
 
@@ -21,8 +29,46 @@ _Trie = dict[str, "_Trie"]
 STRUCT_KEYWORDS = ("Traceback (most recent", "Exception in thread", "Exception ignored", "above exception")
 
 
-def build_prefilter(signatures: Iterable[Signature]) -> Callable[[str], re.Match[str] | None]:
-    """The ``search`` of one regex that hits every line a signature (or the structure) may match."""
+_DIGITS = b"0123456789"
+#: shapes remembered as clean; the set is emptied when it reaches this size (a log of ever new shapes)
+SHAPES_MAX = 4096
+
+
+class Prefilter:
+    """``prefilter(line)``: False when ``line`` matches no keyword (proved), True when it may."""
+
+    __slots__ = ("search", "_shape_search", "clean")
+
+    def __init__(self, search: Callable[[str], re.Match[str] | None],
+                 shape_search: Callable[[bytes], re.Match[bytes] | None] | None) -> None:
+        self.search = search
+        self._shape_search = shape_search
+        self.clean: set[bytes] = set()  # shapes that contain no keyword
+
+    def __call__(self, line: str) -> bool:
+        if self._shape_search is None:
+            return self.search(line) is not None
+        shape = line.encode("utf-8", "surrogatepass").translate(None, _DIGITS)
+        if shape in self.clean:
+            return False
+        if self._shape_search(shape) is None:
+            if len(self.clean) >= SHAPES_MAX:
+                self.clean.clear()
+            self.clean.add(shape)
+            return False
+        return self.search(line) is not None
+
+    def shapes(self, lines: list[str]) -> list[bytes] | None:
+        """The shape of each line of a batch in one pass in C (None: no shape cache here, or a line
+        with a newline in it); a shape in :attr:`clean` proves its line clean."""
+        if self._shape_search is None:
+            return None
+        shapes = "\n".join(lines).encode("utf-8", "surrogatepass").translate(None, _DIGITS).split(b"\n")
+        return shapes if len(shapes) == len(lines) else None
+
+
+def build_prefilter(signatures: Iterable[Signature]) -> Prefilter:
+    """A :class:`Prefilter` for every line a signature (or the structure) may match."""
     sigs = tuple(signatures)
     cs = min_keywords(k for s in sigs if not s.ignore_case for k in s.keywords)
     ci = min_keywords(k.lower() for s in sigs if s.ignore_case for k in s.keywords)
@@ -30,7 +76,12 @@ def build_prefilter(signatures: Iterable[Signature]) -> Callable[[str], re.Match
     pattern = trie_regex(cs)
     if ci:
         pattern += "|(?i:" + trie_regex(ci) + ")"
-    return re.compile(pattern).search
+    # each byte as one latin-1 character: the str helpers build the bytes pattern
+    shapes = [k.encode("utf-8", "surrogatepass").translate(None, _DIGITS).decode("latin-1") for k in cs]
+    shape_search = None
+    if not ci and shapes and all(shapes):  # a keyword of digits only would hit every shape
+        shape_search = re.compile(trie_regex(min_keywords(shapes)).encode("latin-1")).search
+    return Prefilter(re.compile(pattern).search, shape_search)
 
 
 def min_keywords(words: Iterable[str]) -> list[str]:
