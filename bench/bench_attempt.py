@@ -1,17 +1,22 @@
-"""What one full attempt costs beyond the job's own start-up, against the lab.
+"""What one full attempt costs beyond the job's own start-up and the settle window, against the lab.
 
-Baseline (same run): the job itself, started directly with ``pct exec 200 -- …`` on the lab host,
-timed from the call to its first ``step`` line.  Then ``Engine.attempt()`` with the same job:
-connect, deploy (a small source tree), clear caches, stop the previous job, launch, verify until the
-progress marker.  cockpit's own cost is the attempt's total minus the baseline.
+Baseline (same run, before each round): the job itself, started directly with ``pct exec 200 -- …``
+on the lab host, timed from the call to its first ``step`` line.  Then ``Engine.attempt()`` with the
+same job: connect, deploy (a small source tree), clear caches, stop the previous job (+ strays),
+launch, verify until the progress marker and through the settle window (``[verify] settle``).
 
-Usage: ``python bench/bench_attempt.py [--n 5] [--start-delay 1.0]``
+Each round is a **cold** attempt (a fresh Engine: a new SSH connection, nothing cached) followed by
+``--warm`` **warm** attempts on the same engine (its connection kept).  cockpit's own share of an
+attempt = its total − the round's job-alone baseline − the settle window.
+
+Usage: ``python bench/bench_attempt.py [--n 5] [--warm 2] [--start-delay 1.0] [--settle 1.0]``
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import statistics
 import subprocess
 import sys
@@ -21,9 +26,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from cockpit.core.config import load_config
+from cockpit.core.config import load_config  # noqa: E402
 from cockpit.core.engine import Engine  # noqa: E402
 from tests.lab import Lab  # noqa: E402
+
+PARTS = ("connect", "deploy", "clear-cache", "stop", "launch", "verify")
 
 
 def job_alone(lab: Lab, cmd: str) -> float:
@@ -40,8 +47,26 @@ def job_alone(lab: Lab, cmd: str) -> float:
     return dt
 
 
-async def main(n: int, delay: float) -> dict[str, float]:
-    """Prints the figures; answers the medians in ms (job alone, attempt, and each part)."""
+def _row(label: str, values: list[float]) -> str:
+    return f"  {label:<34} {statistics.median(values):8.1f} ms  (min {min(values):7.1f}, max {max(values):7.1f})"
+
+
+def report(kind: str, rows: list[dict[str, float]], settle_ms: float) -> dict[str, float]:
+    """Prints the medians of one kind (cold or warm) and answers them."""
+    out: dict[str, float] = {}
+    print(f"{kind} (n={len(rows)})")
+    for k in ("job", "attempt", *PARTS, "share"):
+        vals = [r[k] for r in rows]
+        out[k] = statistics.median(vals)
+        label = {"job": "job alone (baseline)", "attempt": "attempt total", "share": "cockpit's share"}.get(k, k)
+        if k == "share":
+            label = f"cockpit's share (total-job-{settle_ms:g})"
+        print(_row(label, vals))
+    return out
+
+
+async def main(n: int, warm: int, delay: float, settle: float) -> dict[str, dict[str, float]]:
+    """Prints the figures; answers the medians in ms for ``cold`` and ``warm``."""
     with Lab() as lab:
         lab.add_container(200)
         src = lab.dir / "src"
@@ -50,33 +75,42 @@ async def main(n: int, delay: float) -> dict[str, float]:
             (src / f"module_{i}.py").write_text(f"# module {i}\n" + "x = 1\n" * 200)
         path = Path(tempfile.mkdtemp()) / "cockpit.toml"
         cmd = lab.jobsim_command("--steps", "0", "--interval", "0.1", "--start-delay", str(delay))
-        lab.write_config(path, job={"command": cmd})
+        lab.write_config(path, job={"command": cmd}, verify={"settle": settle})
         cfg = load_config(path)
-        base = [job_alone(lab, cmd) for _ in range(n)]
-        eng = Engine(cfg)
-        totals, parts = [], []
-        for i in range(n):
-            res = await eng.attempt(f"bench {i}")
-            assert res.outcome.value == "passed", res.verdict.summary()
-            totals.append(res.timings["total"])
-            parts.append(res.timings)
-        await eng.run_action("stop")
-        await eng.close()
-    b, t = statistics.median(base), statistics.median(totals)
-    print(f"one attempt against lab container 200, job start-up {delay:g}s, 20-file source, n={n}")
-    print(f"{'job alone (pct exec → first step line)':<44} median {b * 1000:8.1f} ms")
-    print(f"{'cockpit attempt (connect → progress seen)':<44} median {t * 1000:8.1f} ms")
-    print(f"{'cockpit adds':<44} median {(t - b) * 1000:8.1f} ms  ({t / b:.2f}x the job's own start-up)")
-    out = {"job": b * 1000, "attempt": t * 1000}
-    for k in ("connect", "deploy", "clear-cache", "stop", "launch", "verify"):
-        out[k] = statistics.median(p.get(k, 0.0) for p in parts) * 1000
-        print(f"  {k:<42} median {out[k]:8.1f} ms")
+        settle_ms = cfg.verify.settle * 1000
+        cold: list[dict[str, float]] = []
+        warm_rows: list[dict[str, float]] = []
+        loads = []
+        for r in range(n):
+            loads.append(os.getloadavg()[0])
+            base = job_alone(lab, cmd) * 1000
+            eng = Engine(cfg)
+            try:
+                for i in range(1 + warm):
+                    res = await eng.attempt(f"bench {r}.{i}")
+                    assert res.outcome.value == "passed", res.verdict.summary()
+                    row = {k: res.timings.get(k, 0.0) * 1000 for k in PARTS}
+                    row["attempt"] = res.timings["total"] * 1000
+                    row["job"] = base
+                    row["share"] = row["attempt"] - base - settle_ms
+                    (cold if i == 0 else warm_rows).append(row)
+                await eng.run_action("stop")
+            finally:
+                await eng.close()
+    print(f"attempts against lab container 200: job start-up {delay:g}s, settle {settle:g}s, 20-file source; "
+          f"{n} rounds of 1 cold + {warm} warm; load average (1 min) median {statistics.median(loads):.2f}, "
+          f"max {max(loads):.2f} on {os.cpu_count()} cores")
+    out = {"cold": report("cold: fresh Engine, new SSH connection", cold, settle_ms)}
+    if warm_rows:
+        out["warm"] = report("warm: same Engine, connection kept", warm_rows, settle_ms)
     return out
 
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser()
-    ap.add_argument("--n", type=int, default=5)
+    ap.add_argument("--n", type=int, default=5, help="rounds (each: a baseline, a cold attempt, --warm warm ones)")
+    ap.add_argument("--warm", type=int, default=2, help="warm attempts per round")
     ap.add_argument("--start-delay", type=float, default=1.0)
+    ap.add_argument("--settle", type=float, default=1.0, help="[verify] settle in seconds")
     a = ap.parse_args()
-    asyncio.run(main(a.n, a.start_delay))
+    asyncio.run(main(a.n, a.warm, a.start_delay, a.settle))

@@ -21,8 +21,8 @@ import shlex
 from ..layers import Layer, Verdict
 from ..paths import check_cache_path, norm_remote_path
 from .base import ActionContext, StageFailed, VerdictBuilder, check
-from .cache_guard import REFUSED_EXIT, Judged, guard_script, parse_guard, refusal, resolve_cache_paths
-from .cache_inventory import SOURCE_WORDS, Inventory, discover_caches
+from .cache_guard import REFUSED_EXIT, Judged, guard_script, parse_guard, refusal
+from .cache_inventory import SOURCE_WORDS, Inventory, discover_and_judge
 
 __all__ = ["clear_cache", "CACHE_PLAN"]
 
@@ -73,9 +73,14 @@ async def clear_cache(ctx: ActionContext, verdict: Verdict | None = None) -> Ver
     vb = VerdictBuilder(ctx, "clear-cache", CACHE_PLAN, verdict)
     rows: list[Judged] = []
     extra: list[str] = []
+    # the text rules first: nothing reaches the target that fails them (the measure stage says why)
+    text_ok = not any(check_cache_path(p, (workdir, dest)) for p in ctx.cfg.cache.paths)
+    code = 0
     async with vb.stage("caches") as st:  # what the job uses, before anything is removed
         job = ctx.current_job
-        inv = await discover_caches(ctx, job.pid if job is not None and job.started else None)
+        # one command: the inventory, and the guard's measuring preview of [cache] paths (the measure stage's)
+        inv, rows, code = await discover_and_judge(ctx, job.pid if job is not None and job.started else None,
+                                                   list(ctx.cfg.cache.paths) if text_ok else [])
         detail, found, warn = _inventory_words(inv, workdir, dest, ctx.cfg.cache.discover)
         extra = [p for p in found if p not in paths and not check_cache_path(p, (workdir, dest))]
         st.ok(detail, found=[{"kind": f.kind, "source": f.source, "path": f.path, "kib": f.kib, "files": f.files} for f in inv.found],
@@ -92,8 +97,7 @@ async def clear_cache(ctx: ActionContext, verdict: Verdict | None = None) -> Ver
         if not paths and not extra:
             st.skip("no [cache] paths configured")
             return vb.finish()
-        rows, code = await resolve_cache_paths(ctx)
-        _refuse(rows, ctx)
+        _refuse(rows, ctx)  # judged on the target by the caches stage's command
         if code != 0 or len(rows) != len(paths):
             raise StageFailed(Layer.CONTAINER, f"could not resolve the cache paths on the target (exit {code})",
                               advice="the guard needs sh, realpath or readlink -f, and du on the target")

@@ -27,7 +27,8 @@ from .cache_guard import Judged, guard_script, parse_guard
 if TYPE_CHECKING:  # pragma: no cover
     from .base import ActionContext
 
-__all__ = ["FoundCache", "Inventory", "inventory_script", "parse_inventory", "discover_caches", "human_size", "SOURCE_WORDS"]
+__all__ = ["FoundCache", "Inventory", "inventory_script", "parse_inventory", "discover_caches", "discover_and_judge",
+           "inventory_and_guard_script", "human_size", "SOURCE_WORDS"]
 
 _LINE = re.compile(r"^cockpit-inv (\S+) (job|env|default) (\d+|\?) (\d+|\?) (/.*)$")
 PARTS = ("fxgraph", "aotautograd", "triton")
@@ -122,6 +123,36 @@ def parse_inventory(out: str) -> Inventory:
     paths = [next((f.path for f in inv.found if f.kind == k), "/-") for k in ("inductor", "triton")]
     inv.judged = [j for j in parse_guard(out, paths) if paths[j.index] != "/-"]
     return inv
+
+
+_SPLIT = "cockpit-guard-begin"
+_EXIT = re.compile(r"^cockpit-guard-exit (\d+)$", re.M)
+
+
+def inventory_and_guard_script(pid: int | None, launch_env: dict[str, str], workdir: str, dest: str, paths: list[str]) -> str:
+    """The inventory, then the guard's measuring preview of ``paths`` (``[cache] paths``), each in
+    its own subshell, in one command: clear-cache's caches and measure stages in one round trip."""
+    inv = inventory_script(pid, launch_env, workdir, dest)
+    if not paths:
+        return inv
+    guard = guard_script(paths, workdir, dest, remove=False, measure=True)
+    return f"( {inv} ); echo {_SPLIT}; ( {guard} ); echo \"cockpit-guard-exit $?\""
+
+
+async def discover_and_judge(ctx: ActionContext, pid: int | None, paths: list[str]) -> tuple[Inventory, list[Judged], int]:
+    """:func:`discover_caches` and the guard's preview of ``paths`` (as
+    :func:`~.cache_guard.resolve_cache_paths` answers it: rows in the configured order, exit
+    status) from one command; -1 as the status when the guard's part gave no exit line."""
+    cfg = ctx.cfg
+    res = await ctx.run(inventory_and_guard_script(pid, dict(cfg.job.env), cfg.job.workdir, cfg.deploy.dest or "", paths), timeout=60)
+    head, _, tail = ("\n" + res.text).partition(f"\n{_SPLIT}\n") if paths else (res.text, "", "")
+    inv = parse_inventory(head)
+    inv.exit_code = res.exit_code
+    if not paths:
+        return inv, [], 0
+    m = _EXIT.search(tail)
+    rows = sorted(parse_guard(tail, paths), key=lambda j: j.index)
+    return inv, rows, int(m.group(1)) if m else -1
 
 
 async def discover_caches(ctx: ActionContext, pid: int | None) -> Inventory:

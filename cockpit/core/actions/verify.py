@@ -63,6 +63,10 @@ VERIFY_PLAN = [
 #: a job that loads a model for minutes costs a probe every half second)
 TICK_S = 0.05
 TICK_MAX_S = 0.5
+#: for this long after launch the interval stays at most TICK_FAST_MAX_S: most jobs show their first
+#: progress within seconds, and each tick of delay there is added to every attempt
+FAST_WINDOW_S = 10.0
+TICK_FAST_MAX_S = 0.2
 #: after the first error, keep reading this long so every dying thread is named
 ERROR_GRACE_S = 0.3
 #: a leader in ``D`` this long (over consecutive readings) is stuck, not doing I/O
@@ -157,10 +161,22 @@ async def verify(ctx: ActionContext, job: JobRecord, verdict: Verdict | None = N
         elif w.progress_at is None and now >= dl.at:
             break
         _announce_wait(vb, cfg, st, scan, w, started, dl)
-        await asyncio.sleep(tick)
+        await asyncio.sleep(_next_sleep(tick, w, settle, started, time.time()))
         tick = min(TICK_MAX_S, tick * 1.5)
     await _judge(ctx, vb, job, st, scan, w, wait=wait, started=started, clock=clock, dl=dl)
     return vb.finish()
+
+
+def _next_sleep(tick: float, w: _Watch, settle: float, started: float, now: float) -> float:
+    """How long to wait before the next reading: the growing tick, capped at TICK_FAST_MAX_S in the
+    first FAST_WINDOW_S after launch, and never past the end of the settle window (the reading that
+    ends it comes when it ends, not up to a tick later)."""
+    if now - started < FAST_WINDOW_S:
+        tick = min(tick, TICK_FAST_MAX_S)
+    end = w.progress_at + settle if w.progress_at is not None else None
+    if end is not None and now < end:  # past it (a D state, an undated backlog…): the tick as it is
+        tick = min(tick, max(0.01, end - now))
+    return tick
 
 
 async def _compiled(ctx: ActionContext, job: JobRecord, detail: str, data: dict[str, Any]) -> tuple[str, dict[str, Any]]:
