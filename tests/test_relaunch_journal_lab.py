@@ -62,6 +62,8 @@ def test_a_bare_launch_is_stopped_by_the_next_attempt_not_left_as_a_stray(lab: L
     assert launched["ok"] is True, launched
     rec = Journal(cfg.journal_path).attempts()[-1]
     assert rec.note == "launch" and rec.job
+    assert rec.outcome_name == "running" and "not verified" in (rec.summary or "")  # never judged: no verdict, not "passed"
+    assert not any(s["name"] == "progress" for s in launched["stages"])  # launch does not verify
     nxt = cockpit(cfg, "attempt", "--note", "after a launch")
     assert nxt["outcome"] == "passed", nxt
     names = {s["name"]: s for s in nxt["verdict"]["stages"]}

@@ -10,7 +10,9 @@ go in the journal as for any attempt, so ``history``, ``compare``, ``stop``, ``s
 see it.  The verdict returned keeps the action's own stage names (``identify job``, ``spawn``,
 ``progress``…), without the attempt's ``stop: …`` prefixes: it is still that action's verdict.
 
-A connection that fails before anything runs journals nothing (nothing changed in the target);
+``launch`` does not verify: its attempt ends with the outcome ``running`` ("no verdict yet"), and
+its job's fate is followed and journalled as any other.  A connection that fails before anything
+runs journals nothing (nothing changed in the target);
 a stop that fails journals nothing either (the recorded job is still the one that runs).
 """
 
@@ -66,7 +68,7 @@ async def run_launch(engine: Engine, name: str, v: Verdict, make_ctx: Callable[[
     finished = False
     try:
         _, job = await launch(ctx, aid, v)
-        if job is not None and v.failed_stage is None:
+        if job is not None and v.failed_stage is None and name == "relaunch":
             await verify(ctx, job, v)
             if v.failed_stage is None and not v.pending and job.trace_dir:  # no clear: the cache's hits as information
                 found = await compile_cache_stage(ctx, job, cleared=False)
@@ -77,7 +79,10 @@ async def run_launch(engine: Engine, name: str, v: Verdict, make_ctx: Callable[[
         v.finish()
         journal.record_verdict(aid, name, v)
         result = _result(aid, v, ctx, job)
-        journal.finish_attempt(aid, result.outcome, layer=v.layer, summary=v.summary(), first_error=result.first_error)
+        summary = v.summary()
+        if name == "launch" and result.outcome is Outcome.PASSED:  # started, never judged: no verdict yet
+            result.outcome, summary = Outcome.RUNNING, "launch: started, not verified (cockpit verify judges it)"
+        journal.finish_attempt(aid, result.outcome, layer=v.layer, summary=summary, first_error=result.first_error)
         finished = True
         return result
     finally:
