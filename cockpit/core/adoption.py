@@ -24,6 +24,7 @@ from .attempt import AttemptResult, Tee
 from .connectivity import check_connectivity
 from .layers import Layer, Outcome, Stage, Status, Verdict, outcome_of
 from .outcome import code_ran
+from .stagelog import StageRecorder
 
 if TYPE_CHECKING:  # pragma: no cover
     from .engine import Engine
@@ -50,17 +51,7 @@ async def run_adoption(engine: Engine, pid: int, make_ctx: Callable[[Callable[[s
     job as it is now (``cockpit verify``)."""
     cfg, journal = engine.cfg, engine.journal
     verdict = Verdict("adopt")
-    aid: int | None = None
-    pending: list[tuple[str, Stage]] = []
-
-    def record(action: str, stage: Stage) -> None:
-        if stage.status is Status.RUNNING:
-            return
-        if aid is None:
-            pending.append((action, stage))
-        else:
-            journal.record_stage(aid, action, stage)
-
+    record = StageRecorder(journal)
     ctx = make_ctx(record)
     await check_connectivity(engine.transport, cfg, Tee(verdict, "connect"), on_stage=ctx.on_stage)
     if verdict.failed_stage is not None:
@@ -81,8 +72,7 @@ async def run_adoption(engine: Engine, pid: int, make_ctx: Callable[[Callable[[s
     job = adopted_record(found, aid)
     journal.record_job(aid, job.to_dict())  # first: whatever happens next, the next cockpit can find and stop it
     journal.record(aid, ADOPT_EVENT, trigger=ADOPT_TRIGGER, **found.to_dict())
-    for action, stage in pending:
-        journal.record_stage(aid, action, stage)
+    record.start(aid)
     ctx.job = job
     finished = False
     try:

@@ -27,8 +27,9 @@ from .actions.job import JobRecord, launch
 from .actions.verify import verify
 from .attempt import AttemptResult
 from .compile_cache import compile_cache_stage
-from .layers import Outcome, Stage, Status, Verdict, outcome_of
+from .layers import Outcome, Stage, Verdict, outcome_of
 from .outcome import code_ran
+from .stagelog import StageRecorder
 
 if TYPE_CHECKING:  # pragma: no cover
     from .engine import Engine
@@ -44,27 +45,14 @@ async def run_launch(engine: Engine, name: str, v: Verdict, make_ctx: Callable[[
     """``relaunch`` (stop, then launch) or ``launch``, verified, as an attempt; connectivity has
     passed.  None when nothing was launched (the stop failed)."""
     cfg, journal = engine.cfg, engine.journal
-    aid: int | None = None
-    pending: list[tuple[str, Stage]] = []
-
-    def record(action: str, stage: Stage) -> None:
-        if stage.status is Status.RUNNING:
-            return
-        if aid is None:
-            pending.append((action, stage))
-            return
-        if action == "launch" and stage.name == "spawn" and "job" in stage.data:
-            journal.record_job(aid, stage.data["job"])  # first: a cockpit that dies now is still found by the next
-        journal.record_stage(aid, action, stage)
-
+    record = StageRecorder(journal)
     ctx = make_ctx(record)
     if name == "relaunch":
         await stop_step(ctx, v)
         if v.failed_stage is not None:
             return None
     aid = journal.start_attempt(LAUNCH_NOTES[name], cfg.display_name, log_path=cfg.log_path(journal.next_id()))
-    for action, stage in pending:
-        journal.record_stage(aid, action, stage)
+    record.start(aid)
     finished = False
     try:
         _, job = await launch(ctx, aid, v)
