@@ -48,7 +48,6 @@ from .jobrecord import (
     JobRecord,
     describe_exit,
     new_launch_id,
-    pid1,
     pid1_reaps,
     ps_table,
     redact_evidence,
@@ -72,6 +71,7 @@ def _job_paths(ctx: ActionContext, attempt: int, launch_id: str) -> tuple[str, s
 
 
 LAUNCH_PLAN = [("prepare", Layer.CONTAINER), ("spawn", Layer.PROCESS)]
+_PID_MARK = "cockpit-spawned"
 
 
 async def launch(ctx: ActionContext, attempt: int, verdict: Verdict | None = None) -> tuple[Verdict, JobRecord | None]:
@@ -91,19 +91,23 @@ async def launch(ctx: ActionContext, attempt: int, verdict: Verdict | None = Non
         if not cfg.job.command.strip():
             raise StageFailed(Layer.CONFIG, "[job] command is empty", advice="set the training command in the config")
         launcher = cfg.job.launcher
-        pid1_name = await pid1(ctx)
-        if launcher == "auto":
-            launcher = "systemd-run" if pid1_name == "systemd" else "setsid"
-        rec.launcher = launcher
+        # one round trip: PID 1's name (the auto launcher's choice) first, then the preparation
+        choose = ("l=setsid; [ \"$p1\" = systemd ] && l=systemd-run; " if launcher == "auto"
+                  else f"l={'systemd-run' if launcher == 'systemd-run' else 'setsid'}; ")
         prep = (
+            "p1=$(cat /proc/1/comm 2>/dev/null); printf 'cockpit-pid1 %s\\n' \"$p1\"; "
             f"cd {q(cfg.job.workdir)} || {{ echo {q('workdir ' + cfg.job.workdir + ' is missing')} >&2; exit 90; }}; "
             f"mkdir -p {q(os.path.dirname(log))} || exit 91; "
             f"rm -f {q(pid_file)} {q(pid_file + '.stat')} {q(exit_file)}; "
             # a log of this name from an older journal must not pass for this attempt's output
             f"for f in {q(log)} {q(out)}; do [ -e \"$f\" ] && mv -f \"$f\" \"$f.old-$(date +%s)\"; done; "
-            f"command -v {'systemd-run' if launcher == 'systemd-run' else 'setsid'} >/dev/null || {{ echo '{launcher} not found' >&2; exit 127; }}"
+            + choose + "command -v \"$l\" >/dev/null || { echo \"$l not found\" >&2; exit 127; }"
         )
         res = await ctx.run(prep, timeout=15)
+        pid1_name = next((ln[len("cockpit-pid1 "):].strip() for ln in res.text.splitlines() if ln.startswith("cockpit-pid1 ")), "")
+        if launcher == "auto":
+            launcher = "systemd-run" if pid1_name == "systemd" else "setsid"
+        rec.launcher = launcher
         if res.exit_code == 90:
             raise StageFailed(Layer.CONTAINER, f"workdir {cfg.job.workdir} does not exist inside the target", evidence=res.evidence(), advice="create it or fix [job] workdir")
         check(res, Layer.CONTAINER, "preparing the launch")
@@ -128,27 +132,33 @@ async def launch(ctx: ActionContext, attempt: int, verdict: Verdict | None = Non
         else:
             cmd = (f"cd {q(cfg.job.workdir)} && umask {q(cfg.job.umask)} && {envp}setsid -f /bin/sh -c {q(SUPERVISOR)} cockpit-job "
                    f"{q(pid_file)} {q(exit_file)} {q(cfg.job.command)} </dev/null >>{q(out)} 2>&1")
+        # the supervisor's own record of its stat line when it is already gone (a launcher that exits at once)
+        read_pid = f"p=$(cat {q(pid_file)} 2>/dev/null) && echo \"$p\" && {{ cat /proc/$p/stat 2>/dev/null || cat {q(pid_file + '.stat')}; }}"
         rec.launched_at = time.time()
-        res = await ctx.run(cmd, timeout=15)
+        # the first look for the pid file rides in the same command (its output follows a marker;
+        # the launcher's own exit status is the command's)
+        res = await ctx.run(f"{cmd}; rc=$?; [ $rc = 0 ] || exit $rc; echo {_PID_MARK}; {read_pid}; exit 0", timeout=15)
         try:
             check(res, Layer.PROCESS, f"starting the job with {rec.launcher}")
         except StageFailed as failed:
             if failed.evidence is not None:
                 failed.evidence = redact_evidence(failed.evidence, cfg.job.env)
             raise
+        first = res.text.split(_PID_MARK + "\n", 1)[1] if _PID_MARK + "\n" in res.text else ""
         # the supervisor writes its pid as its first act; give it a moment to exist
         deadline = time.monotonic() + 5.0
         stat: ProcStat | None = None
         while time.monotonic() < deadline:
-            # the supervisor's own record of its stat line when it is already gone (a launcher that exits at once)
-            r = await ctx.run(f"p=$(cat {q(pid_file)} 2>/dev/null) && echo \"$p\" && {{ cat /proc/$p/stat 2>/dev/null || cat {q(pid_file + '.stat')}; }}",
-                              timeout=5)
-            lines = r.text.splitlines()
+            if first:
+                text, first = first, ""
+            else:
+                await asyncio.sleep(0.05)
+                text = (await ctx.run(read_pid, timeout=5)).text
+            lines = text.splitlines()
             if lines and lines[0].strip().isdigit():
                 rec.pid = int(lines[0])
                 stat = read_stat(lines[1]) if len(lines) > 1 else None
                 break
-            await asyncio.sleep(0.05)
         if rec.pid is None:
             raise StageFailed(Layer.PROCESS, f"the job never wrote its pid file {pid_file} within 5s: it never spawned",
                               evidence=res.evidence(), advice="read the log; is /bin/sh usable inside the target?")
