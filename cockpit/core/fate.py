@@ -40,7 +40,7 @@ from .actions.backlog import follow_undated
 from .actions.base import ActionContext
 from .actions.cause import death_cause, fmt_secs
 from .actions.job import JobRecord
-from .actions.jobstate import JobReader
+from .actions.jobstate import JobReader, LogScan
 from .actions.loopdeath import confirm_loop_death
 from .actions.nonfinite import diverged_cause
 from .actions.stall import detect_stall
@@ -150,13 +150,31 @@ async def read_fate(ctx: ActionContext, job: JobRecord, reader: JobReader | None
         ago = st.exit_ago()
         after = (now - ago - job.launched_at) if (ago is not None and job.launched_at) else since
         notes = findings_text(log_findings(scan, errors=True))
-        return Fate("finished", None, "exited with code 0" + (f"; {notes}" if notes else ""), now, after, scan.last_progress)
+        return Fate("finished", None, "exited with code 0" + short_of_total(scan, ctx.cfg.metrics.total_steps) + (f"; {notes}" if notes else ""),
+                    now, after, scan.last_progress)
     cause = await death_cause(ctx, job, st, scan)
     state = cause.state if cause.state in FATE_STATES else "died"
     # a stopped job (a scheduler's CANCELLED) is no failure: no layer, as cockpit's own stop and
     # the stop stage's reading of Slurm record it, so every reader tells the same story
     layer = None if state == "stopped" else cause.layer.value
     return Fate(state, layer, cause.detail, now, cause.after_s if cause.after_s is not None else since, scan.last_progress)
+
+
+def short_of_total(scan: LogScan, configured: int = 0) -> str:
+    """`` at step 40 of 1000, before the end its progress lines announce`` for a job that exited 0
+    well short of its total (``step 40/1000``, a progress bar, ``[metrics] total_steps``); else "".
+
+    Still ``finished``: exit 0 is the job's own word, and early stopping ends runs on purpose; but
+    an error the code caught before ``sys.exit(0)`` or an ``os._exit(0)`` ends them too, so the
+    fate says where it ended instead of letting "finished" read as "trained to the end"."""
+    m = getattr(scan.metrics, "metrics", None)
+    if m is None:
+        return ""
+    total = m.total(configured)
+    done = m.progress[0] if m.progress is not None and configured <= 0 else m.last_step
+    if not total or done is None or done + 1 >= total:  # a last step of N-1 (counted from 0) is the end
+        return ""
+    return f" at step {done:g} of {total}, before the end its progress lines announce"
 
 
 def stopped_fate(job: JobRecord, how: str) -> Fate:
