@@ -19,6 +19,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeAlias
 
+from rich.cells import cell_len
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
@@ -87,15 +88,32 @@ class MarkedLog(Styled, Log):
     def add(self, numbered: list[tuple[int, str]]) -> None:
         if not numbered:
             return
-        self.numbers.extend(n for n, _ in numbered)
+        numbers, texts = zip(*numbered, strict=True)
+        self.numbers.extend(numbers)
         full = self.max_lines is not None and len(self._lines) + len(numbered) > self.max_lines
         red = self.redact_line
-        self.write_lines([_single_line(red(t) if red is not None else t) for _, t in numbered])
+        if red is None and "".join(texts).isprintable():  # the common case, in C: every line is one row already
+            rows = list(texts)
+        else:
+            rows = [_single_line(red(t) if red is not None else t) for t in texts]
+        self.write_lines(rows)
         if full:
             # Textual's Log refreshes the rows where the new lines *would* have gone before
             # pruning; once the ring is full every row shifts, and at the bottom scroll_end is a
             # no-op, so the screen froze on old lines at high rates: repaint the visible region
             self.refresh()
+
+    def _update_size(self, updates: int, lines: list[str]) -> None:  # type: ignore[override]
+        """The widest line, for the horizontal scroll: Textual measures each new line in a thread
+        worker (a worker per batch); a batch of plain ASCII lines is measured here, in C."""
+        if not lines:
+            return
+        joined = "".join(lines)
+        if joined.isascii() and joined.isprintable():  # one cell a character; no tab, no escape to expand
+            self._update_maximum_width(updates, max(map(len, lines)))
+        else:
+            process = self._process_line
+            self._update_maximum_width(updates, max(cell_len(process(line)) for line in lines))
 
     def reset(self) -> None:
         self.clear()
@@ -199,7 +217,8 @@ class LogPane(SearchMixin, Pane):
         if path != self.path:
             self.path = path
             self._reset()
-        numbered = [(first_no + i, line) for i, line in enumerate(lines) if first_no + i > self.last_no]
+        skip = max(0, self.last_no + 1 - first_no)  # lines shown already (numbers only grow)
+        numbered = list(zip(range(first_no + skip, first_no + len(lines)), lines[skip:], strict=True)) if skip < len(lines) else []
         if numbered:
             self.last_no = numbered[-1][0]
             if not self.rewriting:  # a chunked re-show takes these lines when it ends
