@@ -66,6 +66,7 @@ from .panes.status import StatusLine, StatusState
 from .panes.verdict import VerdictStrip
 from .polling import Polling
 from .routes import route
+from .screens.backdrop import BackdropModal
 from .settings import Settings
 from .shown import set_share, shown, shown_block
 from .target_keys import Targets
@@ -237,6 +238,12 @@ class CockpitApp(App[int]):
         if len(self.screen_stack) > 1:
             return False  # a modal is open: its keys only (a stray S or R must not stack another modal)
         return self.action_allowed(spec)
+
+    def export_screenshot(self, *, title: str | None = None, simplify: bool = False) -> str:
+        """Textual's screenshot; over a modal, with the screen behind it as it is now (see screens/backdrop.py)."""
+        if isinstance(self.screen, BackdropModal):
+            self.screen.renew_backdrop()
+        return super().export_screenshot(title=title, simplify=simplify)
 
     def refresh_now(self) -> Worker[None]:
         """One refresh of everything (key ``u``; tests)."""

@@ -5,15 +5,15 @@ from __future__ import annotations
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
 from ..panes.base import data_text
+from .backdrop import BackdropModal
 
 __all__ = ["ConfirmScreen"]
 
 
-class ConfirmScreen(ModalScreen[bool]):
+class ConfirmScreen(BackdropModal[bool]):
     """``True`` when confirmed.  Cancel has the focus: Enter alone never destroys anything."""
 
     BINDINGS = [

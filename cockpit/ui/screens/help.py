@@ -12,7 +12,6 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.geometry import Size
-from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from ...core.keymap import ACTIONS, UIAction
@@ -20,6 +19,7 @@ from ...core.layers import LAYER_MEANING, Layer
 from ...core.text import sanitize
 from ..format import STATUS_GLYPH, outcome_text
 from ..panes.base import Styled
+from .backdrop import BackdropModal
 
 __all__ = ["HelpScreen", "key_label"]
 
@@ -155,7 +155,7 @@ class HelpBody(Styled, Static):
         return Text(key, style=self.cs("txt--key")), Text(a.id), desc  # a str cell would be parsed as markup
 
 
-class HelpScreen(ModalScreen[None]):
+class HelpScreen(BackdropModal[None]):
     BINDINGS = [Binding("escape,q,question_mark,f1", "close", "Close", id="help-close")]
 
     def __init__(self, keymap: dict[str, str], *, read_only: bool = False, demo: bool = False, allowed: Callable[[UIAction], bool] | None = None,

@@ -10,15 +10,15 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.screen import ModalScreen
 from textual.widgets import Log, Static
 
 from ...core.user_actions import MAX_OUTPUT, UserActionResult
+from .backdrop import BackdropModal
 
 __all__ = ["OutputScreen"]
 
 
-class OutputScreen(ModalScreen[None]):
+class OutputScreen(BackdropModal[None]):
     BINDINGS = [Binding("escape,q", "close", "Close", id="output-close")]
 
     def __init__(self, result: UserActionResult, where: str = "") -> None:

@@ -6,16 +6,16 @@ from __future__ import annotations
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
 from ...core.text import sanitize
 from ..panes.base import data_text
+from .backdrop import BackdropModal
 
 __all__ = ["HypothesisScreen"]
 
 
-class HypothesisScreen(ModalScreen["str | None"]):
+class HypothesisScreen(BackdropModal["str | None"]):
     """Dismisses with the note (Enter), or None (Escape)."""
 
     BINDINGS = [Binding("escape", "cancel", "Cancel", id="prompt-cancel")]

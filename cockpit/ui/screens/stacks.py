@@ -16,12 +16,12 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
-from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from ...core.actions.stacks import StackDump
 from ...core.text import sanitize
 from ..shown import shown_block
+from .backdrop import BackdropModal
 
 if TYPE_CHECKING:
     from ...core.face import EngineFace
@@ -49,7 +49,7 @@ def saved_banner(saved: dict[str, Any]) -> str:  # Any: the journal's JSON
     return f"read-only: the last dump, taken {time.strftime(fmt, t)}; nothing was run in the target"
 
 
-class StacksScreen(ModalScreen[None]):
+class StacksScreen(BackdropModal[None]):
     BINDINGS = [Binding("escape,q,w", "close", "Close", id="stacks-close")]
 
     def __init__(self, dump: StackDump | None = None, *, saved: dict[str, Any] | None = None) -> None:  # Any: the journal's JSON

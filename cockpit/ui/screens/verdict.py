@@ -12,13 +12,13 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
-from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from ..format import code_version_text, first_error_text, fmt_clock, one_line, outcome_text, status_glyph
 from ..panes.base import Styled, layer_tag
 from ..panes.verdict import stage_group
 from ..shown import shown, shown_block
+from .backdrop import BackdropModal
 
 if TYPE_CHECKING:
     from ...core.journal import AttemptRecord
@@ -150,7 +150,7 @@ def _data(value: object) -> Text:
     return value if isinstance(value, Text) else Text(shown(value))
 
 
-class VerdictScreen(ModalScreen[None]):
+class VerdictScreen(BackdropModal[None]):
     BINDINGS = [Binding("escape,q,v", "close", "Close", id="verdict-close"),
                 Binding("y", "copy", "Copy", id="copy")]  # the same id as the main screen's copy: one keymap entry
 
