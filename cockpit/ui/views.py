@@ -155,7 +155,7 @@ class Views:
         self.app.push_screen(StacksScreen(saved=saved))
 
     def action_compile(self) -> None:
-        """torch.compile's account of the selected attempt (else the current job's): live while it runs."""
+        """torch.compile's account of the selected attempt (else the current job's): live while it runs, final after."""
         from ..core.compile_report import summary_of
         from .screens.compile import CompileScreen
 
@@ -169,7 +169,10 @@ class Views:
         if s is None:
             self.app.notify("no torch.compile trace for this attempt ([compile] trace)", timeout=4, markup=False)
             return
-        self.app.push_screen(CompileScreen(s, n))
+        # live while the attempt's trace is followed; else the summary is the final one (the journal's, or
+        # the one CompileUpdated.final carried)
+        final = n is None or n not in eng.compile.followers
+        self.app.push_screen(CompileScreen(s, n, final=final))
 
     def action_verdict(self) -> None:
         pane = self.app.query_one(HistoryPane)

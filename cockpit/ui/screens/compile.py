@@ -13,12 +13,12 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
-from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 
 from ...core.compile import CompileSummary, FrameRow
 from ...core.compile_report import markdown_line
 from ...core.text import sanitize
+from .backdrop import BackdropModal
 
 __all__ = ["CompileScreen", "frame_cells", "frame_detail", "alerts_text"]
 
@@ -78,7 +78,7 @@ def alerts_text(s: CompileSummary) -> Text:
     return t if s.alerts else Text("no alerts", style="dim")
 
 
-class CompileScreen(ModalScreen[None]):
+class CompileScreen(BackdropModal[None]):
     """The summary of one attempt's compiles (see the module doc)."""
 
     BINDINGS = [Binding("escape,q,c", "close", "Close", id="compile-close")]
@@ -90,11 +90,12 @@ class CompileScreen(ModalScreen[None]):
     CompileScreen #compile-alerts-scroll { height: auto; max-height: 10; }
     """
 
-    def __init__(self, summary: CompileSummary, attempt: int | None = None) -> None:
+    def __init__(self, summary: CompileSummary, attempt: int | None = None, *, final: bool = False) -> None:
+        """``final``: the attempt's job is over and ``summary`` is its last (no "live" in the title)."""
         super().__init__()
         self.summary = summary
         self.attempt = attempt
-        self.final = False
+        self.final = final
 
     def compose(self) -> ComposeResult:
         with Vertical(id="compile-box"):
