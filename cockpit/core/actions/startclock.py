@@ -35,6 +35,7 @@ from .causebase import fmt_secs
 if TYPE_CHECKING:  # pragma: no cover
     from ..remote.base import Transport
     from .jobrecord import JobRecord
+    from .jobstate import LogScan
 
 __all__ = ["Deadline", "StartupClock", "FIRST_COMPILE"]
 
@@ -182,8 +183,10 @@ def _whole_busy(live: LiveCompile, seen: dict[tuple[str, str], tuple[float, floa
     return sorted(out, key=lambda c: -c.seconds)
 
 
-def no_progress(dl: Deadline, busy: list[Compiling], startup: float, evidence: Evidence) -> StageFailed:
-    """The progress stage's failure at the deadline: still compiling (which frame), or no progress."""
+def no_progress(dl: Deadline, busy: list[Compiling], startup: float, evidence: Evidence, scan: LogScan | None = None,
+                pattern: str | None = None) -> StageFailed:
+    """The progress stage's failure at the deadline: still compiling (which frame), progress the
+    pattern does not match (:func:`unmatched_progress`), or no progress."""
     note = f"; {dl.note}" if dl.phase == "fallback" else ""
     if busy:
         c = busy[0]
@@ -196,5 +199,26 @@ def no_progress(dl: Deadline, busy: list[Compiling], startup: float, evidence: E
                 advice += "; or count startup_timeout from the first compile's end ([verify] startup_timeout_from = \"first_compile\")"
         return StageFailed(Layer.APP, f"{compiling_words(c.function, c.where, c.seconds)}: no progress marker within {dl.within(startup)}{note}",
                            evidence=evidence, advice=advice, data={"compiling": [asdict(x) for x in busy[:4]]})
-    return StageFailed(Layer.APP, f"alive but no progress marker within {dl.within(startup)}{note}", evidence=evidence,
-                       advice="is the job hung (stuck compiling, deadlocked threads)? check the process pane and py-spy")
+    if scan is not None and pattern and (missed := unmatched_progress(scan, pattern, dl.within(startup))) is not None:
+        return missed
+    lines = f" ({scan.lines} log lines, none matching /{pattern}/)" if scan is not None and pattern else ""
+    elsewhere = ("; if it reports progress somewhere else (another file, another format), point [job] log or "
+                 "[job] progress_pattern at it") if lines else ""
+    return StageFailed(Layer.APP, f"alive but no progress marker within {dl.within(startup)}{lines}{note}", evidence=evidence,
+                       advice="is the job hung (stuck compiling, deadlocked threads)? check the process pane and py-spy" + elsewhere)
+
+
+def unmatched_progress(scan: LogScan, pattern: str, within: str) -> StageFailed | None:
+    """The log counts steps (the metrics reader saw the step move: ``iter 120 loss 2.3``) while no
+    line matches ``[job] progress_pattern``: the job progresses and the pattern misses it, which is
+    the config's failure, not the code's (``config``: the fix was never judged).  None when the log
+    shows no moving step (a job that prints but does not train yet is still the app's)."""
+    m = getattr(scan.metrics, "metrics", None)
+    first, last = (m.clock.first, m.clock.last) if m is not None else (None, None)
+    if first is None or last is None or last[1] <= first[1]:
+        return None
+    example = next((ln for ln in reversed(scan.tail_lines) if ln.strip()), "")[:160]
+    return StageFailed(Layer.CONFIG, f"the log shows the job stepping (step {last[1]:g}) but no line matches [job] progress_pattern "
+                       f"/{pattern}/ within {within}: the last line is '{example}'",
+                       advice="set [job] progress_pattern to a regex that matches the job's progress lines (the metrics pane reads them "
+                       "already), or point [job] log at the file that has them", data={"step": last[1], "pattern": pattern})

@@ -299,7 +299,7 @@ async def _judge(ctx: ActionContext, vb: VerdictBuilder, job: JobRecord, st: Job
             what = "waiting for " + (f"/{cfg.job.progress_pattern}/" if has_marker else f"{cfg.job.healthy_after:g}s without a crash")
             pr.pending(dl.waiting(what), since=dl.since, deadline_s=dl.span_s)
         else:
-            raise no_progress(dl, clock.busy_now(), cfg.job.startup_timeout, evidence)
+            raise no_progress(dl, clock.busy_now(), cfg.job.startup_timeout, evidence, scan, cfg.job.progress_pattern)
     if _stop_here(vb, "progress"):
         return
 
