@@ -32,8 +32,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
+import shlex
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import threading
@@ -95,6 +98,10 @@ class Run:
     repaint: dict[str, tuple[int | None, int | None, int | None]] = field(default_factory=dict)
     rss_press: dict[str, float] = field(default_factory=dict)  # idle phase → MiB of RSS gained per help press
     notes: list[str] = field(default_factory=list)
+    lag: dict[str, list[float]] = field(default_factory=dict)  # pane → age (ms) of its newest line vs the file, while streaming
+    lag_lost: dict[str, int] = field(default_factory=dict)
+    stream_cpu_s: float | None = None  # cockpit's CPU seconds from the job's first line until the screen caught up
+    tail_cpu: float | None = None  # the baseline `tail -f`'s CPU% over the loaded window without presses
 
 
 class Sampler(threading.Thread):
@@ -151,6 +158,63 @@ class Sampler(threading.Thread):
         while not self.stop_ev.is_set():
             self.run_.samples.append(self.sample())
             nxt += 1.0
+            self.stop_ev.wait(max(0.0, nxt - time.monotonic()))
+
+
+ELAPSED_RE = re.compile(rb"\| elapsed (\d+\.\d+)s")
+
+
+class LagSampler(threading.Thread):
+    """Every ``interval`` s: the age of the newest line on the TUI's screen, and on a ``tail -f`` of the
+    same file in a window of the same tmux server (the baseline), against the newest line in the file.
+    Ages are in the job's own clock (each line says ``elapsed X.XXs``: when the job wrote it), so ms of
+    log; a screen's newest step is looked up in the file (the log pane may be too narrow to show it)."""
+
+    def __init__(self, tmux: Tmux, panes: dict[str, str], log_path: Path, interval: float, window: int = 8 << 20) -> None:
+        super().__init__(daemon=True)
+        self.tmux, self.panes, self.log_path, self.interval, self.window = tmux, panes, log_path, interval, window
+        self.lag: dict[str, list[float]] = {name: [] for name in panes}
+        self.lost: dict[str, int] = {name: 0 for name in panes}  # samples whose step was no longer in the file's window
+        self.stop_ev = threading.Event()
+        self.on = threading.Event()  # sampling only while set (the job streams)
+
+    def tail(self) -> bytes:
+        try:
+            with open(self.log_path, "rb") as fh:
+                fh.seek(0, 2)
+                fh.seek(max(0, fh.tell() - self.window))
+                return fh.read()
+        except OSError:
+            return b""
+
+    @staticmethod
+    def elapsed_at(data: bytes, at: int) -> float | None:
+        m = ELAPSED_RE.search(data, at, data.find(b"\n", at) if data.find(b"\n", at) >= 0 else len(data))
+        return float(m.group(1)) if m else None
+
+    def sample(self) -> None:
+        shown = {name: pane_step(self.tmux.cmd("capture-pane", "-p", "-t", target, check=False)) for name, target in self.panes.items()}
+        data = self.tail()
+        end = data.rstrip(b"\n").rfind(b"\nstep ")
+        newest = self.elapsed_at(data, end + 1) if end >= 0 else None
+        if newest is None:
+            return
+        for name, step in shown.items():
+            if step is None:
+                continue
+            at = data.rfind(b"\nstep %d |" % step)
+            el = self.elapsed_at(data, at + 1) if at >= 0 else None
+            if el is None:
+                self.lost[name] += 1
+                continue
+            self.lag[name].append(max(0.0, newest - el) * 1000)
+
+    def run(self) -> None:
+        nxt = time.monotonic()
+        while not self.stop_ev.is_set():
+            if self.on.is_set():
+                self.sample()
+            nxt += self.interval
             self.stop_ev.wait(max(0.0, nxt - time.monotonic()))
 
 
@@ -236,6 +300,19 @@ def repaint_probe(tmux: Tmux, sampler: Sampler, want: int | None = None) -> tupl
 
 
 
+def profiler(out: str | None, pid: int, seconds: float) -> subprocess.Popen[bytes] | None:
+    """``py-spy record`` of the TUI over the window without key presses (collapsed stacks in ``out``);
+    non-blocking: the TUI is never paused, so the window's CPU figure stays the TUI's own."""
+    if not out:
+        return None
+    spy = shutil.which("py-spy")
+    if spy is None:
+        print("py-spy not found: no profile", file=sys.stderr)
+        return None
+    return subprocess.Popen([spy, "record", "--pid", str(pid), "--duration", str(max(1, int(seconds))), "--rate", "200",
+                             "--nonblocking", "--format", "raw", "--output", out], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
 # ------------------------------------------------------------------------------------------------
 # the run
 
@@ -281,6 +358,13 @@ def bench(args: argparse.Namespace) -> int:
         tmux.keys("Enter")
         wait_for(lambda: sampler.job_step(), 60, "the job's first step line in its log")
         t_first_log = time.monotonic()
+        stream_c0 = cpu_ticks(tui) or 0
+        tui_win = tmux.cmd("display-message", "-p", "-t", "bench", "#{window_id}").strip()
+        tmux.cmd("new-window", "-d", "-t", "bench", "-n", "tail", f"exec tail -n 0 -f {shlex.quote(str(log_path))}")
+        tail_pid = int(tmux.cmd("list-panes", "-t", "bench:tail", "-F", "#{pane_pid}").split()[0])
+        lags = LagSampler(tmux, {"cockpit": tui_win, "tail -f": "bench:tail"}, log_path, args.lag_interval)
+        lags.start()
+        lags.on.set()
         wait_for(lambda: pane_step(tmux.capture()), 30, "the first step line in the log pane", interval=0.01)
         t_first_pane = time.monotonic()
         run.notes.append(f"Enter → first step in the log file {t_first_log - t_enter:.2f}s, → first step in the pane "
@@ -296,12 +380,21 @@ def bench(args: argparse.Namespace) -> int:
             presses(tmux, "loaded", args.presses, spacing, run, until=job_done)
             if not job_done():
                 sampler.phase = "loaded-quiet"
-                run.cpu["loaded quiet"] = quiet_cpu(sampler, tui, min(quiet_loaded, max(1.0, args.seconds - (time.monotonic() - t_first_log) - 2.5)))
+                window = min(quiet_loaded, max(1.0, args.seconds - (time.monotonic() - t_first_log) - 2.5))
+                spy = profiler(args.profile, tui, window)
+                tail0, tw0 = cpu_ticks(tail_pid) or 0, time.monotonic()
+                run.cpu["loaded quiet"] = quiet_cpu(sampler, tui, window)
+                run.tail_cpu = 100.0 * ((cpu_ticks(tail_pid) or tail0) - tail0) / CLK_TCK / (time.monotonic() - tw0)
+                if spy is not None:
+                    spy.wait(30)
                 sampler.phase = "loaded"
             if not job_done():
                 run.repaint["mid-stream"] = repaint_probe(tmux, sampler)
             wait_for(job_done, args.seconds + 60, "the job to finish", interval=0.02)
             t_job_end = time.monotonic()
+            lags.on.clear()
+            lags.stop_ev.set()
+            run.lag, run.lag_lost = lags.lag, lags.lost
             screen_at_end = tmux.capture()
         run.cpu["loaded"] = w.close()
         stats = json.loads(stats_path.read_text())
@@ -316,6 +409,7 @@ def bench(args: argparse.Namespace) -> int:
             caught = time.monotonic() - t_job_end
         except Deadline:
             pass
+        run.stream_cpu_s = ((cpu_ticks(tui) or stream_c0) - stream_c0) / CLK_TCK
         pane_before_repaint = pane_step(tmux.capture())
         if caught is None:
             run.repaint["after the job"] = repaint_probe(tmux, sampler, want=stats["steps"])
@@ -406,6 +500,20 @@ def report(args, run: Run, stats: dict, log_bytes: bytes, pane_at_end, pane_fina
         print(f"  on screen while streaming (job step - pane step, {len(lag)} samples): median {statistics.median(lag):.0f}  "
               f"max {max(lag)} steps (~{max(lag) / max(1, args.rate) * 1000:.0f} ms of log)")
         print("  lag series (steps): " + " ".join(str(x) for x in lag))
+    for name, xs in run.lag.items():
+        if xs:
+            q = statistics.quantiles(xs, n=20) if len(xs) >= 2 else xs * 19
+            print(f"  {name + ':':<9} newest line on screen behind the file's newest, {len(xs)} samples every {args.lag_interval:g}s: "
+                  f"median {statistics.median(xs):.0f} ms  p95 {q[18]:.0f} ms  max {max(xs):.0f} ms  "
+                  f"over 200 ms: {sum(x > 200 for x in xs)}" + (f"  (+{run.lag_lost[name]} samples > 8 MiB behind)" if run.lag_lost.get(name) else ""))
+    quiet_cpu_tui = run.cpu.get("loaded quiet", (0.0, None, 0.0))[1]
+    if quiet_cpu_tui is not None:
+        print(f"  CPU, streaming without presses: cockpit {quiet_cpu_tui:.1f} % of a core; the baseline `tail -f` "
+              + ("—" if run.tail_cpu is None else f"{run.tail_cpu:.1f} %") + "  (goal: cockpit < 35 %, never > 200 ms behind)")
+    if run.stream_cpu_s is not None:
+        print(f"  cockpit's CPU from the first line until the screen caught up: {run.stream_cpu_s:.1f} s for the {stats['seconds']:.1f} s job "
+              f"= {100 * run.stream_cpu_s / stats['seconds']:.1f} % of a core (the loaded phase's presses and the repaint probe included; "
+              "counts the work even when a loaded machine makes the TUI fall behind)")
     if pane_at_end is not None:
         print(f"  at the job's end the screen showed step {pane_at_end} of {stats['steps']} (behind by {stats['steps'] - pane_at_end})")
     else:
@@ -425,7 +533,12 @@ def report(args, run: Run, stats: dict, log_bytes: bytes, pane_at_end, pane_fina
     return {"help_idle_ms": ms("idle-before", "open_s", statistics.median), "help_loaded_ms": ms("loaded", "open_s", statistics.median),
             "cpu_idle_quiet": run.cpu["idle-before quiet"][1], "cpu_idle": run.cpu["idle-before"][1], "cpu_loaded": run.cpu["loaded"][1],
             "rss_slope_loaded": slope(loaded) if rss else float("nan"), "caught_ms": caught * 1000 if caught is not None else None,
-            "behind_at_end": stats["steps"] - pane_at_end if pane_at_end is not None else None, "rate": n_lines / stats["seconds"]}
+            "behind_at_end": stats["steps"] - pane_at_end if pane_at_end is not None else None, "rate": n_lines / stats["seconds"],
+            "cpu_loaded_quiet": run.cpu["loaded quiet"][1] if "loaded quiet" in run.cpu else None,
+            "lag_median_ms": statistics.median(run.lag["cockpit"]) if run.lag.get("cockpit") else None,
+            "lag_max_ms": max(run.lag["cockpit"]) if run.lag.get("cockpit") else None,
+            "stream_cpu_pct": 100 * run.stream_cpu_s / stats["seconds"] if run.stream_cpu_s is not None else None,
+            "tail_lag_median_ms": statistics.median(run.lag["tail -f"]) if run.lag.get("tail -f") else None}
 
 
 def parse(argv: list[str] | None = None) -> argparse.Namespace:
@@ -442,6 +555,8 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--width", type=int, default=160, help="terminal columns (default 160)")
     p.add_argument("--height", type=int, default=45, help="terminal rows (default 45)")
     p.add_argument("--show-screen", action="store_true", help="print the last captured screen")
+    p.add_argument("--lag-interval", type=float, default=0.1, help="seconds between lag samples while streaming (default 0.1)")
+    p.add_argument("--profile", metavar="FILE", help="py-spy record the TUI over the streaming window without presses (collapsed stacks)")
     p.add_argument("--keep", action="store_true", help="keep the temp dir (config, journal, log)")
     return p.parse_args(argv)
 
