@@ -5,6 +5,9 @@ on the lab host, timed from the call to its first ``step`` line.  Then ``Engine.
 same job: connect, deploy (a small source tree), clear caches, stop the previous job (+ strays),
 launch, verify until the progress marker and through the settle window (``[verify] settle``).
 
+``Engine.attempt`` also takes the target lock before and reads the first fate after the attempt's
+own total: shown apart ("+ Engine.attempt around it"), not in cockpit's share.
+
 Each round is a **cold** attempt (a fresh Engine: a new SSH connection, nothing cached) followed by
 ``--warm`` **warm** attempts on the same engine (its connection kept).  cockpit's own share of an
 attempt = its total − the round's job-alone baseline − the settle window.
@@ -28,9 +31,26 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from cockpit.core.config import load_config  # noqa: E402
 from cockpit.core.engine import Engine  # noqa: E402
+from cockpit.core.remote.ssh import SSHTransport  # noqa: E402
 from tests.lab import Lab  # noqa: E402
 
-PARTS = ("connect", "deploy", "clear-cache", "stop", "launch", "verify")
+PARTS = ("connect", "deploy", "clear-cache", "stop", "launch", "verify", "compile cache")
+
+
+#: round trips to the target (a command through the session, a pipelined batch, a host command, a channel)
+TRIPS = [0]
+
+
+def _count_trips() -> None:
+    """Counts the transport's round trips (load-independent: what each change saves)."""
+    for name in ("run", "run_many", "run_host", "run_channel"):
+        orig = getattr(SSHTransport, name)
+
+        def counted(self: SSHTransport, *a: object, _orig: object = orig, **kw: object) -> object:
+            TRIPS[0] += 1
+            return _orig(self, *a, **kw)  # type: ignore[operator]
+
+        setattr(SSHTransport, name, counted)
 
 
 def job_alone(lab: Lab, cmd: str) -> float:
@@ -55,18 +75,24 @@ def report(kind: str, rows: list[dict[str, float]], settle_ms: float) -> dict[st
     """Prints the medians of one kind (cold or warm) and answers them."""
     out: dict[str, float] = {}
     print(f"{kind} (n={len(rows)})")
-    for k in ("job", "attempt", *PARTS, "share"):
+    for k in ("job", "attempt", *PARTS, "share", "engine"):
         vals = [r[k] for r in rows]
         out[k] = statistics.median(vals)
-        label = {"job": "job alone (baseline)", "attempt": "attempt total", "share": "cockpit's share"}.get(k, k)
+        label = {"job": "job alone (baseline)", "attempt": "attempt total (run_attempt)",
+                 "engine": "+ Engine.attempt around it"}.get(k, k)
         if k == "share":
             label = f"cockpit's share (total-job-{settle_ms:g})"
         print(_row(label, vals))
+    trips = [r["trips"] for r in rows]
+    out["trips"] = statistics.median(trips)
+    print(f"  {'round trips to the target':<34} {out['trips']:8.0f}     (min {min(trips):7.0f}, max {max(trips):7.0f}; "
+          "verify's polls included)")
     return out
 
 
-async def main(n: int, warm: int, delay: float, settle: float) -> dict[str, dict[str, float]]:
-    """Prints the figures; answers the medians in ms for ``cold`` and ``warm``."""
+async def main(n: int, delay: float, warm: int = 2, settle: float = 1.0) -> dict[str, float]:
+    """Prints the figures; answers the medians in ms: ``job`` and ``attempt`` (warm attempts' total,
+    the cold ones' without warm ones), and ``cold_KEY`` / ``warm_KEY`` for every figure printed."""
     with Lab() as lab:
         lab.add_container(200)
         src = lab.dir / "src"
@@ -87,12 +113,17 @@ async def main(n: int, warm: int, delay: float, settle: float) -> dict[str, dict
             eng = Engine(cfg)
             try:
                 for i in range(1 + warm):
+                    TRIPS[0] = 0
+                    t0 = time.perf_counter()
                     res = await eng.attempt(f"bench {r}.{i}")
+                    wall = (time.perf_counter() - t0) * 1000
                     assert res.outcome.value == "passed", res.verdict.summary()
                     row = {k: res.timings.get(k, 0.0) * 1000 for k in PARTS}
                     row["attempt"] = res.timings["total"] * 1000
                     row["job"] = base
                     row["share"] = row["attempt"] - base - settle_ms
+                    row["trips"] = TRIPS[0]
+                    row["engine"] = wall - row["attempt"]
                     (cold if i == 0 else warm_rows).append(row)
                 await eng.run_action("stop")
             finally:
@@ -100,9 +131,12 @@ async def main(n: int, warm: int, delay: float, settle: float) -> dict[str, dict
     print(f"attempts against lab container 200: job start-up {delay:g}s, settle {settle:g}s, 20-file source; "
           f"{n} rounds of 1 cold + {warm} warm; load average (1 min) median {statistics.median(loads):.2f}, "
           f"max {max(loads):.2f} on {os.cpu_count()} cores")
-    out = {"cold": report("cold: fresh Engine, new SSH connection", cold, settle_ms)}
+    parts = {"cold": report("cold: fresh Engine, new SSH connection", cold, settle_ms)}
     if warm_rows:
-        out["warm"] = report("warm: same Engine, connection kept", warm_rows, settle_ms)
+        parts["warm"] = report("warm: same Engine, connection kept", warm_rows, settle_ms)
+    out = {f"{kind}_{k}": v for kind, figures in parts.items() for k, v in figures.items()}
+    out["job"] = statistics.median(r["job"] for r in cold)
+    out["attempt"] = parts["warm" if warm_rows else "cold"]["attempt"]
     return out
 
 
@@ -113,4 +147,5 @@ if __name__ == "__main__":
     ap.add_argument("--start-delay", type=float, default=1.0)
     ap.add_argument("--settle", type=float, default=1.0, help="[verify] settle in seconds")
     a = ap.parse_args()
-    asyncio.run(main(a.n, a.warm, a.start_delay, a.settle))
+    _count_trips()
+    asyncio.run(main(a.n, a.start_delay, a.warm, a.settle))

@@ -6,6 +6,7 @@ cockpit says about the job can be trusted, and an attempt that stops here is ``u
 
 from __future__ import annotations
 
+import asyncio
 import shlex
 import time
 from collections.abc import Callable
@@ -13,7 +14,7 @@ from collections.abc import Callable
 from .config import Config
 from .layers import Layer, Stage, Status, Verdict
 from .paths import inside, norm_remote_path
-from .remote.base import RemoteError, Transport
+from .remote.base import CommandResult, RemoteError, Transport
 
 __all__ = ["check_connectivity", "CONNECTIVITY_STAGES"]
 
@@ -63,7 +64,20 @@ async def check_connectivity(transport: Transport, cfg: Config, verdict: Verdict
     if not ok:
         return v
 
-    # 2. host / runtime
+    # 2. host / runtime; meanwhile the target shell (3) and the workdir (4) are asked, in one
+    # command, whose answer is judged only once the host stage passed
+    wd = cfg.job.workdir
+    probe = asyncio.ensure_future(transport.run(_shell_command(wd), timeout=10))
+    # its failure is judged by stage 3, or not wanted (an earlier stage failed): never left unretrieved
+    probe.add_done_callback(lambda f: f.cancelled() or f.exception())
+    try:
+        return await _after_ssh(transport, cfg, v, done, probe)
+    finally:
+        probe.cancel()  # a no-op once it answered
+
+
+async def _after_ssh(transport: Transport, cfg: Config, v: Verdict, done: Callable[[Stage], bool],
+                     probe: asyncio.Future[CommandResult]) -> Verdict:
     t0 = time.monotonic()
     rt = transport.runtime
     try:
@@ -99,11 +113,17 @@ async def check_connectivity(transport: Transport, cfg: Config, verdict: Verdict
 
     # 3. persistent shell inside the target
     t0 = time.monotonic()
+    said: str | None = None
     try:
-        res = await transport.run("echo ok; id -un; hostname", timeout=10)
+        res = await probe
+        lines = res.text.splitlines()
+        if lines and lines[-1].startswith(_WD_MARK + " "):
+            said = lines.pop()[len(_WD_MARK) + 1:]
+            res = CommandResult(res.command, res.exit_code, "".join(ln + "\n" for ln in lines).encode(), res.stderr, res.duration_s, res.timed_out)
         if res.ok and res.text.startswith("ok"):
             who = " ".join(res.text.split()[1:])
-            ok = done(Stage("target shell answers", Status.OK, Layer.CONTAINER, f"shell in {rt.describe()} answers ({who})", evidence=res.evidence(), duration_s=time.monotonic() - t0))
+            ok = done(Stage("target shell answers", Status.OK, Layer.CONTAINER, f"shell in {rt.describe()} answers ({who})", evidence=res.evidence(),
+                            duration_s=max(res.duration_s, time.monotonic() - t0)))
         else:
             ok = done(Stage("target shell answers", Status.FAIL, Layer.CONTAINER, f"the shell answered with exit {res.exit_code}", evidence=res.evidence(), duration_s=time.monotonic() - t0))
     except RemoteError as e:
@@ -111,11 +131,14 @@ async def check_connectivity(transport: Transport, cfg: Config, verdict: Verdict
     if not ok:
         return v
 
-    # 4. workdir
+    # 4. workdir: its answer came with the shell's (asked alone when it did not)
     t0 = time.monotonic()
     wd = cfg.job.workdir
     try:
-        res = await transport.run(f"test -d {shlex.quote(wd)} && test -w {shlex.quote(wd)}", timeout=10)
+        if said is not None and said.isdigit():
+            res = CommandResult(_workdir_command(wd), int(said), duration_s=res.duration_s)
+        else:
+            res = await transport.run(_workdir_command(wd), timeout=10)
         if res.ok:
             done(Stage("workdir exists", Status.OK, Layer.CONTAINER, f"{wd} exists and is writable", evidence=res.evidence(), duration_s=res.duration_s))
         elif _deploy_creates(cfg, wd):
@@ -136,6 +159,18 @@ async def check_connectivity(transport: Transport, cfg: Config, verdict: Verdict
     except RemoteError as e:
         done(_stage_from_error("workdir exists", e, t0))
     return v
+
+
+_WD_MARK = "cockpit-workdir"
+
+
+def _workdir_command(wd: str) -> str:
+    return f"test -d {shlex.quote(wd)} && test -w {shlex.quote(wd)}"
+
+
+def _shell_command(wd: str) -> str:
+    """The target shell's answer, then the workdir test's exit status on a marked last line."""
+    return f"echo ok; id -un; hostname; {_workdir_command(wd)}; echo {_WD_MARK} $?"
 
 
 def _deploy_creates(cfg: Config, wd: str) -> bool:

@@ -144,13 +144,17 @@ async def clear_cache(ctx: ActionContext, verdict: Verdict | None = None) -> Ver
     if vb.failed:
         return vb.finish()
     async with vb.stage("gone") as st:
-        resolved = [j.resolved for j in rows]
-        q = " ".join(shlex.quote(p) for p in resolved)
-        res = await ctx.run(f"for p in {q}; do if [ -e \"$p\" ]; then echo 1; else echo 0; fi; done", timeout=20)
-        said = res.text.split("\n")
-        left = [p for i, p in enumerate(resolved) if i >= len(said) or said[i] != "0"]  # no answer: not proven gone
-        if left:
-            raise StageFailed(Layer.CONTAINER, f"still present after rm: {', '.join(left)}", evidence=res.evidence(), advice="a live process may be recreating it, or the filesystem is read-only")
-        st.ok("all cache paths are gone")
+        if not sizes:  # nothing was there to remove: the measure's reading, a moment ago, is the proof
+            st.ok("all cache paths are gone (absent when measured)")
+        else:
+            resolved = [j.resolved for j in rows]
+            q = " ".join(shlex.quote(p) for p in resolved)
+            res = await ctx.run(f"for p in {q}; do if [ -e \"$p\" ]; then echo 1; else echo 0; fi; done", timeout=20)
+            said = res.text.split("\n")
+            left = [p for i, p in enumerate(resolved) if i >= len(said) or said[i] != "0"]  # no answer: not proven gone
+            if left:
+                raise StageFailed(Layer.CONTAINER, f"still present after rm: {', '.join(left)}", evidence=res.evidence(),
+                                  advice="a live process may be recreating it, or the filesystem is read-only")
+            st.ok("all cache paths are gone")
     ctx.caches = [{"path": j.configured, "resolved": j.resolved, "kib": sizes.get(j.configured)} for j in rows]
     return vb.finish()
