@@ -116,12 +116,11 @@ async def stop(ctx: ActionContext, job: JobRecord | None, verdict: Verdict | Non
             st.skip(f"job pid {job.pid} (group {job.pgid}) has no recorded start time: not signalled "
                     "(nothing proves it is still the job)")
             return vb.finish()
-        res = await ctx.run(f"cat /proc/{int(job.pid)}/stat 2>/dev/null", timeout=5)
-        stat = read_stat(res.text)
+        before = await proc_table(ctx)  # the leader's own stat line is in it: one read
+        stat = before.by_pid().get(int(job.pid))
         if stat is not None and stat.start_time != job.start_time:
             st.skip(f"pid {job.pid} now belongs to another process (start time {stat.start_time} ≠ {job.start_time}): the job is long gone")
             return vb.finish()
-        before = await proc_table(ctx)
         members = _mine(before, job)
         live = [p for p in members if not _zombie(p)]
         if not members:
