@@ -45,7 +45,9 @@ def compile_findings(eng: Engine) -> list[dict[str, Any]]:
     if not attempts:
         return []
     rec = attempts[-1]
-    summary = eng.compile.summary(rec.attempt) or summary_of(rec.compile)
+    live = eng.compile.summary(rec.attempt)
+    # a follower this process just started has read nothing yet: the journal's summary until it has
+    summary = live if live is not None and live.events else (summary_of(rec.compile) or live)
     return [f.to_dict() for f in alert_findings(summary, rec.attempt)] if summary is not None else []
 
 
