@@ -104,16 +104,18 @@ for p in "$@"; do
   if [ "$what" = refused ]; then bad=1; printf 'cockpit-cache %s %s refused %s %s%s%s\n' "$n" "$i" "$rule" "$(enc "$R")" "$T" "$(enc "$prot")"; fi;
   eval "R_$i=\$R; A_$i=\$what"; i=$((i+1));
 done;
-[ "$bad" = 0 ] || exit @REFUSED@;
+[ "$bad" = 0 ] || [ "$MODE" = survey ] || exit @REFUSED@;
 left=0; k=0;
 while [ "$k" -lt "$i" ]; do
   eval "R=\$R_$k; what=\$A_$k"; s=-;
+  if [ "$what" = refused ]; then k=$((k+1)); continue; fi;
   if [ "$what" = present ]; then
-    if [ "$MEASURE" = 1 ]; then s=$(du -sk -- "$R" 2>/dev/null | head -n 1 | cut -f1); s=${s:-?}; fi;
+    if [ "$MEASURE" = 1 ] && [ "$k" -ge "${MFROM:-0}" ]; then s=$(du -sk -- "$R" 2>/dev/null | head -n 1 | cut -f1); s=${s:-?}; fi;
     if [ "$MODE" = remove ]; then rm -rf -- "$R"; if [ -e "$R" ] || [ -L "$R" ]; then what=left; left=1; else what=removed; fi; fi;
   fi;
   printf 'cockpit-cache %s %s %s %s %s\n' "$n" "$k" "$what" "$s" "$(enc "$R")"; k=$((k+1));
 done;
+[ "$bad" = 0 ] || exit @REFUSED@;
 exit $left
 """
 # one line (each statement ends in ';' or a keyword that takes the next): it travels in a batch
@@ -123,10 +125,15 @@ _SCRIPT = (_SCRIPT.replace("@TREES@", " ".join(shlex.quote(t) for t in _TREES)).
            .replace("@EXCEPT@", _EXCEPT).replace("@REFUSED@", str(REFUSED_EXIT)))
 
 
-def guard_script(paths: list[str], workdir: str, dest: str, *, remove: bool, measure: bool = True) -> str:
+def guard_script(paths: list[str], workdir: str, dest: str, *, remove: bool, measure: bool = True, survey: bool = False,
+                 measure_from: int = 0) -> str:
     """The guard (see the module doc) for these cache paths (normalised here), protecting ``workdir``
-    and ``dest`` as the target resolves them; ``remove=False`` only resolves, judges and measures."""
-    head = (f"MODE={'remove' if remove else 'preview'}; MEASURE={int(measure)}; "
+    and ``dest`` as the target resolves them; ``remove=False`` only resolves, judges and measures.
+    ``survey`` (a preview): a refused path does not hide the others' lines (the exit status is still
+    :data:`REFUSED_EXIT`); ``measure_from``: only paths from this index on are measured."""
+    if survey and remove:
+        raise ValueError("a survey never removes")
+    head = (f"MODE={'remove' if remove else 'survey' if survey else 'preview'}; MEASURE={int(measure)}; MFROM={int(measure_from)}; "
             f"WD={shlex.quote(norm_remote_path(workdir) if workdir else '')}; DE={shlex.quote(norm_remote_path(dest) if dest else '')}; "
             "set -- " + " ".join(shlex.quote(norm_remote_path(p)) for p in paths) + "; ")
     return head + _SCRIPT

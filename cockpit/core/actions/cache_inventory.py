@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import re
 import shlex
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from ..paths import norm_remote_path
-from .cache_guard import Judged, guard_script, parse_guard
+from .cache_guard import REFUSED_EXIT, Judged, guard_script, parse_guard
 
 if TYPE_CHECKING:  # pragma: no cover
     from .base import ActionContext
@@ -125,34 +125,38 @@ def parse_inventory(out: str) -> Inventory:
     return inv
 
 
-_SPLIT = "cockpit-guard-begin"
-_EXIT = re.compile(r"^cockpit-guard-exit (\d+)$", re.M)
-
-
 def inventory_and_guard_script(pid: int | None, launch_env: dict[str, str], workdir: str, dest: str, paths: list[str]) -> str:
-    """The inventory, then the guard's measuring preview of ``paths`` (``[cache] paths``), each in
-    its own subshell, in one command: clear-cache's caches and measure stages in one round trip."""
-    inv = inventory_script(pid, launch_env, workdir, dest)
-    if not paths:
-        return inv
-    guard = guard_script(paths, workdir, dest, remove=False, measure=True)
-    return f"( {inv} ); echo {_SPLIT}; ( {guard} ); echo \"cockpit-guard-exit $?\""
+    """The inventory, then ONE guard over the found roots and ``paths`` (``[cache] paths``, indexes
+    from 2 on, measured): clear-cache's caches and measure stages in one round trip, each path judged
+    once, a refused one hiding none of the others (survey)."""
+    q = shlex.quote
+    body = (_SCRIPT.replace("@PID@", q(str(pid) if pid else "")).replace("@LI@", q(launch_env.get("TORCHINDUCTOR_CACHE_DIR", "")))
+            .replace("@LT@", q(launch_env.get("TRITON_CACHE_DIR", ""))).replace("@PARTS@", " ".join(PARTS)))
+    guard = guard_script(["/x", *paths], workdir, dest, remove=False, survey=True, measure_from=2).replace("set -- /x", 'set -- "$I" "$T"', 1)
+    return f"{body} ( {guard} ); echo \"cockpit-guard-exit $?\""
+
+
+_EXIT = re.compile(r"^cockpit-guard-exit (\d+)$", re.M)
 
 
 async def discover_and_judge(ctx: ActionContext, pid: int | None, paths: list[str]) -> tuple[Inventory, list[Judged], int]:
     """:func:`discover_caches` and the guard's preview of ``paths`` (as
-    :func:`~.cache_guard.resolve_cache_paths` answers it: rows in the configured order, exit
-    status) from one command; -1 as the status when the guard's part gave no exit line."""
+    :func:`~.cache_guard.resolve_cache_paths` answers it: rows in the configured order, and the exit
+    status: :data:`~.cache_guard.REFUSED_EXIT` when one of ``paths`` is refused, -1 when the guard
+    gave no exit line) from one command."""
     cfg = ctx.cfg
     res = await ctx.run(inventory_and_guard_script(pid, dict(cfg.job.env), cfg.job.workdir, cfg.deploy.dest or "", paths), timeout=60)
-    head, _, tail = ("\n" + res.text).partition(f"\n{_SPLIT}\n") if paths else (res.text, "", "")
-    inv = parse_inventory(head)
+    inv = parse_inventory(res.text)  # the roots' rows: indexes 0 and 1
     inv.exit_code = res.exit_code
-    if not paths:
-        return inv, [], 0
-    m = _EXIT.search(tail)
-    rows = sorted(parse_guard(tail, paths), key=lambda j: j.index)
-    return inv, rows, int(m.group(1)) if m else -1
+    roots = [next((f.path for f in inv.found if f.kind == k), "/-") for k in ("inductor", "triton")]
+    rows = sorted((replace(j, index=j.index - 2) for j in parse_guard(res.text, roots + paths) if j.index >= 2), key=lambda j: j.index)
+    m = _EXIT.search(res.text)
+    code = int(m.group(1)) if m else -1
+    if any(j.what == "refused" for j in rows):
+        code = REFUSED_EXIT
+    elif code == REFUSED_EXIT:  # only a discovered root was refused: said by the caches stage
+        code = 0
+    return inv, rows, code
 
 
 async def discover_caches(ctx: ActionContext, pid: int | None) -> Inventory:
