@@ -319,6 +319,8 @@ def profiler(out: str | None, pid: int, seconds: float) -> subprocess.Popen[byte
 def bench(args: argparse.Namespace) -> int:
     root = Path(tempfile.mkdtemp(prefix="cockpit-bench-log-"))
     cfg, log_path, stats_path, gen_marker = write_target(root, args)
+    if args.config_extra:  # e.g. "[metrics]\nbuiltin = false": what a part of the TUI costs, by turning it off
+        cfg.write_text(cfg.read_text() + "\n" + args.config_extra.replace("\\n", "\n") + "\n")
     try:
         check_config(cfg)
     except Exception:
@@ -556,6 +558,8 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--height", type=int, default=45, help="terminal rows (default 45)")
     p.add_argument("--show-screen", action="store_true", help="print the last captured screen")
     p.add_argument("--lag-interval", type=float, default=0.1, help="seconds between lag samples while streaming (default 0.1)")
+    p.add_argument("--config-extra", metavar="TOML", default="", help="appended to the target's config (\\n for a newline), "
+                   "e.g. '[metrics]\\nbuiltin = false'")
     p.add_argument("--profile", metavar="FILE", help="py-spy record the TUI over the streaming window without presses (collapsed stacks)")
     p.add_argument("--keep", action="store_true", help="keep the temp dir (config, journal, log)")
     return p.parse_args(argv)
