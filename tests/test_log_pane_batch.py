@@ -7,7 +7,6 @@ from pathlib import Path
 
 from rich.cells import cell_len
 
-from cockpit.ui.panes import LogPane
 from tests.test_ui_search import SIZE, loaded, log_app, step_lines
 
 
