@@ -100,7 +100,8 @@ async def engines():
 #: fixtures that start a lab (a real sshd, containers, a Slurm cluster): their tests are ``lab``
 LAB_FIXTURES = frozenset({"lab", "fresh_lab", "lab_config"})
 #: whole files that drive a real terminal, browser or container engine: ``e2e``
-E2E_FILES = frozenset({"test_front_door.py", "test_ui_tmux.py", "test_serve_browser.py", "test_runtime_podman_real.py"})
+E2E_FILES = frozenset({"test_front_door.py", "test_ui_tmux.py", "test_serve_browser.py", "test_runtime_podman_real.py",
+                       "test_runtime_docker_real.py"})
 
 
 def pytest_configure(config: pytest.Config) -> None:
