@@ -481,7 +481,7 @@ async def test_real_engine_attempt_on_save_with_recorded_diff(tmp_path: Path, sr
 def _spawn_watch(cfg: Path, *extra: str) -> subprocess.Popen:
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""), PYTHONUNBUFFERED="1")
     env.pop("TMUX", None)
-    return subprocess.Popen([sys.executable, "-m", "cockpit.cli.watch", "-c", str(cfg), *extra],
+    return subprocess.Popen([sys.executable, "-m", "cockpit", "watch", "-c", str(cfg), *extra],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True)
 
 

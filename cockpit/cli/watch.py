@@ -10,7 +10,7 @@ its result (0 passed, 1 not passed, 3 pending in a scheduler's queue, 75 the tar
 ``--timeout``).  Ctrl-C exits with 130 (an attempt in flight is journalled ``interrupted``).
 
 Registered in ``cockpit/cli/main.py`` with ``add_parser(sub)``; also runs alone:
-``python -m cockpit.cli.watch --config cockpit.toml [--once] [--json]``.
+``cockpit watch --config cockpit.toml [--once] [--json]``.
 """
 
 from __future__ import annotations
@@ -25,9 +25,9 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from .args import add_globals, merge_globals, resolve
+from .args import add_globals
 
-__all__ = ["add_parser", "cmd_watch", "main", "verdict_payload"]
+__all__ = ["add_parser", "cmd_watch", "verdict_payload"]
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_PENDING, EXIT_BUSY, EXIT_TIMEOUT, EXIT_INTERRUPTED = 0, 1, 2, 3, 75, 124, 130
 
@@ -247,27 +247,3 @@ async def _watch(args: argparse.Namespace, cfg: Any) -> int:
         for sig in installed:
             with contextlib.suppress(RuntimeError, ValueError):  # the loop is closing: nothing left to undo
                 loop.remove_signal_handler(sig)
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m cockpit.cli.watch``: the same as ``cockpit watch`` (before cli.py registers it)."""
-    from ..core.config import ConfigError
-
-    p = argparse.ArgumentParser(prog="cockpit watch", description=HELP)
-    _add_arguments(p)
-    args = merge_globals(p.parse_args(argv), p)
-    if args.read_only:
-        p.error("watch runs attempts: it cannot run read-only")
-    try:
-        return cmd_watch(args, resolve(args).cfg)
-    except ConfigError as e:
-        if args.json:
-            print(json.dumps({"ok": False, "error": e.to_dict()}))
-        print(f"cockpit: config error: {e.message}", file=sys.stderr)
-        return EXIT_USAGE
-    except KeyboardInterrupt:
-        return EXIT_INTERRUPTED
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
