@@ -205,9 +205,19 @@ class Views:
         return VerdictScreen(rec, clock=self.app.clock, diff_text=diff)
 
     def action_help(self) -> None:
+        # one help screen is kept and reopened (composing its widgets again was a third of what opening it
+        # cost); a new one replaces it when the keymap, the mode or the user's actions changed
         app = self.app
-        app.push_screen(HelpScreen(app.keymap, read_only=app.read_only, demo=app.demo, allowed=app.action_allowed,
-                                   user=list(app.user.actions.values())))
+        user = list(app.user.actions.values())
+        kept = app.get_screen("help") if app.is_screen_installed("help") else None
+        if kept is not None and kept in app.screen_stack:
+            return
+        if not (isinstance(kept, HelpScreen) and kept.same_as(app.keymap, read_only=app.read_only, demo=app.demo, user=user)):
+            if kept is not None:
+                app.uninstall_screen("help")
+                kept.remove()
+            app.install_screen(HelpScreen(app.keymap, read_only=app.read_only, demo=app.demo, allowed=app.action_allowed, user=user), "help")
+        app.push_screen("help")
 
     async def action_quit(self) -> None:
         cur = self.app.engine.current_action

@@ -63,8 +63,19 @@ class HelpBody(Styled, Static):
         self.keymap, self.read_only, self.demo, self.allowed = keymap, read_only, demo, allowed
         self.user = user or []
 
+    _built: tuple[object, ...] | None = None  # the key of the table shown
+
     def on_mount(self) -> None:
+        self.rebuild()
+
+    def rebuild(self) -> None:
+        self._built = self._kept_key()
         self.update(self.build())
+
+    def rebuild_if_changed(self) -> None:
+        """The help screen is kept and reopened (views.py): a table built from what changed since (what is allowed now, the theme) is built again."""
+        if self._built is not None and self._kept_key() != self._built:
+            self.rebuild()
 
     # The help is the same table each time it opens, and rendering it (a Rich table, twice: once
     # for its height, once for its lines) was most of what opening it cost: the lines and the
@@ -171,6 +182,16 @@ class HelpScreen(BackdropModal[None]):
             with VerticalScroll(id="help-scroll"):
                 yield HelpBody(self.keymap, read_only=self.read_only, demo=self.demo, allowed=self.allowed, user=self.user)
             yield Static("esc: close", classes="modal-dim")
+
+    def same_as(self, keymap: dict[str, str], *, read_only: bool, demo: bool, user: list[UIAction]) -> bool:
+        """Whether this (kept) screen shows what a new one built from these would."""
+        return (self.keymap, self.read_only, self.demo, self.user) == (keymap, read_only, demo, user)
+
+    def on_screen_resume(self) -> None:  # reopened: what is allowed may have changed, and it opens at the top
+        for body in self.query(HelpBody):
+            body.rebuild_if_changed()
+        for scroll in self.query("#help-scroll"):
+            scroll.scroll_home(animate=False)
 
     def action_close(self) -> None:
         self.dismiss(None)
