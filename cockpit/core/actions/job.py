@@ -135,9 +135,10 @@ async def launch(ctx: ActionContext, attempt: int, verdict: Verdict | None = Non
         # the supervisor's own record of its stat line when it is already gone (a launcher that exits at once)
         read_pid = f"p=$(cat {q(pid_file)} 2>/dev/null) && echo \"$p\" && {{ cat /proc/$p/stat 2>/dev/null || cat {q(pid_file + '.stat')}; }}"
         rec.launched_at = time.time()
-        # the first look for the pid file rides in the same command (its output follows a marker;
-        # the launcher's own exit status is the command's)
-        res = await ctx.run(f"{cmd}; rc=$?; [ $rc = 0 ] || exit $rc; echo {_PID_MARK}; {read_pid}; exit 0", timeout=15)
+        # the first look for the pid file rides in the same command, after up to 0.2 s of waiting
+        # for it there (its output follows a marker; the launcher's own exit status is the command's)
+        wait_pid = (f"i=0; while [ ! -s {q(pid_file)} ] && [ $i -lt 20 ]; do sleep 0.01 2>/dev/null || break; i=$((i+1)); done")
+        res = await ctx.run(f"{cmd}; rc=$?; [ $rc = 0 ] || exit $rc; {wait_pid}; echo {_PID_MARK}; {read_pid}; exit 0", timeout=15)
         try:
             check(res, Layer.PROCESS, f"starting the job with {rec.launcher}")
         except StageFailed as failed:
@@ -148,11 +149,14 @@ async def launch(ctx: ActionContext, attempt: int, verdict: Verdict | None = Non
         # the supervisor writes its pid as its first act; give it a moment to exist
         deadline = time.monotonic() + 5.0
         stat: ProcStat | None = None
+        tries = 0
         while time.monotonic() < deadline:
             if first:
                 text, first = first, ""
             else:
-                await asyncio.sleep(0.05)
+                if tries:
+                    await asyncio.sleep(0.05)
+                tries += 1
                 text = (await ctx.run(read_pid, timeout=5)).text
             lines = text.splitlines()
             if lines and lines[0].strip().isdigit():

@@ -66,7 +66,7 @@ TICK_MAX_S = 0.5
 #: for this long after launch the interval stays at most TICK_FAST_MAX_S: most jobs show their first
 #: progress within seconds, and each tick of delay there is added to every attempt
 FAST_WINDOW_S = 10.0
-TICK_FAST_MAX_S = 0.2
+TICK_FAST_MAX_S = 0.1
 #: after the first error, keep reading this long so every dying thread is named
 ERROR_GRACE_S = 0.3
 #: a leader in ``D`` this long (over consecutive readings) is stuck, not doing I/O
