@@ -271,7 +271,9 @@ class Engine:
         follower, self.follower = self.follower, None
         if follower is not None:
             await follower.cancel()
-        if job is not None and attempt is not None:
+        rec = self.journal.get(attempt) if job is not None and attempt is not None else None
+        told = latest_fate(rec) if rec is not None else None
+        if job is not None and attempt is not None and (told is None or not told.final):  # a told end needs no reading
             try:
                 # the follower has read this job's log up to now: go on from there; else a quick look at the tail
                 reader = follower.reader if follower is not None and follower.job is job else reader_for(ctx, job, tail_bytes=256 << 10)

@@ -25,6 +25,7 @@ from ..text import LINE_CAP, sanitize
 from .base import ActionContext
 from .jobrecord import JobRecord
 from .jobstate import parse_state, state_command
+from .survivors import follow_survivors
 
 __all__ = ["StackDump", "ThreadStack", "dump_stacks", "parse_py_spy", "INSTALL_HINT"]
 
@@ -117,6 +118,9 @@ async def dump_stacks(ctx: ActionContext, job: JobRecord, *, timeout: float = 10
     """Every thread of the job's processes (see the module doc); never stops the job."""
     res = await ctx.run(state_command(job, -1), timeout=10)
     st = parse_state(res.stdout, job)
+    # a launcher that exited leaves its trainer outside the supervisor's tree: the job's group is read
+    # as every other reader of the job reads it (the supervisor may still show for a moment)
+    await follow_survivors(ctx, job, st)
     sup = st.supervisor.pid if st.supervisor else None
     pids = [m.pid for m in st.members if m.pid != sup and not m.state.startswith("Z")] or ([st.leader.pid] if st.leader else [])
     dump = StackDump("proc", time.time())
