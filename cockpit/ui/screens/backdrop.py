@@ -63,6 +63,9 @@ class BackdropModal(ModalScreen[ResultT]):
     def on_screen_resume(self) -> None:
         self._backdrop, self._below_changed = None, 0.0
 
+    def on_screen_suspend(self) -> None:
+        self._backdrop = None  # a kept modal (help) holds no picture of a screen while it is closed
+
     def on_resize(self, event: events.Resize) -> None:
         self._backdrop = None
 
