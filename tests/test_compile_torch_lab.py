@@ -300,15 +300,13 @@ async def test_the_cache_proven_cold_after_clear_cache_and_warm_on_a_relaunch_an
         s2 = await watch.final(second.attempt)
         watch.measure(second.attempt, f"{lab.workspace()}/.cockpit-trace/attempt-{second.attempt}", "cache_extern")
         assert s2.cache_state == "cold"
-        # the relaunch's job had the same number and directory: its follower ended, its compiles never
-        # counted as this attempt's, live either
+        # the relaunch is an attempt of its own: its compiles never count as this attempt's, live either
         live = [u.summary for u in watch.updates[since:] if u.attempt == second.attempt]
         assert live and all(len(x.frames) == 1 and x.cache_hits == 0 for x in live), [(x.totals, x.cache_hits) for x in live]
 
-        # cockpit history --json: each attempt with its compile summary (a relaunch is no attempt:
-        # the journal keeps attempts, so its warm summary is in its verdict, not in the history)
-        assert relaunched == second.attempt
-        want = {first.attempt: "cold", second.attempt: "cold"}
+        # cockpit history --json: each attempt with its compile summary, the relaunch's warm one too
+        assert first.attempt < relaunched < second.attempt
+        want = {first.attempt: "cold", relaunched: "warm", second.attempt: "cold"}
         journal = Journal(cfg.journal_path)
         await await_for(lambda: all((r := journal.get(a)) is not None and r.compile is not None and r.compile["cache_state"] == st
                                     for a, st in want.items()), FINAL, "the compile events in the journal")
@@ -317,6 +315,7 @@ async def test_the_cache_proven_cold_after_clear_cache_and_warm_on_a_relaunch_an
             c = history[a]["compile"]
             assert c is not None and c["cache_state"] == st and c["frames"][0]["function"] == "project", (a, c)
             assert c["totals"]["compiles"] == 1 and c["torch_version"] == s2.torch_version
-        assert history[second.attempt]["compile"]["cache_misses"] == lookups and list(history) == [first.attempt, second.attempt]
+        assert history[second.attempt]["compile"]["cache_misses"] == lookups and history[relaunched]["note"] == "relaunch"
+        assert history[relaunched]["compile"]["cache_hits"] == hits and list(history) == [first.attempt, relaunched, second.attempt]
     finally:
         shutil.rmtree(ind, ignore_errors=True)
