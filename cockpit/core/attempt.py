@@ -25,8 +25,9 @@ from .actions.verify import verify
 from .changes import record_attempt_changes
 from .compile_cache import compile_cache_stage
 from .connectivity import check_connectivity
-from .layers import Finding, Layer, Outcome, Stage, Status, Verdict, outcome_of
-from .outcome import code_ran, findings_text, log_findings
+from .layers import Finding, Layer, Outcome, Stage, Status, Verdict
+from .outcome import findings_text, judge_attempt, log_findings
+from .stagelog import StageRecorder
 
 if TYPE_CHECKING:  # pragma: no cover
     from .engine import Engine
@@ -90,14 +91,8 @@ async def run_attempt(engine: Engine, note: str, make_ctx: Callable[[Callable[[s
     timings: dict[str, float] = {}
     job: JobRecord | None = None
 
-    def record(action: str, stage: Stage) -> None:
-        if stage.status is Status.RUNNING:
-            return
-        if action == "launch" and stage.name == "spawn" and "job" in stage.data:
-            # the job record goes first: if cockpit dies right now, the next start can still stop it
-            journal.record_job(attempt_id, stage.data["job"])
-        journal.record_stage(attempt_id, action, stage)
-
+    record = StageRecorder(journal)  # the job record first, when the spawn answers: a cockpit that dies then is still found
+    record.start(attempt_id)
     ctx = make_ctx(record)
     finished = False
     try:
@@ -128,7 +123,6 @@ async def run_attempt(engine: Engine, note: str, make_ctx: Callable[[Callable[[s
                 job = res[1]
                 if job is not None:
                     engine.set_job(job, attempt_id)
-        first_error = None
         if verdict.failed_stage is None and job is not None:
             t = time.monotonic()
             sub = Tee(verdict, "verify")
@@ -142,7 +136,6 @@ async def run_attempt(engine: Engine, note: str, make_ctx: Callable[[Callable[[s
                 sub.add(Stage("findings", Status.OK, Layer.APP, findings_text(findings),
                               data={"findings": [f.to_dict() for f in findings]}))
             journal.record_verdict(attempt_id, "verify", sub.finish())
-            first_error = scan.error() if scan is not None else None
             if verdict.failed_stage is None and not sub.pending and job.trace_dir:
                 t = time.monotonic()
                 found = await compile_cache_stage(ctx, job, cleared=ctx.caches is not None)
@@ -159,10 +152,7 @@ async def run_attempt(engine: Engine, note: str, make_ctx: Callable[[Callable[[s
         findings = log_findings(scan) if scan is not None else []
         # failed or untested: did the job's code run (progress, its own output)?  A lost
         # connection is interrupted: the job runs on, unjudged
-        outcome = outcome_of(verdict, job_started=job is not None and job.started, ran=code_ran(scan))
-        fs = verdict.failed_stage
-        if first_error is None and fs is not None and fs.data.get("first_error"):
-            first_error = fs.data["first_error"]
+        outcome, first_error = judge_attempt(verdict, scan, job_started=job is not None and job.started)
         timings["total"] = time.monotonic() - t_start
         journal.finish_attempt(attempt_id, outcome, layer=verdict.layer, summary=verdict.summary(),
                                first_error=first_error, caches=ctx.caches)

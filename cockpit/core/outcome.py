@@ -14,10 +14,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from .layers import Finding, Ran, Severity
+from .layers import Finding, Outcome, Ran, Severity, Verdict, outcome_of
 from .probes.sig_table import BUILTIN, SHELL_CRASHES
 
-__all__ = ["code_ran", "log_findings", "findings_text", "handled_last", "last_words", "SHELL_KINDS"]
+__all__ = ["judge_attempt", "code_ran", "log_findings", "findings_text", "handled_last", "last_words", "SHELL_KINDS"]
 
 #: signature ids of lines the job's shell (not the job) wrote
 SHELL_KINDS = frozenset({"killed", *(f"shell-{sig.lower()}" for _, sig in SHELL_CRASHES)})
@@ -36,6 +36,17 @@ def code_ran(scan: Any) -> Ran | None:
     if classifier is not None:
         shell = sum(n for kind, n in classifier.counts.items() if kind in SHELL_KINDS)
     return Ran(progress=int(scan.progress_count), lines=max(0, int(scan.lines) - shell))
+
+
+def judge_attempt(verdict: Verdict, scan: Any, *, job_started: bool) -> tuple[Outcome, dict[str, Any] | None]:
+    """An attempt's outcome and its first error (the log's first, else the failed stage's), the
+    same for every action that journals an attempt (attempt, relaunch, launch, adoption)."""
+    outcome = outcome_of(verdict, job_started=job_started, ran=code_ran(scan))
+    first_error = scan.error() if scan is not None else None
+    fs = verdict.failed_stage
+    if first_error is None and fs is not None and fs.data.get("first_error"):
+        first_error = fs.data["first_error"]
+    return outcome, first_error
 
 
 def log_findings(scan: Any, *, errors: bool = False) -> list[Finding]:

@@ -27,8 +27,8 @@ from .actions.job import JobRecord, launch
 from .actions.verify import verify
 from .attempt import AttemptResult
 from .compile_cache import compile_cache_stage
-from .layers import Outcome, Stage, Verdict, outcome_of
-from .outcome import code_ran
+from .layers import Outcome, Stage, Verdict
+from .outcome import judge_attempt
 from .stagelog import StageRecorder
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -80,10 +80,5 @@ async def run_launch(engine: Engine, name: str, v: Verdict, make_ctx: Callable[[
 
 
 def _result(aid: int, v: Verdict, ctx: ActionContext, job: JobRecord | None) -> AttemptResult:
-    scan = ctx.log_scan
-    outcome = outcome_of(v, job_started=job is not None and job.started, ran=code_ran(scan))
-    first_error = scan.error() if scan is not None else None
-    fs = v.failed_stage
-    if first_error is None and fs is not None and fs.data.get("first_error"):
-        first_error = fs.data["first_error"]
+    outcome, first_error = judge_attempt(v, ctx.log_scan, job_started=job is not None and job.started)
     return AttemptResult(aid, outcome, v, first_error, job, reader=ctx.job_reader)
