@@ -30,9 +30,9 @@ import shutil
 import signal
 import subprocess
 import threading
-from pathlib import Path
 
 from .podman import _rootfs_tar
+from .real_engine import RealEngine
 from .sshd import HOST_PATH, SETPRIV, Lab
 from .util import WaitTimeout, pid_alive, pids_where, wait_for
 
@@ -62,8 +62,10 @@ def real_docker_unavailable_reason() -> str | None:
     return None
 
 
-class RealDocker:
+class RealDocker(RealEngine):
     """A dockerd of one lab and its containers; ``close()`` leaves nothing running."""
+
+    name, image = "docker", IMAGE
 
     def __init__(self, lab: Lab, *, storage_driver: str | None = None) -> None:
         self.lab = lab
@@ -132,44 +134,18 @@ class RealDocker:
         except OSError:
             return "(no dockerd.log)"
 
-    def run(self, *args: str, input: bytes | None = None, check: bool = True, timeout: float = 120,
-            cli: str | None = None) -> subprocess.CompletedProcess[str]:
-        """``docker ARGS`` against this daemon (``cli``: another docker CLI binary than Debian's)."""
-        env = {"PATH": os.environ.get("PATH", "/usr/sbin:/usr/bin:/sbin:/bin"), "HOME": "/root", "LANG": "C.UTF-8",
-               "DOCKER_HOST": self.host, "DOCKER_CONFIG": str(self.dir / "cli")}
-        r = subprocess.run([cli or CLI, *args], input=input, capture_output=True, timeout=timeout, env=env,
-                           stdin=None if input is not None else subprocess.DEVNULL)
-        out = subprocess.CompletedProcess(r.args, r.returncode, r.stdout.decode(errors="replace"), r.stderr.decode(errors="replace"))
-        if check and r.returncode != 0:
-            raise RuntimeError(f"docker {' '.join(args)} exited {r.returncode}: {out.stderr.strip()}")
-        return out
+    def _command(self, cli: str | None) -> list[str]:
+        return [cli or CLI]
 
-    # -------------------------------------------------------------------------- containers
-    def container_dir(self, name: str) -> Path:
-        return self.dir / "containers" / name
+    def _env(self) -> dict[str, str]:
+        return {"PATH": os.environ.get("PATH", "/usr/sbin:/usr/bin:/sbin:/bin"), "HOME": "/root", "LANG": "C.UTF-8",
+                "DOCKER_HOST": self.host, "DOCKER_CONFIG": str(self.dir / "cli")}
 
-    def workspace(self, name: str) -> Path:
-        return self.container_dir(name) / "workspace"
-
-    def create(self, name: str) -> str:
-        """Run a container called ``name`` (PID 1 the lab's reaping init); its id."""
-        ctdir = self.container_dir(name)
-        self.workspace(name).mkdir(parents=True, exist_ok=True)
-        lab_dir = str(self.lab.dir)
-        self._names.append(name)
-        return self.run("run", "-d", "--name", name, "--hostname", name, "--network", "none",
-                        "-v", "/usr:/usr:ro", "--mount", f"type=bind,source={lab_dir},target={lab_dir},bind-nonrecursive=true",
-                        "--tmpfs", "/tmp", IMAGE, "/usr/bin/python3", "-IS", str(self.lab.libexec_dir / "init"),
-                        str(ctdir), lab_dir).stdout.strip()
+    def _run_flags(self, lab_dir: str) -> list[str]:
+        return ["-v", "/usr:/usr:ro", "--mount", f"type=bind,source={lab_dir},target={lab_dir},bind-nonrecursive=true"]
 
     def remove(self, name: str) -> None:
         self.run("rm", "-f", name, check=False)
-
-    def init_pid(self, name: str) -> int | None:
-        """PID 1's host pid (``{{.State.Pid}}``), None when it is not running."""
-        r = self.run("inspect", "--format", "{{.State.Pid}}", name, check=False)
-        pid = r.stdout.strip()
-        return int(pid) if r.returncode == 0 and pid.isdigit() and pid != "0" else None
 
     def container_id(self, name: str) -> str:
         return self.run("inspect", "--format", "{{.Id}}", name).stdout.strip()

@@ -22,10 +22,9 @@ import io
 import os
 import shlex
 import shutil
-import subprocess
 import tarfile
-from pathlib import Path
 
+from .real_engine import RealEngine
 from .sshd import Lab
 
 IMAGE = "localhost/cockpit-lab-rootfs:1"
@@ -58,8 +57,10 @@ def _rootfs_tar() -> bytes:
     return buf.getvalue()
 
 
-class RealPodman:
+class RealPodman(RealEngine):
     """Real Podman containers for one lab; ``close()`` removes them and the storage."""
+
+    name, image = "podman", IMAGE
 
     def __init__(self, lab: Lab) -> None:
         self.lab = lab
@@ -77,35 +78,11 @@ class RealPodman:
         self.podman.chmod(0o755)
         self.run("import", "-", IMAGE, input=_rootfs_tar())
 
-    def run(self, *args: str, input: bytes | None = None, check: bool = True, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-        r = subprocess.run([str(self.podman), *args], input=input, capture_output=True, timeout=timeout)
-        out = subprocess.CompletedProcess(r.args, r.returncode, r.stdout.decode(errors="replace"), r.stderr.decode(errors="replace"))
-        if check and r.returncode != 0:
-            raise RuntimeError(f"podman {' '.join(args)} exited {r.returncode}: {out.stderr.strip()}")
-        return out
+    def _command(self, cli: str | None) -> list[str]:
+        return [str(self.podman)]
 
-    def container_dir(self, name: str) -> Path:
-        return self.dir / "containers" / name
-
-    def workspace(self, name: str) -> Path:
-        return self.container_dir(name) / "workspace"
-
-    def create(self, name: str) -> str:
-        """Run a container called ``name`` (PID 1 the lab's reaping init); its id."""
-        ctdir = self.container_dir(name)
-        self.workspace(name).mkdir(parents=True, exist_ok=True)
-        lab_dir = str(self.lab.dir)
-        cid = self.run("run", "-d", "--name", name, "--hostname", name, "--network", "none", *LIMITS,
-                       "-v", "/usr:/usr:ro", "-v", f"{lab_dir}:{lab_dir}", "--tmpfs", "/tmp",
-                       IMAGE, "/usr/bin/python3", "-IS", str(self.lab.libexec_dir / "init"), str(ctdir), lab_dir).stdout.strip()
-        self._names.append(name)
-        return cid
-
-    def init_pid(self, name: str) -> int | None:
-        """PID 1's host pid (``{{.State.Pid}}``), None when it is not running."""
-        r = self.run("inspect", "--format", "{{.State.Pid}}", name, check=False)
-        pid = r.stdout.strip()
-        return int(pid) if r.returncode == 0 and pid.isdigit() and pid != "0" else None
+    def _run_flags(self, lab_dir: str) -> list[str]:
+        return [*LIMITS, "-v", "/usr:/usr:ro", "-v", f"{lab_dir}:{lab_dir}"]
 
     def close(self) -> None:
         for name in self._names:
