@@ -12,12 +12,14 @@ measured while the jobs compile (printed as ``torch trace measure:``, and writte
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import shutil
 import subprocess
 import time
 import uuid
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -142,6 +144,21 @@ async def attempt_in_app(app: Any, pilot: Any, rec: Recorder, note: str) -> Any:
     return rec.of(ActionFinished)[-1]
 
 
+@contextlib.asynccontextmanager
+async def attempted_in_app(cfg: Any, eng: Any, lab: Any, note: str) -> AsyncIterator[tuple[Any, Any, Watch, int, Any]]:
+    """A real CockpitApp on ``eng``; an attempt started as the user starts one, passed; yields the
+    app, its pilot, the trace watch, the attempt and its final compile summary."""
+    watch = Watch(eng, lab)
+    rec = Recorder()
+    app = create_app(cfg, engine=eng, refresh=False)
+    async with app.run_test(size=(160, 50), message_hook=rec) as pilot:
+        watch.start()
+        done = await attempt_in_app(app, pilot, rec, note)
+        assert done.outcome == "passed", done.verdict.summary() if done.verdict else done.error
+        assert done.attempt is not None
+        yield app, pilot, watch, done.attempt, await watch.final(done.attempt, pause=pilot.pause)
+
+
 async def open_compile_screen(app: Any, pilot: Any) -> CompileScreen:
     await pilot.press("T")
     await wait_for(pilot, lambda: isinstance(app.screen, CompileScreen), what="the compile screen")
@@ -159,16 +176,7 @@ def rows(screen: CompileScreen) -> list[list[str]]:
 async def test_a_graph_break_is_named_in_the_summary_and_shown_in_the_compile_screen(lab: Any, lab_config: Any, engines: Any) -> None:
     cfg = lab_config(job=torch_job(lab, "graph_break"))
     eng = engines(cfg)
-    watch = Watch(eng, lab)
-    rec = Recorder()
-    app = create_app(cfg, engine=eng, refresh=False)
-    async with app.run_test(size=(160, 50), message_hook=rec) as pilot:
-        watch.start()
-        done = await attempt_in_app(app, pilot, rec, "graph break")
-        assert done.outcome == "passed", done.verdict.summary() if done.verdict else done.error
-        assert done.attempt is not None
-        n = done.attempt
-        s = await watch.final(n, pause=pilot.pause)
+    async with attempted_in_app(cfg, eng, lab, "graph break") as (app, pilot, watch, n, s):
 
         # the summary: the frame, where the graph broke and why; the resumed frame; the fullgraph failure
         branchy = s.frame("branchy")
@@ -201,16 +209,7 @@ async def test_a_graph_break_is_named_in_the_summary_and_shown_in_the_compile_sc
 async def test_a_recompile_storm_hits_the_limit_alert_with_advice_and_shows_its_reasons(lab: Any, lab_config: Any, engines: Any) -> None:
     cfg = lab_config(job=torch_job(lab, "recompile_storm"))
     eng = engines(cfg)
-    watch = Watch(eng, lab)
-    rec = Recorder()
-    app = create_app(cfg, engine=eng, refresh=False)
-    async with app.run_test(size=(160, 50), message_hook=rec) as pilot:
-        watch.start()
-        done = await attempt_in_app(app, pilot, rec, "storm")
-        assert done.outcome == "passed", done.verdict.summary() if done.verdict else done.error
-        assert done.attempt is not None
-        n = done.attempt
-        s = await watch.final(n, pause=pilot.pause)
+    async with attempted_in_app(cfg, eng, lab, "storm") as (app, pilot, watch, n, s):
         grow = s.frame("grow")
         assert grow is not None and grow.compiles == 4 and grow.limit_hit and s.recompile_limit == 4 and s.torch_version
         assert len(grow.recompile_reasons) >= 3 and all("size mismatch at index 0" in r for r in grow.recompile_reasons), grow.recompile_reasons
