@@ -26,10 +26,13 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import Any
 
 from ..probes.sig_model import derive_keywords
+from .shapes import ShapeCache, shape, template
 
 __all__ = ["Reading", "MetricParser", "goal", "STEP_KEYS", "BUILTIN_KEYWORDS"]
 
@@ -149,8 +152,16 @@ class MetricParser:
         self.pattern = re.compile(pattern) if pattern else None
         self.keywords = derive_keywords(pattern, 0) if pattern else None
         self.builtin = builtin
+        #: templates of the lines the key-value form alone reads (:mod:`.shapes`)
+        self.shapes: ShapeCache[_KvForm] = ShapeCache(_KvForm.make)
 
     def parse(self, line: str) -> Reading | None:
+        if self.pattern is None:  # a line of a known shape (it passed every check below when it was learned)
+            form = self.shapes.get(shape(line))
+            if form is not None:
+                m = form.match(line)
+                if m is not None:
+                    return form.read(m.groups())
         if "\r" in line:  # a bar rewritten in place: its last whole segment says where it is
             for seg in reversed(line.split("\r")[-3:]):
                 if seg.strip():
@@ -172,7 +183,98 @@ class MetricParser:
         low = s.lower()
         if not ("loss" in low or "step" in low or "iter" in low or "poch" in low or "%|" in low):
             return None
+        if "%|" in s or "{" in s:  # a bar or a dict: the general forms
+            return _builtin(s)
+        key = shape(s)
+        form = self.shapes.get(key)
+        if form is not None:
+            m = form.match(s)
+            if m is not None:
+                return form.read(m.groups())
+        self.shapes.learn(key, s)
         return _builtin(s)
+
+
+class _KvForm:
+    """The key-value form's reading of one shape of line (:mod:`.shapes`): what :func:`_pairs`
+    found in the first line of the shape, each key (when it has digits), value and total a group
+    of the template; :meth:`read` does what :func:`_pairs` does with them, the values decided again."""
+
+    __slots__ = ("match", "fields", "simple", "steps", "keys", "vals", "take")
+
+    def __init__(self, match: Any, fields: tuple[tuple[str | int, int, int, bool], ...]) -> None:
+        self.match = match
+        #: ``(key or its group, value group, total group or -1, the key is the step)``
+        self.fields = fields
+        steps = [(vi, oi) for _, vi, oi, is_step in fields if is_step]
+        keys = [k for k, _, _, is_step in fields if not is_step]
+        #: no key with digits, no key twice: the values are the value groups, named in order
+        self.simple = all(isinstance(k, str) for k in keys) and len(set(keys)) == len(keys)
+        self.steps = tuple(steps)
+        self.keys = tuple(str(k) for k in keys)
+        self.vals = tuple(vi for _, vi, _, is_step in fields if not is_step)
+        #: the value groups' texts, in one call in C
+        self.take: Callable[[tuple[str, ...]], tuple[str, ...]] = (
+            itemgetter(*self.vals) if len(self.vals) > 1 else lambda g: tuple(g[i] for i in self.vals))
+
+    @classmethod
+    def make(cls, s: str) -> _KvForm | None:
+        found = list(_KV.finditer(s))
+        if not any(m.group(1).lower() in STEP_KEYS or "loss" in m.group(1).lower() for m in found):
+            found = []  # not a metrics line (strict): every line of the shape reads as nothing
+        spans: list[tuple[int, int]] = []
+        fields: list[tuple[str | int, int, int, bool]] = []
+        for m in found:
+            k = m.group(1)
+            key: str | int = k
+            if any(c in "0123456789" for c in k):
+                key = len(spans)
+                spans.append(m.span(1))
+            vi = len(spans)
+            spans.append(m.span(3))
+            oi = -1
+            if m.group(4):
+                oi = len(spans)
+                spans.append(m.span(4))
+            fields.append((key, vi, oi, k.lower() in STEP_KEYS))
+        pat = template(s, spans)
+        return cls(pat.fullmatch, tuple(fields)) if pat is not None else None
+
+    def read(self, g: tuple[str, ...]) -> Reading | None:
+        if not self.fields:
+            return None
+        if self.simple:
+            try:
+                values = dict(zip(self.keys, map(float, self.take(g)), strict=True))
+                step: float | None = None
+                total: int | None = None
+                for vi, oi in self.steps:
+                    x = float(g[vi])
+                    if math.isfinite(x):
+                        step, total = x, int(g[oi]) if oi >= 0 else None
+                        break
+            except ValueError:  # a number float() does not read (never from _NUM): as _pairs does
+                return self._read(g)
+            return Reading(values, step, total) if (values or step is not None) else None
+        return self._read(g)
+
+    def _read(self, g: tuple[str, ...]) -> Reading | None:
+        r = Reading()
+        values = r.values
+        for key, vi, oi, is_step in self.fields:
+            x = _num(g[vi])
+            if x is None:
+                continue
+            if is_step:
+                if r.step is None and math.isfinite(x):
+                    r.step = x
+                    if oi >= 0:
+                        r.total = int(g[oi])
+            else:
+                k = key if isinstance(key, str) else g[key]
+                if k not in values:
+                    values[k] = x
+        return r if (values or r.step is not None) else None
 
 
 def _from_groups(m: re.Match[str]) -> Reading | None:

@@ -73,24 +73,28 @@ class Series:
         if self.first is None:
             self.first = pt
         self.last = pt
-        new_extreme = self._beats(y)
+        ext = self.extreme
+        new_extreme = ext is None or (y > ext[1] if self.goal == "max" else y < ext[1])
         if new_extreme:
-            self.extreme = pt
-        if not self.xs or self.fill >= self.stride:  # a new bucket (the first point is one of its own)
-            self._start = len(self.xs)
-            self.xs.append(x)
-            self.ys.append(y)
-            self.fill = self.stride if len(self.xs) == 1 else 1
-            self._ext_here = new_extreme and len(self.xs) > 1
+            self.extreme = ext = pt
+        xs, ys = self.xs, self.ys
+        if not xs or self.fill >= self.stride:  # a new bucket (the first point is one of its own)
+            self._start = len(xs)
+            xs.append(x)
+            ys.append(y)
+            self.fill = self.stride if len(xs) == 1 else 1
+            self._ext_here = new_extreme and len(xs) > 1
         else:  # the open bucket keeps its newest reading, and its extreme when that is another one
             self.fill += 1
-            keep = [self.extreme] if self._ext_here and not new_extreme and self.extreme is not None else []
-            del self.xs[self._start:], self.ys[self._start:]
-            for px, py in keep + [pt]:
-                self.xs.append(px)
-                self.ys.append(py)
-            self._ext_here = self._ext_here or new_extreme
-        if len(self.xs) > self.cap:
+            start = self._start
+            if self._ext_here and not new_extreme and ext is not None:
+                xs[start:] = (ext[0], x)
+                ys[start:] = (ext[1], y)
+            else:
+                xs[start:] = (x,)
+                ys[start:] = (y,)
+                self._ext_here = self._ext_here or new_extreme
+        if len(xs) > self.cap:
             self._halve()
 
     def _halve(self) -> None:
@@ -187,7 +191,7 @@ class AttemptMetrics:
         if line_no <= self.lines:
             return False
         self.lines = line_no
-        values = dict(r.values)
+        values = r.values if r.bar is None else dict(r.values)  # only a bar's reading loses values here
         x = self._step_of(r, values)
         if x is None:
             if not values:
@@ -202,11 +206,12 @@ class AttemptMetrics:
             self.last_step = x
             self.clock.saw(t, x)
         self.readings += 1
+        series, finite = self.series, math.isfinite
         for name, v in values.items():
-            if not math.isfinite(v):  # a plot has no place for it: named apart (the run diverged there)
+            if not finite(v):  # a plot has no place for it: named apart (the run diverged there)
                 self.nonfinite.setdefault(name, {"value": repr(v), "step": x, "line": line_no})
                 continue
-            s = self.series.get(name)
+            s = series.get(name)
             if s is None:
                 if len(self.series) >= MAX_METRICS:
                     self.dropped.add(name)

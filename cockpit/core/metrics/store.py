@@ -102,6 +102,8 @@ class Recorder:
         self._since = since
         self._t: float | None = None
         self._json_names: dict[str, str] = {}
+        #: names :meth:`MetricsStore.name_ok` passed (a reading of only these is kept as it is)
+        self._ok: set[str] = set()
         #: why the file could not be written last time (None when it could)
         self.error: str | None = None
 
@@ -111,7 +113,10 @@ class Recorder:
         r = self.parser.parse(text)
         if r is None:
             return
-        r.values = {k: v for k, v in r.values.items() if self.store.name_ok(k)}
+        if not self._ok.issuperset(r.values):
+            ok = self.store.name_ok
+            r.values = {k: v for k, v in r.values.items() if ok(k)}
+            self._ok.update(r.values)
         if self._t is None:
             self._t = round(time.time(), 3)
         if self.metrics.apply(line_no, self._t, r):
@@ -120,8 +125,14 @@ class Recorder:
     def _record(self, n: int, t: float, r: Reading) -> bytes:
         """The reading's line in the file (:meth:`Reading.to_record`, written by hand: a finite
         float's repr is JSON, and each name is encoded once)."""
-        names = self._json_names
-        vals = ",".join(f"{names.get(k) or names.setdefault(k, json.dumps(k))}:{_jnum(v)}" for k, v in r.values.items())
+        names, finite = self._json_names, math.isfinite
+        parts = []
+        for k, v in r.values.items():
+            name = names.get(k)
+            if name is None:
+                name = names[k] = json.dumps(k)
+            parts.append(f"{name}:{v!r}" if finite(v) else f'{name}:"{v!r}"')  # JSON has no NaN (see _jnum)
+        vals = ",".join(parts)
         s = f'{{"n":{n},"t":{t!r},"v":{{{vals}}}'
         if r.step is not None:
             s += f',"s":{r.step!r}'
