@@ -47,12 +47,16 @@ caches across modal cycles); ``python -m bench modals`` measures RSS over 1,000 
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from functools import lru_cache
 from typing import Any
 
 from textual.app import ComposeResult
 from textual.color import Color
+from textual.compose import compose
+from textual.screen import Screen
 from textual.style import Style
+from textual.widget import Widget
 from textual.widgets import Footer
 
 __all__ = ["LeanFooter", "prune_closed_watchers", "unpin_styles_caches"]
@@ -74,12 +78,67 @@ def prune_closed_watchers(obj: Any) -> int:  # Any: Textual's private reactive i
 
 
 class LeanFooter(Footer):
-    """Textual's ``Footer``, minus the dead keys of its earlier rebuilds (Textual issue #6666)."""
+    """Textual's ``Footer``, minus the dead keys of its earlier rebuilds (Textual issue #6666), that
+    swaps rows of keys it built before instead of building its keys again.
+
+    Textual's footer removes its keys and mounts new ones whenever the screen's bindings change:
+    twice per modal (under a modal the app's keys are off, ``CockpitApp.check_action``; then they
+    are back), ~10 ``FooterKey`` mounts each.  This one keeps the row of keys it built for each set
+    of bindings (the last :data:`ROWS`), hidden while another row shows: a modal's open and close
+    each show one row and hide another.  A row looks as Textual's footer would have built it then."""
+
+    #: how many rows of keys are kept (the main screen's, the one under a modal, a few more)
+    ROWS = 4
+
+    _row_shown: Hashable = None  # the bindings of the row on show (None: none yet)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:  # Any: Footer's own signature
+        super().__init__(*args, **kwargs)
+        self._rows: dict[Hashable, list[Widget]] = {}
 
     def compose(self) -> ComposeResult:
-        # recompose has removed (and closed) the previous keys before it calls compose
+        # a (re)compose has removed (and closed) every key: the rows are built again as they are needed
         prune_closed_watchers(self)
-        yield from super().compose()
+        self._rows.clear()
+        self._row_shown = None
+        if self._bindings_ready:
+            self.call_after_refresh(self._show_row)
+        yield from ()
+
+    def bindings_changed(self, screen: Screen[Any]) -> None:  # Any: any screen's result
+        self._bindings_ready = True
+        if screen.app.app_focus and self.is_attached and screen is self.screen:
+            self.call_after_refresh(self._show_row)
+
+    def _bindings_key(self) -> Hashable:
+        """Everything Textual's ``Footer.compose`` builds its keys from, hashable."""
+        app = self.app
+        shown = tuple((b, enabled, tooltip, app.get_key_display(b)) for _, b, enabled, tooltip in self.screen.active_bindings.values() if b.show)
+        palette = self.screen.active_bindings.get(app.COMMAND_PALETTE_BINDING) if self.show_command_palette and app.ENABLE_COMMAND_PALETTE else None
+        return shown, palette, self.compact
+
+    def _show_row(self) -> None:
+        if not self.is_attached or self._closing:
+            return
+        key = self._bindings_key()
+        if key == self._row_shown:
+            return
+        with self.app.batch_update():
+            for w in self._rows.get(self._row_shown, ()):
+                w.display = False
+            row = self._rows.pop(key, None)
+            if row is None:
+                prune_closed_watchers(self)
+                row = compose(self, Footer.compose(self))
+                self.mount_all(row)
+            else:
+                for w in row:
+                    w.display = True
+            self._rows[key] = row  # the most recently shown last
+            self._row_shown = key
+            while len(self._rows) > self.ROWS:
+                old = self._rows.pop(next(iter(self._rows)))
+                self.remove_children(old)
 
 
 @lru_cache(1024)

@@ -2,19 +2,23 @@
 
 from __future__ import annotations
 
+from collections.abc import Hashable
+
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, Static
 
 from ..panes.base import data_text
-from .backdrop import BackdropModal
+from .kept import KeptModal
 
 __all__ = ["ConfirmScreen"]
 
 
-class ConfirmScreen(BackdropModal[bool]):
-    """``True`` when confirmed.  Cancel has the focus: Enter alone never destroys anything."""
+class ConfirmScreen(KeptModal[bool]):
+    """``True`` when confirmed.  Cancel has the focus: Enter alone never destroys anything.
+
+    Kept and reopened (see ``kept.py``): one with a ``where`` line and one without, per app."""
 
     BINDINGS = [
         Binding("escape,n", "cancel", "Cancel", id="confirm-cancel"),
@@ -24,6 +28,13 @@ class ConfirmScreen(BackdropModal[bool]):
     def __init__(self, title: str, body: str, command: str, *, where: str = "", yes: str = "Yes") -> None:
         super().__init__()
         self.title_text, self.body, self.command, self.where, self.yes = title, body, command, where, yes
+
+    @classmethod
+    def kept_shape(cls, title: str, body: str, command: str, *, where: str = "", yes: str = "Yes") -> Hashable:
+        return bool(where)
+
+    def kept_shape_now(self) -> Hashable:
+        return bool(self.where)
 
     def compose(self) -> ComposeResult:
         with Vertical(id="confirm-box", classes="modal-box"):
@@ -36,6 +47,15 @@ class ConfirmScreen(BackdropModal[bool]):
             with Horizontal(id="confirm-buttons"):
                 yield Button("Cancel (esc)", id="confirm-no", variant="primary")
                 yield Button(f"{self.yes} (y)", id="confirm-ok", variant="error")
+
+    def reopen(self, title: str, body: str, command: str, *, where: str = "", yes: str = "Yes") -> None:
+        self.title_text, self.body, self.command, self.where, self.yes = title, body, command, where, yes
+        for wid, text in (("#confirm-title", title), ("#confirm-body", body), ("#confirm-where", where), ("#confirm-command", command)):
+            for w in self.query(wid).results(Static):
+                w.update(data_text(text))
+        self.query_one("#confirm-ok", Button).label = f"{yes} (y)"
+        self.set_focus(None)  # as a new one: Cancel gets the focus (and its Focus event)
+        self.set_focus(self.query_one("#confirm-no", Button))
 
     def on_mount(self) -> None:
         self.query_one("#confirm-no", Button).focus()

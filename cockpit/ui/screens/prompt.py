@@ -3,6 +3,8 @@ since the last deploy when the source is watched)."""
 
 from __future__ import annotations
 
+from collections.abc import Hashable
+
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -10,19 +12,39 @@ from textual.widgets import Input, Static
 
 from ...core.text import sanitize
 from ..panes.base import data_text
-from .backdrop import BackdropModal
+from .kept import KeptModal
 
 __all__ = ["HypothesisScreen"]
 
 
-class HypothesisScreen(BackdropModal["str | None"]):
-    """Dismisses with the note (Enter), or None (Escape)."""
+class HypothesisScreen(KeptModal["str | None"]):
+    """Dismisses with the note (Enter), or None (Escape).  Kept and reopened (see ``kept.py``): one per
+    shape (with or without the changed files' line, with or without the plan), per app."""
 
     BINDINGS = [Binding("escape", "cancel", "Cancel", id="prompt-cancel")]
 
     def __init__(self, last_note: str = "", plan: str = "", changed: list[str] | None = None) -> None:
         super().__init__()
         self.last_note, self.plan, self.changed = last_note, plan, changed
+
+    @classmethod
+    def kept_shape(cls, last_note: str = "", plan: str = "", changed: list[str] | None = None) -> Hashable:
+        return changed is not None, bool(plan)
+
+    def kept_shape_now(self) -> Hashable:
+        return self.changed is not None, bool(self.plan)
+
+    def reopen(self, last_note: str = "", plan: str = "", changed: list[str] | None = None) -> None:
+        self.last_note, self.plan, self.changed = last_note, plan, changed
+        for w in self.query("#prompt-changed").results(Static):
+            w.update(data_text(self.changed_text()))
+        for w in self.query("#prompt-plan").results(Static):
+            w.update(data_text(plan))
+        field = self.query_one("#prompt-input", Input)
+        field.value = sanitize(last_note)
+        field.cursor_position = len(field.value)  # where a new one has it, before the focus selects it all
+        self.set_focus(None)  # as a new one: the field gets the focus (and its Focus event: the note selected)
+        self.set_focus(field)
 
     def changed_text(self) -> str:
         """``"changed since the last deploy (2): train.py, drafter.py"`` ('' when not watched)."""

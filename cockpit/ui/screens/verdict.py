@@ -18,7 +18,7 @@ from ..format import code_version_text, first_error_text, fmt_clock, one_line, o
 from ..panes.base import Styled, layer_tag
 from ..panes.verdict import stage_group
 from ..shown import shown, shown_block
-from .backdrop import BackdropModal
+from .kept import KeptModal
 
 if TYPE_CHECKING:
     from ...core.journal import AttemptRecord
@@ -150,7 +150,9 @@ def _data(value: object) -> Text:
     return value if isinstance(value, Text) else Text(shown(value))
 
 
-class VerdictScreen(BackdropModal[None]):
+class VerdictScreen(KeptModal[None]):
+    """Kept and reopened (see ``kept.py``): one per app, its body rebuilt for what it shows now."""
+
     BINDINGS = [Binding("escape,q,v", "close", "Close", id="verdict-close"),
                 Binding("y", "copy", "Copy", id="copy")]  # the same id as the main screen's copy: one keymap entry
 
@@ -159,11 +161,21 @@ class VerdictScreen(BackdropModal[None]):
         super().__init__()
         self.body = VerdictBody(record, verdict=verdict, action=action, clock=clock, diff_text=diff_text)
 
+    def reopen(self, record: AttemptRecord | None = None, *, verdict: Verdict | None = None, action: str = "",
+               clock: Callable[[], float] | None = None, diff_text: str | None = None) -> None:
+        b = self.body
+        b.record, b.verdict, b.action, b.clock, b.diff_text = record, verdict, action, clock, diff_text
+        b.update(b.build())
+        self.query_one(".modal-title", Static).update(self._title())
+        self.query_one("#verdict-scroll", VerticalScroll).scroll_home(animate=False)
+
+    def _title(self) -> str:
+        rec = self.body.record
+        return "verdict" if rec is None else f"attempt #{rec.attempt}"
+
     def compose(self) -> ComposeResult:
         with Vertical(id="verdict-box", classes="modal-box"):
-            rec = self.body.record
-            title = "verdict" if rec is None else f"attempt #{rec.attempt}"
-            yield Static(title, classes="modal-title")
+            yield Static(self._title(), classes="modal-title")
             with VerticalScroll(id="verdict-scroll"):
                 yield self.body
             yield Static("esc: close   y: copy", classes="modal-dim")
