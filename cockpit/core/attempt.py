@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .actions.base import ActionContext
-from .actions.cache import clear_cache
+from .actions.cache import caches_command, clear_cache
 from .actions.deploy import code_version, deploy
 from .actions.job import JobRecord, launch
 from .actions.jobstate import JobReader
@@ -110,7 +110,10 @@ async def run_attempt(engine: Engine, note: str, make_ctx: Callable[[Callable[[s
                 break
             t = time.monotonic()
             sub = Tee(verdict, name)
+            if name == "deploy" and (inventory := caches_command(ctx)) is not None:
+                ctx.ride(inventory)  # a read: clear-cache's inventory rides in deploy's round trip (its answer, its stage)
             res = await fn(sub)
+            ctx.riders.clear()  # a rider no batch took is run by its own stage
             timings[name] = time.monotonic() - t
             journal.record_verdict(attempt_id, name, sub.finish())
             source = cfg.deploy_source  # set whenever deploy left a manifest

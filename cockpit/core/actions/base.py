@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..config import Config
@@ -25,7 +25,10 @@ if TYPE_CHECKING:  # pragma: no cover - types only: these modules stand on this 
     from .job import JobRecord
     from .jobstate import JobReader, LogScan
 
-__all__ = ["ActionContext", "VerdictBuilder", "StageFailed"]
+__all__ = ["ActionContext", "VerdictBuilder", "StageFailed", "RIDER_MAX_AGE_S"]
+
+#: how old a rider's answer may be when its stage asks (older: the command runs again)
+RIDER_MAX_AGE_S = 1.0
 
 StageListener = Callable[[str, Stage], None]
 
@@ -59,8 +62,61 @@ class ActionContext:
     #: what changed since the previous attempt's deploy (:func:`cockpit.core.changes.record_attempt_changes`)
     changes: dict[str, Any] | None = None
 
+    #: commands a later stage will run that may ride in an earlier stage's batch (:meth:`run_many`)
+    riders: list[str] = field(default_factory=list)
+    #: what such a rider answered, by its exact text, and when (monotonic): :meth:`run` hands it out once
+    answered: dict[str, tuple[float, CommandResult]] = field(default_factory=dict)
+
     async def run(self, command: str, *, timeout: float = 10.0) -> CommandResult:
+        """``command`` through the target's session; a rider of an earlier batch answered it a
+        moment ago (at most :data:`RIDER_MAX_AGE_S`): that answer, once."""
+        early = self.answered.pop(command, None)
+        if early is not None and time.monotonic() - early[0] <= RIDER_MAX_AGE_S:
+            return early[1]
         return await self.transport.run(command, timeout=timeout)
+
+    async def run_cheap(self, command: str, *, timeout: float = 10.0) -> CommandResult:
+        """A command that cannot block (built-ins, ``kill``, reads of ``/proc/PID/stat``) in a cheap
+        frame: no watchdog forked (:meth:`.session.FramedSession.run`).  A context whose :meth:`run`
+        is its own (one that watches or rewrites each command) gets it through that."""
+        if not self._plain():
+            return await self.run(command, timeout=timeout)
+        return await self.transport.run(command, timeout=timeout, cheap=True)
+
+    def ride(self, command: str) -> None:
+        """``command`` (exactly what a later stage will :meth:`run`) goes with the next batch."""
+        if command not in self.riders:
+            self.riders.append(command)
+
+    async def run_many(self, commands: list[str], *, timeout: float = 10.0, cheap: bool = False) -> list[CommandResult]:
+        """``commands`` in one round trip (:meth:`~cockpit.core.remote.base.Transport.run_many`),
+        the riders (watched frames only) after them; the riders' answers are kept for :meth:`run`.
+        Each command is judged by its own stage.  ``commands`` must be safe to run twice: when a
+        batch with riders fails below the commands (the shell died), they run again alone, so a
+        rider's trouble never becomes theirs (its own stage runs it again and meets it)."""
+        riders, self.riders = ([] if cheap else list(self.riders)), ([] if not cheap else self.riders)
+        try:
+            res = await self._many([*commands, *riders], timeout, cheap)
+        except RemoteError:
+            if not riders:
+                raise
+            return await self._many(commands, timeout, cheap)
+        now = time.monotonic()
+        for cmd, r in zip(riders, res[len(commands):], strict=False):
+            self.answered[cmd] = (now, r)
+        return res[:len(commands)]
+
+    async def _many(self, commands: list[str], timeout: float, cheap: bool) -> list[CommandResult]:
+        if self._plain():
+            return await self.transport.run_many(commands, timeout=timeout, cheap=cheap)
+        # a context or transport that watches or rewrites each command: one at a time, through it
+        return [await self.run(c, timeout=timeout) for c in commands]
+
+    def _plain(self) -> bool:
+        """Neither this context's :meth:`run` nor the transport's ``run`` is wrapped (by a subclass,
+        a stand-in transport or an instance attribute): batches and cheap frames may bypass it."""
+        return (isinstance(self.transport, Transport) and type(self).run is ActionContext.run
+                and "run" not in vars(self.transport))
 
     async def run_host(self, command: str, *, timeout: float = 10.0) -> CommandResult:
         return await self.transport.run_host(command, timeout=timeout)

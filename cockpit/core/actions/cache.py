@@ -22,9 +22,9 @@ from ..layers import Layer, Verdict
 from ..paths import check_cache_path, norm_remote_path
 from .base import ActionContext, StageFailed, VerdictBuilder, check
 from .cache_guard import REFUSED_EXIT, Judged, guard_script, parse_guard, refusal
-from .cache_inventory import SOURCE_WORDS, Inventory, discover_and_judge
+from .cache_inventory import SOURCE_WORDS, Inventory, discover_and_judge, inventory_and_guard_script
 
-__all__ = ["clear_cache", "CACHE_PLAN"]
+__all__ = ["clear_cache", "caches_command", "CACHE_PLAN"]
 
 CACHE_PLAN = [("caches", Layer.CONTAINER), ("measure", Layer.CONTAINER), ("remove", Layer.CONTAINER), ("gone", Layer.CONTAINER)]
 _ADVICE = "fix [cache] paths: list only cache directories, e.g. \"/tmp/torchinductor_root\""
@@ -64,6 +64,27 @@ def _inventory_words(inv: Inventory, workdir: str, dest: str, remove: bool) -> t
     return "; ".join(words) or "no compile caches found", extra, "; ".join(warn)
 
 
+def _inventory_args(ctx: ActionContext) -> tuple[int | None, list[str]]:
+    """The caches stage's inventory: the running job's pid, and the ``[cache] paths`` the guard
+    previews (none when one fails the text rules: nothing reaches the target that fails them, the
+    measure stage says why)."""
+    workdir, dest = ctx.cfg.job.workdir, ctx.cfg.deploy.dest or ""
+    text_ok = not any(check_cache_path(p, (workdir, dest)) for p in ctx.cfg.cache.paths)
+    job = ctx.current_job
+    return (job.pid if job is not None and job.started else None), (list(ctx.cfg.cache.paths) if text_ok else [])
+
+
+def caches_command(ctx: ActionContext) -> str | None:
+    """Exactly what the caches stage will run (a read: it may ride an earlier stage's batch,
+    :meth:`~.base.ActionContext.ride`); None where clear-cache runs on the job's nodes."""
+    rt = ctx.transport.runtime
+    if rt.job_nodes is not None and rt.node_local_caches(ctx.cfg):
+        return None
+    cfg = ctx.cfg
+    pid, paths = _inventory_args(ctx)
+    return inventory_and_guard_script(pid, dict(cfg.job.env), cfg.job.workdir, cfg.deploy.dest or "", paths)
+
+
 async def clear_cache(ctx: ActionContext, verdict: Verdict | None = None) -> Verdict:
     rt = ctx.transport.runtime
     if rt.job_nodes is not None and rt.node_local_caches(ctx.cfg):  # on each node of the job (a step there)
@@ -73,14 +94,10 @@ async def clear_cache(ctx: ActionContext, verdict: Verdict | None = None) -> Ver
     vb = VerdictBuilder(ctx, "clear-cache", CACHE_PLAN, verdict)
     rows: list[Judged] = []
     extra: list[str] = []
-    # the text rules first: nothing reaches the target that fails them (the measure stage says why)
-    text_ok = not any(check_cache_path(p, (workdir, dest)) for p in ctx.cfg.cache.paths)
     code = 0
     async with vb.stage("caches") as st:  # what the job uses, before anything is removed
-        job = ctx.current_job
         # one command: the inventory, and the guard's measuring preview of [cache] paths (the measure stage's)
-        inv, rows, code = await discover_and_judge(ctx, job.pid if job is not None and job.started else None,
-                                                   list(ctx.cfg.cache.paths) if text_ok else [])
+        inv, rows, code = await discover_and_judge(ctx, *_inventory_args(ctx))
         detail, found, warn = _inventory_words(inv, workdir, dest, ctx.cfg.cache.discover)
         extra = [p for p in found if p not in paths and not check_cache_path(p, (workdir, dest))]
         st.ok(detail, found=[{"kind": f.kind, "source": f.source, "path": f.path, "kib": f.kib, "files": f.files} for f in inv.found],

@@ -3,9 +3,12 @@
 The source is walked (:mod:`.deploy_tree`: ``[deploy] exclude`` applied, symlinks followed when
 they stay inside the source, refused when they point outside it unless ``[deploy]
 follow_symlinks``, loops caught), packed into one gzip'd tar in memory with every file as a
-regular file, streamed over its own SSH channel into ``tar -xzf - -C DEST`` inside the target, and
-verified by comparing the SHA-256 of every file there with a manifest computed locally.  A deploy
-that "worked" but left an old file in place cannot pass.
+regular file, unpacked by ``tar -xzf - -C DEST`` inside the target, and verified by comparing the
+SHA-256 of every file there with a manifest computed locally.  A deploy that "worked" but left an
+old file in place cannot pass.  A small tar (:data:`SESSION_UPLOAD_MAX`) goes through the persistent
+session as a ``printf`` of its bytes, in one round trip with the checksums (and the commands later
+stages let ride, :meth:`~.base.ActionContext.run_many`): no channel, no runtime exec such as ``pct
+exec``; a larger one is streamed over its own SSH channel.
 
 Names never become words of a command line: the remote check gets the list of files
 NUL-separated from ``printf`` (every byte that is not plainly safe written as an octal escape,
@@ -35,6 +38,7 @@ from typing import Any
 from ..hashing import file_sha256 as _sha
 from ..hashing import parse_sha256sum_z
 from ..layers import Layer, Verdict
+from ..remote.base import CommandResult
 from .base import ActionContext, StageFailed, VerdictBuilder, check
 from .deploy_tree import SourceTree, collect_files, collect_tree
 from .deploy_tree import excluded as _excluded
@@ -43,6 +47,9 @@ __all__ = ["deploy", "collect_files", "collect_tree", "code_version", "DEPLOY_PL
            "printf_literal", "remote_checksums", "_excluded"]
 
 DEPLOY_PLAN = [("source", Layer.CONFIG), ("upload", Layer.CONTAINER), ("checksums", Layer.CONTAINER)]
+#: the most packed bytes sent through the persistent session (``printf`` into ``tar``, four characters
+#: a byte: the command stays under Linux's 128 KiB for one argument); more go on a channel of their own
+SESSION_UPLOAD_MAX = 24 << 10
 #: the exit status of the checksum command when the target's sha256sum has no -z (or no xargs)
 NO_ZERO = 91
 
@@ -141,11 +148,14 @@ def portable_checksum_command(dest: str, rels: list[str]) -> str:
     return "; ".join(parts)
 
 
-async def remote_checksums(ctx: ActionContext, dest: str, rels: list[str]) -> dict[str, str]:
-    """{relative path: hex sha256} of the files under ``dest`` inside the target (absent: missing)."""
+async def remote_checksums(ctx: ActionContext, dest: str, rels: list[str], answered: list[CommandResult] | None = None) -> dict[str, str]:
+    """{relative path: hex sha256} of the files under ``dest`` inside the target (absent: missing);
+    ``answered``: the :func:`checksum_command` of each chunk, already run (in the upload's batch)."""
     out: dict[str, str] = {}
-    for part in _chunks(rels, 4):
-        res = await ctx.run(checksum_command(dest, part), timeout=120)
+    parts = _chunks(rels, 4)
+    if answered is None or len(answered) != len(parts):  # every chunk in one round trip (with the riders)
+        answered = await ctx.run_many([checksum_command(dest, part) for part in parts], timeout=120)
+    for res in answered:
         if res.exit_code == NO_ZERO:
             return await _portable_checksums(ctx, dest, rels)
         if res.exit_code == 90 or res.timed_out or (res.exit_code not in (0, 123) and not res.stdout):
@@ -195,21 +205,31 @@ async def deploy(ctx: ActionContext, verdict: Verdict | None = None) -> Verdict:
         return vb.finish()
 
     dest = cfg.deploy.dest or cfg.job.workdir
+    rels = sorted(manifest)
+    checked: list[CommandResult] | None = None
     async with vb.stage("upload") as st:
         blob = _pack(files)
         t0 = time.monotonic()
         # one tar stream: its bytes are not counted as they go, so the bar is the time against the deadline
         vb.running("upload", f"{len(files)} files, {len(blob) / 1024:.1f} KiB packed, to {dest}", since=time.time(), deadline_s=300)
         q = shlex.quote(dest)
-        res = await ctx.transport.run_channel(f"mkdir -p -- {q} && tar -xzf - -C {q} --no-same-owner", input=blob, timeout=300)
+        unpack = f"mkdir -p -- {q} && tar -xzf - -C {q} --no-same-owner"
+        if len(blob) <= SESSION_UPLOAD_MAX:
+            # small: through the session, with the checksums (and the riders) in the same round trip:
+            # no channel, no runtime exec; the checksums are judged only once the upload passed
+            sums = [checksum_command(dest, part) for part in _chunks(rels, 4)]
+            res, *checked = await ctx.run_many([f"mkdir -p -- {q} && printf {printf_literal(blob)} | tar -xzf - -C {q} --no-same-owner",
+                                                *sums], timeout=300)
+            res.command = f"printf <{len(blob)} bytes> | " + unpack.split(" && ", 1)[1]
+        else:
+            res = await ctx.transport.run_channel(unpack, input=blob, timeout=300)
         check(res, Layer.CONTAINER, f"unpacking into {dest}", advice="is there space left, and is tar installed in the target?")
         st.ok(f"{len(blob) / 1024:.1f} KiB packed to {dest} in {time.monotonic() - t0:.2f}s")
     if vb.failed:
         return vb.finish()
 
     async with vb.stage("checksums") as st:
-        rels = sorted(manifest)
-        remote = await remote_checksums(ctx, dest, rels)
+        remote = await remote_checksums(ctx, dest, rels, checked)
         bad = [r for r in rels if remote.get(r) != manifest[r]]
         if bad:
             shown = ", ".join(r if r.isprintable() else repr(r) for r in bad[:5])
