@@ -13,6 +13,7 @@ with no cache lookups yet is skipped with the reason; the journal's later ``comp
 
 from __future__ import annotations
 
+import shlex
 from typing import TYPE_CHECKING, Any
 
 from .actions.cache_inventory import SOURCE_WORDS, discover_caches
@@ -25,14 +26,28 @@ if TYPE_CHECKING:  # pragma: no cover
     from .actions.base import ActionContext
     from .actions.jobrecord import JobRecord
 
-__all__ = ["compile_cache_stage", "read_trace", "STAGE"]
+__all__ = ["compile_cache_stage", "read_trace", "any_trace_command", "STAGE", "TRACE_GLOB"]
 
 STAGE = "compile cache"
 
 
+#: the files the filter reads (:data:`~.compile.filter.FILTER_SCRIPT`: its ``PREFIX`` + ``*.log``)
+TRACE_GLOB = "dedicated_log_torch_trace_*.log"
+
+
+def any_trace_command(directory: str) -> str:
+    """Prints ``y`` when ``directory`` holds a trace file with bytes: built-ins only (a glob and
+    ``[ -s ]``), so a job that wrote no trace costs no Python start-up in the target."""
+    return f"for f in {shlex.quote(directory.rstrip('/') or '/')}/{TRACE_GLOB}; do [ -s \"$f\" ] && {{ echo y; break; }}; done; true"
+
+
 async def read_trace(ctx: ActionContext, directory: str) -> CompileSummary | None:
-    """The whole trace of ``directory`` now, filtered on the target (one command), or None."""
+    """The whole trace of ``directory`` now, filtered on the target (one command), or None; an
+    empty summary, without starting the filter, when no trace file there has a byte."""
     try:
+        look = await ctx.run_cheap(any_trace_command(directory), timeout=10)
+        if look.ok and not look.text.strip():
+            return CompileTracker().summary()
         res = await ctx.run(shell_command(directory, once=True) + " 2>/dev/null", timeout=60)
     except (RemoteError, OSError, TimeoutError):
         return None

@@ -56,8 +56,9 @@ class Table:
 
 
 async def proc_table(ctx: ActionContext) -> Table:
-    """Every process in the target from /proc (no procps needed), and /proc/uptime."""
-    res = await ctx.run("cat /proc/uptime; cat /proc/[0-9]*/stat 2>/dev/null", timeout=10)
+    """Every process in the target from /proc (no procps needed), and /proc/uptime: reads of
+    ``/proc/PID/stat`` cannot block, so a cheap frame (no watchdog forked)."""
+    res = await ctx.run_cheap("cat /proc/uptime; cat /proc/[0-9]*/stat 2>/dev/null", timeout=10)
     lines = res.text.splitlines()
     uptime: float | None = None
     try:
@@ -135,13 +136,13 @@ async def stop(ctx: ActionContext, job: JobRecord | None, verdict: Verdict | Non
         async with vb.stage("terminate") as st:
             if job.unit:
                 await ctx.run(f"systemctl stop --no-block {shlex.quote(job.unit)}", timeout=10)
-            await ctx.run(signal_group("TERM", job, start_time=job.start_time), timeout=5)
+            await ctx.run_cheap(signal_group("TERM", job, start_time=job.start_time), timeout=5)  # kill and /proc reads
             left = await _wait_gone(ctx, job, timeout)
             how = "TERM"
             if left:
                 # the leader's start time is checked again in the KILL command itself: its pid may
                 # have been reused during stop_timeout
-                await ctx.run(signal_group("KILL", job, start_time=job.start_time), timeout=5)
+                await ctx.run_cheap(signal_group("KILL", job, start_time=job.start_time), timeout=5)
                 left = await _wait_gone(ctx, job, 5.0)
                 how = f"KILL after {timeout:g}s of TERM"
             if left:
