@@ -76,7 +76,9 @@ W=; [ -n "$WD" ] && W=$(rs "$WD"); D=; [ -n "$DE" ] && D=$(rs "$DE");
 hn=0; addh() { r=$(rs "$1"); [ "$r" = / ] && return; eval "H_$hn=\$r"; hn=$((hn+1)); };
 addh /root; [ -n "${HOME:-}" ] && addh "$HOME"; HB=$(rs /home); for h in /home/*; do [ -L "$h" ] && addh "$h"; done;
 set -f;
-TS=; for t in @TREES@; do TS="$TS$t$NL"; r=$(ex "$t") && [ "$r" != "$t" ] && TS="$TS$r$NL"; done;
+TS=; X=; for t in @TREES@; do TS="$TS$t$NL"; [ -e "$t" ] && X="$X$t$NL"; done;
+if [ -n "$X" ] && RR=$(IFS=$NL; realpath -e -- $X 2>/dev/null) && [ -n "$RR" ]; then TS="$TS$RR$NL";
+else IFS=$NL; for t in $X; do r=$(ex "$t") && [ "$r" != "$t" ] && TS="$TS$r$NL"; done; IFS=' '; fi;
 S=$(ex /dev/shm) || S=/dev/shm;
 no() { what=refused; rule=$1; prot=$2; };
 judge() {

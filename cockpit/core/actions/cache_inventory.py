@@ -35,15 +35,20 @@ PARTS = ("fxgraph", "aotautograd", "triton")
 SOURCE_WORDS = {"job": "the running job's environment", "env": "[job] env", "default": "the default"}
 
 _BODY = r"""
-P=@PID@; LI=@LI@; LT=@LT@; I=; T=; IS=; TS=; H=;
+P=@PID@; LI=@LI@; LT=@LT@; I=; T=; IS=; TS=; H=; NL=$(printf '\nx'); NL=${NL%x};
 if [ -n "$P" ] && [ -r "/proc/$P/stat" ]; then
-  read -r s < "/proc/$P/stat"; s=${s##*) }; set -f; set -- $s; g=$3;
+  read -r s < "/proc/$P/stat"; s=${s##*) }; set -f; set -- $s; g=$3; c0=0; oIFS=$IFS;
   for d in "/proc/$P" /proc/[0-9]*; do
+    c0=$((c0+1)); [ "$c0" -gt 1 ] && [ "$d" = "/proc/$P" ] && continue;
     read -r t 2>/dev/null < "$d/stat" || continue; t=${t##*) }; set -- $t; [ "$3" = "$g" ] || continue;
     e=$(tr '\0' '\n' < "$d/environ" 2>/dev/null) || continue;
-    v=$(printf '%s\n' "$e" | sed -n 's/^TORCHINDUCTOR_CACHE_DIR=//p' | head -n 1); [ -z "$I" ] && [ -n "$v" ] && I=$v && IS=job;
-    v=$(printf '%s\n' "$e" | sed -n 's/^TRITON_CACHE_DIR=//p' | head -n 1); [ -z "$T" ] && [ -n "$v" ] && T=$v && TS=job;
-    v=$(printf '%s\n' "$e" | sed -n 's/^HOME=//p' | head -n 1); [ -z "$H" ] && [ -n "$v" ] && H=$v;
+    IFS=$NL; for kv in $e; do v=${kv#*=};
+      case "$kv" in
+        TORCHINDUCTOR_CACHE_DIR=*) [ -z "$I" ] && [ -n "$v" ] && I=$v && IS=job;;
+        TRITON_CACHE_DIR=*) [ -z "$T" ] && [ -n "$v" ] && T=$v && TS=job;;
+        HOME=*) [ -z "$H" ] && [ -n "$v" ] && H=$v;;
+      esac;
+    done; IFS=$oIFS;
   done; set +f;
 fi;
 [ -z "$I" ] && [ -n "$LI" ] && I=$LI && IS=env; [ -z "$T" ] && [ -n "$LT" ] && T=$LT && TS=env;

@@ -19,6 +19,7 @@ running as the container's PID 1: its group lies outside the namespace), is neve
 from __future__ import annotations
 
 import asyncio
+import os
 import shlex
 import time
 from dataclasses import dataclass, field
@@ -29,7 +30,7 @@ from ..procstat import read_stat
 from .base import ActionContext, StageFailed, VerdictBuilder
 from .jobrecord import JobRecord, ps_table, signal_group, unsafe_ids
 
-__all__ = ["Stray", "find_strays", "stop_strays", "describe_strays", "strays_stage", "refusal"]
+__all__ = ["Stray", "find_strays", "strays_command", "stop_strays", "describe_strays", "strays_stage", "refusal"]
 
 CLK_TCK = 100
 
@@ -52,11 +53,19 @@ class Stray:
 
 
 def _needle(command: str) -> str:
+    """The command's longest word (its longest line: grep reads a newline as two patterns)."""
     try:
         words = shlex.split(command)
     except ValueError:
         words = command.split()
-    return max(words, key=len) if words else command
+    word = max(words, key=len) if words else command
+    return max(word.split("\n"), key=len)
+
+
+def _octal(text: str) -> str:
+    """``text`` as a printf format of octal escapes only: the command line that carries it does not
+    hold the text itself, so the scan's own shell is no candidate."""
+    return "'" + "".join(f"\\{b:03o}" for b in os.fsencode(text)) + "'"
 
 
 def _matches(argv: list[str], command: str) -> bool:
@@ -87,17 +96,25 @@ def _own(own: JobRecord | None, pid: int, ppid: int, pgid: int, start_time: int)
     return False
 
 
+def strays_command(command: str) -> str:
+    """The scan: ``/proc/uptime``, then for each process whose command line holds the command's
+    most distinctive word its pid, cwd, stat line and argv.  The word reaches ``grep`` through a
+    variable made by ``printf`` from octal escapes, so no shell of the scan's own is a candidate
+    (only ``grep``, gone by the time the loop looks, skipped by a built-in test); the uptime and the
+    stat lines are read by the ``read`` built-in: the forks left are one ``readlink`` and one ``tr`` per candidate."""
+    return (
+        f"n=$(printf {_octal(_needle(command))}); read -r u < /proc/uptime; echo \"$u\"; echo @@; "
+        "for f in $(grep -laF -- \"$n\" /proc/[0-9]*/cmdline 2>/dev/null); do "
+        "d=${f%/cmdline}; [ -d \"$d\" ] || continue; echo \"@@p ${d#/proc/}\"; readlink \"$d/cwd\" 2>/dev/null || echo; "
+        "{ read -r s < \"$d/stat\" && printf '%s\\n' \"$s\"; } 2>/dev/null || echo; tr '\\0' '\\037' < \"$f\" 2>/dev/null; echo; done"
+    )
+
+
 async def find_strays(ctx: ActionContext, command: str, workdir: str, own: JobRecord | None) -> list[Stray]:
     """Copies of ``command`` running in ``workdir`` outside ``own``'s process group."""
     if not command.strip():
         return []
-    q = shlex.quote
-    script = (
-        "cat /proc/uptime; echo @@; "
-        f"for f in $(grep -laF -- {q(_needle(command))} /proc/[0-9]*/cmdline 2>/dev/null); do "
-        "d=${f%/cmdline}; echo \"@@p ${d#/proc/}\"; readlink \"$d/cwd\" 2>/dev/null || echo; "
-        "cat \"$d/stat\" 2>/dev/null || echo; tr '\\0' '\\037' < \"$f\" 2>/dev/null; echo; done"
-    )
+    script = strays_command(command)
     res = await ctx.run(script, timeout=15)
     text = res.text
     head, _, body = text.partition("@@\n")
