@@ -270,7 +270,7 @@ class JobReader:
             await follow_survivors(self.ctx, self.job, st)  # a launcher that exited is not the job's end
             if self.offset < 0:  # a tail read: start at the first whole line, go on from the end
                 cut = st.data.find(b"\n") + 1 if st.log_size > -self.offset else 0
-                self.scan.feed(st.data[cut:])
+                await self.scan.feed_async(st.data[cut:])
                 self.scan.clock.tick()
                 self._date_backlog(st)
                 self.offset = max(0, st.log_size)
@@ -286,7 +286,7 @@ class JobReader:
                 st.data = st.data[: max(0, st.log_size - self.offset)]
             self.offset += len(st.data)
             read += len(st.data)
-            self.scan.feed(st.data)
+            await self.scan.feed_async(st.data)
             self.scan.clock.tick()
             self.log_seen = self.log_seen or st.log_size >= 0
             self.last = st

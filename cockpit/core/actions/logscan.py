@@ -14,7 +14,10 @@ first, so no line is ever skipped or judged twice.
 
 from __future__ import annotations
 
+import asyncio
 import re
+import time
+from collections import deque
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -29,7 +32,10 @@ if TYPE_CHECKING:
     from ..config import Config
 from ..logclass import classifier_for
 
-__all__ = ["LogScan", "make_scan", "error_dict"]
+__all__ = ["LogScan", "make_scan", "error_dict", "SLICE_S"]
+
+#: seconds of judging between two turns of the event loop (:meth:`LogScan.feed_async`)
+SLICE_S = 0.005
 
 def _capped(raw: bytes) -> bytes:
     if len(raw) <= MAX_LINE:
@@ -73,23 +79,52 @@ class LogScan:
     peeked: bool = False
     console_partial: bytes = b""
     log_lines: int = 0
+    #: lines split off the log but not judged yet, oldest first (:meth:`feed_async`)
+    queue: deque[bytes] = field(default_factory=deque)
 
     def feed(self, data: bytes) -> None:
         """The log's next bytes: every line a ``\\n`` or a ``\\r`` ends (:func:`~.logline.split_lines`),
         then the unfinished rest looked at for progress as it grows."""
+        self._split(data)
+        self._drain(None)
+        self._done()
+
+    async def feed_async(self, data: bytes, slice_s: float = SLICE_S) -> None:
+        """:meth:`feed`, in slices of about ``slice_s`` seconds with a turn of the event loop between
+        them (see the module doc); cancelled, the lines not judged yet wait for the next feed."""
+        self._split(data)
+        while not self._drain(slice_s):
+            await asyncio.sleep(0)
+        self._done()
+
+    def _split(self, data: bytes) -> None:
         complete, self.partial = split_lines(self.partial, data)
-        for raw in complete:
-            self._line(_capped(raw).decode("utf-8", "replace"), counted=self.peeked)
-            self.peeked = False
+        self.queue.extend(complete)
         if len(self.partial) > MAX_LINE:  # megabytes without a newline: judge what there is, keep nothing
-            self._line(_capped(self.partial).decode("utf-8", "replace"), counted=self.peeked)
-            self.partial, self.peeked = b"", False
+            self.queue.append(self.partial)
+            self.partial = b""
+
+    def _drain(self, budget: float | None) -> bool:
+        """Judge the queued lines in order (the first one takes :attr:`peeked`); with a ``budget``,
+        stop once about that many seconds have gone: False when lines are left."""
+        q, line = self.queue, self._line
+        end = None if budget is None else time.perf_counter() + budget
+        while q:
+            for _ in range(min(len(q), 64)):
+                line(_capped(q.popleft()).decode("utf-8", "replace"), counted=self.peeked)
+                self.peeked = False
+            if end is not None and q and time.perf_counter() >= end:
+                return False
+        return True
+
+    def _done(self) -> None:
         self._peek()
         if self.metrics is not None:
             self.metrics.batch_done()
 
     def feed_console(self, data: bytes) -> None:
         """The console file's next bytes (``capture_output = false``): judged like the log's, not metrics."""
+        self._drain(None)  # the log's lines read before them come first
         complete, self.console_partial = split_lines(self.console_partial, data)
         for raw in complete:
             self._line(_capped(raw).decode("utf-8", "replace"), console=True)
@@ -98,11 +133,14 @@ class LogScan:
             self.console_partial = b""
 
     def flush(self) -> None:
+        pending = bool(self.queue)
+        self._drain(None)
         if self.partial:
             self._line(_capped(self.partial).decode("utf-8", "replace"), counted=self.peeked)
             self.partial, self.peeked = b"", False
-            if self.metrics is not None:
-                self.metrics.batch_done()
+            pending = True
+        if pending and self.metrics is not None:
+            self.metrics.batch_done()
         if self.console_partial:
             self._line(_capped(self.console_partial).decode("utf-8", "replace"), console=True)
             self.console_partial = b""
