@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from .actions.base import ActionContext
 from .actions.cache import caches_command, clear_cache
 from .actions.deploy import code_version, deploy
+from .actions.deploy_ahead import start as deploy_ahead
 from .actions.job import JobRecord, launch
 from .actions.jobstate import JobReader
 from .actions.verify import verify
@@ -97,10 +98,23 @@ async def run_attempt(engine: Engine, note: str, make_ctx: Callable[[Callable[[s
     finished = False
     try:
         t = time.monotonic()
-        await check_connectivity(engine.transport, cfg, Tee(verdict, "connect"), on_stage=ctx.on_stage)
+        connect = asyncio.ensure_future(check_connectivity(engine.transport, cfg, Tee(verdict, "connect"), on_stage=ctx.on_stage))
+        await asyncio.sleep(0)  # connect asks the target shell first: the early batch queues behind it
+        if (inventory := caches_command(ctx)) is not None:
+            ctx.ride(inventory)  # a read: clear-cache's inventory rides in deploy's round trip (its answer, its stage)
+        # the source read and a small upload started while connect waits for the host (judged only after it)
+        ahead = deploy_ahead(ctx, version)
+        try:
+            await connect
+        except BaseException:
+            if ahead is not None:
+                ahead.drop()
+            raise
+        if verdict.failed_stage is not None and ahead is not None:
+            ahead.drop()  # nothing of it is judged: deploy is not reached
         timings["connect"] = time.monotonic() - t
         steps: list[tuple[str, Callable[[Verdict], Awaitable[Any]]]] = [
-            ("deploy", lambda v: deploy(ctx, v)),
+            ("deploy", lambda v: deploy(ctx, v, ahead=ahead)),
             ("clear-cache", lambda v: clear_cache(ctx, v)),
             ("stop", lambda v: stop_step(ctx, v)),
             ("launch", lambda v: launch(ctx, attempt_id, v)),
@@ -110,8 +124,6 @@ async def run_attempt(engine: Engine, note: str, make_ctx: Callable[[Callable[[s
                 break
             t = time.monotonic()
             sub = Tee(verdict, name)
-            if name == "deploy" and (inventory := caches_command(ctx)) is not None:
-                ctx.ride(inventory)  # a read: clear-cache's inventory rides in deploy's round trip (its answer, its stage)
             res = await fn(sub)
             ctx.riders.clear()  # a rider no batch took is run by its own stage
             timings[name] = time.monotonic() - t

@@ -40,10 +40,11 @@ from ..hashing import parse_sha256sum_z
 from ..layers import Layer, Verdict
 from ..remote.base import CommandResult
 from .base import ActionContext, StageFailed, VerdictBuilder, check
+from .deploy_ahead import Ahead, Source, read_source
 from .deploy_tree import SourceTree, collect_files, collect_tree
 from .deploy_tree import excluded as _excluded
 
-__all__ = ["deploy", "collect_files", "collect_tree", "code_version", "DEPLOY_PLAN", "checksum_command", "portable_checksum_command",
+__all__ = ["deploy", "upload_batch", "collect_files", "collect_tree", "code_version", "DEPLOY_PLAN", "checksum_command", "portable_checksum_command",
            "printf_literal", "remote_checksums", "_excluded"]
 
 DEPLOY_PLAN = [("source", Layer.CONFIG), ("upload", Layer.CONTAINER), ("checksums", Layer.CONTAINER)]
@@ -175,54 +176,56 @@ async def _portable_checksums(ctx: ActionContext, dest: str, rels: list[str]) ->
     return out
 
 
-async def deploy(ctx: ActionContext, verdict: Verdict | None = None) -> Verdict:
+def upload_batch(blob: bytes, dest: str, rels: list[str]) -> list[str]:
+    """A small upload through the session: ``printf`` of the tar's bytes into ``tar``, then the
+    checksum command of each chunk of ``rels`` (judged only once the upload passed)."""
+    q = shlex.quote(dest)
+    return [f"mkdir -p -- {q} && printf {printf_literal(blob)} | tar -xzf - -C {q} --no-same-owner",
+            *(checksum_command(dest, part) for part in _chunks(rels, 4))]
+
+
+async def deploy(ctx: ActionContext, verdict: Verdict | None = None, *, ahead: Ahead | None = None) -> Verdict:
+    """Deploy ``[deploy] source``; ``ahead``: its source read and its upload started while connect
+    ran (:mod:`.deploy_ahead`), judged here as if run now."""
     cfg = ctx.cfg
     vb = VerdictBuilder(ctx, "deploy", DEPLOY_PLAN, verdict)
-    files: dict[str, Path] = {}
-    manifest: dict[str, str] = {}
+    source: Source | None = None
     async with vb.stage("source") as st:
-        src = cfg.deploy_source
-        if src is None:
+        if cfg.deploy_source is None:
             st.skip("no [deploy] source configured: nothing to deploy")
             return vb.finish()
-        if not src.exists():
-            raise StageFailed(Layer.CONFIG, f"deploy source {src} does not exist", advice="fix [deploy] source (relative to the config file)")
-        tree = collect_tree(src, cfg.deploy.exclude, follow_symlinks=cfg.deploy.follow_symlinks)
-        _refuse_links(tree, src)
-        files = tree.files
-        if not files:
-            raise StageFailed(Layer.CONFIG, f"deploy source {src} has no files after exclude", advice="check [deploy] exclude")
-        manifest = {rel: _sha(p) for rel, p in files.items()}
-        version = code_version(src)
-        ctx.manifest = manifest
-        size = sum(p.stat().st_size for p in files.values())
+        if ahead is not None and ahead.error is not None:
+            raise ahead.error
+        source = ahead.source if ahead is not None and ahead.source is not None else read_source(cfg)
+        ctx.manifest = source.manifest
+        version = source.version
         ver = (version["git_commit"] or "")[:10] + ("+dirty" if version["dirty"] else "")
-        skipped = [p.rel for p in tree.dangling]
-        st.ok(f"{len(files)} files, {size / 1024:.1f} KiB" + (f", {ver}" if ver else "")
+        skipped = [p.rel for p in source.tree.dangling]
+        st.ok(f"{len(source.files)} files, {source.size / 1024:.1f} KiB" + (f", {ver}" if ver else "")
               + (f"; skipped {len(skipped)} dangling link(s): {', '.join(skipped[:3])}" if skipped else ""),
-              code_version=version, files=len(files), dangling_links=skipped[:50])
-    if vb.failed:
+              code_version=version, files=len(source.files), dangling_links=skipped[:50])
+    if vb.failed or source is None:
         return vb.finish()
 
+    manifest = source.manifest
     dest = cfg.deploy.dest or cfg.job.workdir
     rels = sorted(manifest)
     checked: list[CommandResult] | None = None
     async with vb.stage("upload") as st:
-        blob = _pack(files)
+        blob = ahead.blob if ahead is not None and ahead.blob is not None else _pack(source.files)
         t0 = time.monotonic()
         # one tar stream: its bytes are not counted as they go, so the bar is the time against the deadline
-        vb.running("upload", f"{len(files)} files, {len(blob) / 1024:.1f} KiB packed, to {dest}", since=time.time(), deadline_s=300)
+        vb.running("upload", f"{len(source.files)} files, {len(blob) / 1024:.1f} KiB packed, to {dest}", since=time.time(), deadline_s=300)
         q = shlex.quote(dest)
-        unpack = f"mkdir -p -- {q} && tar -xzf - -C {q} --no-same-owner"
+        unpack = f"tar -xzf - -C {q} --no-same-owner"
         if len(blob) <= SESSION_UPLOAD_MAX:
             # small: through the session, with the checksums (and the riders) in the same round trip:
             # no channel, no runtime exec; the checksums are judged only once the upload passed
-            sums = [checksum_command(dest, part) for part in _chunks(rels, 4)]
-            res, *checked = await ctx.run_many([f"mkdir -p -- {q} && printf {printf_literal(blob)} | tar -xzf - -C {q} --no-same-owner",
-                                                *sums], timeout=300)
-            res.command = f"printf <{len(blob)} bytes> | " + unpack.split(" && ", 1)[1]
+            early = await ahead.take() if ahead is not None else None
+            res, *checked = early if early is not None else await ctx.run_many(upload_batch(blob, dest, rels), timeout=300)
+            res.command = f"mkdir -p -- {q} && printf <{len(blob)} bytes> | {unpack}"
         else:
-            res = await ctx.transport.run_channel(unpack, input=blob, timeout=300)
+            res = await ctx.transport.run_channel(f"mkdir -p -- {q} && {unpack}", input=blob, timeout=300)
         check(res, Layer.CONTAINER, f"unpacking into {dest}", advice="is there space left, and is tar installed in the target?")
         st.ok(f"{len(blob) / 1024:.1f} KiB packed to {dest} in {time.monotonic() - t0:.2f}s")
     if vb.failed:
