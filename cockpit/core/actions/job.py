@@ -8,7 +8,8 @@ The job must outlive the remote call that starts it, and the call must return at
     cd WORKDIR && env K=V… setsid -f /bin/sh -c SUPERVISOR cockpit-job PIDFILE EXITFILE COMMAND \\
         </dev/null >>LOG 2>&1
 
-where ``SUPERVISOR`` is ``cat /proc/$$/stat >"$1.stat"; echo $$ >"$1"; /bin/sh -c "$3"; echo "$? $$" >"$2"``.
+where ``SUPERVISOR`` is ``read -r s </proc/$$/stat && printf "%s\\n" "$s" >"$1.stat"; echo $$ >"$1"; /bin/sh -c "$3";
+echo "$? $$" >"$2"`` (built-ins until the command: the pid file is there a moment after the spawn).
 The supervisor shell writes its own pid before it starts the command (so the pid is the job's,
 never a guess from ``ps | grep``), and before that its own ``/proc`` stat line (``PIDFILE.stat``:
 its start time proves the record's identity even when the command exits at once, as a launcher
@@ -61,7 +62,7 @@ from .stop import stop
 __all__ = ["signal_group", "unsafe_ids", "JobRecord", "launch", "stop", "read_stat", "ProcStat", "signal_name", "KNOWN_REAPERS", "ps_table",
            "pid1_reaps", "describe_exit", "redact_evidence", "new_launch_id"]
 
-SUPERVISOR = 'cat /proc/$$/stat >"$1.stat" 2>/dev/null; echo $$ >"$1"; /bin/sh -c "$3"; echo "$? $$" >"$2"'
+SUPERVISOR = '{ read -r s </proc/$$/stat && printf "%s\\n" "$s" >"$1.stat"; } 2>/dev/null; echo $$ >"$1"; /bin/sh -c "$3"; echo "$? $$" >"$2"'
 
 
 
@@ -95,10 +96,10 @@ async def launch(ctx: ActionContext, attempt: int, verdict: Verdict | None = Non
         choose = ("l=setsid; [ \"$p1\" = systemd ] && l=systemd-run; " if launcher == "auto"
                   else f"l={'systemd-run' if launcher == 'systemd-run' else 'setsid'}; ")
         prep = (
-            "p1=$(cat /proc/1/comm 2>/dev/null); printf 'cockpit-pid1 %s\\n' \"$p1\"; "
+            "{ read -r p1 </proc/1/comm; } 2>/dev/null || p1=; printf 'cockpit-pid1 %s\\n' \"$p1\"; "
             f"cd {q(cfg.job.workdir)} || {{ echo {q('workdir ' + cfg.job.workdir + ' is missing')} >&2; exit 90; }}; "
-            f"mkdir -p {q(os.path.dirname(log))} || exit 91; "
-            f"rm -f {q(pid_file)} {q(pid_file + '.stat')} {q(exit_file)}; "
+            f"[ -d {q(os.path.dirname(log))} ] || mkdir -p {q(os.path.dirname(log))} || exit 91; "
+            f"for f in {q(pid_file)} {q(pid_file + '.stat')} {q(exit_file)}; do {{ [ -e \"$f\" ] || [ -L \"$f\" ]; }} && rm -f \"$f\"; done; "
             # a log of this name from an older journal must not pass for this attempt's output
             f"for f in {q(log)} {q(out)}; do [ -e \"$f\" ] && mv -f \"$f\" \"$f.old-$(date +%s)\"; done; "
             + choose + "command -v \"$l\" >/dev/null || { echo \"$l not found\" >&2; exit 127; }"
