@@ -97,6 +97,45 @@ class Series:
         if len(xs) > self.cap:
             self._halve()
 
+    def add_many(self, xs: list[float], ys: list[float]) -> None:
+        """:meth:`add` of each point in order, to the same state: the points an open bucket takes
+        are judged together (the bucket keeps its newest and the extreme: a ``min``/``max`` in C)."""
+        i, n = 0, len(xs)
+        while i < n:
+            k = min(self.stride - self.fill, n - i)
+            if not self.xs or k <= 1 or (len(self.xs) - self._start == 1 and len(self.xs) >= self.cap):
+                self.add(xs[i], ys[i])  # a new bucket, one point, or a point that may make a halving
+                i += 1
+                continue
+            self._fill(xs, ys, i, i + k)
+            i += k
+
+    def _fill(self, xs: list[float], ys: list[float], a: int, b: int) -> None:
+        """Points ``a`` to ``b`` into the open bucket, which has room for them all."""
+        ext = self.extreme
+        assert ext is not None  # an open bucket holds a point
+        seg = ys[a:b]
+        best = max(seg) if self.goal == "max" else min(seg)
+        beats = best > ext[1] if self.goal == "max" else best < ext[1]
+        last = b - 1
+        x, y = xs[last], ys[last]
+        self.count += b - a
+        self.fill += b - a
+        self.last = (x, y)
+        new_last = False
+        if beats:  # the first point with the best value is the new extreme (an equal one is no better)
+            j = a + seg.index(best)
+            self.extreme = ext = (xs[j], ys[j])
+            new_last = j == last
+            self._ext_here = True
+        start = self._start
+        if self._ext_here and not new_last:
+            self.xs[start:] = (ext[0], x)
+            self.ys[start:] = (ext[1], y)
+        else:
+            self.xs[start:] = (x,)
+            self.ys[start:] = (y,)
+
     def _halve(self) -> None:
         """Every two kept points of the closed buckets become one (the extreme, else the later)."""
         xs, ys, start = self.xs, self.ys, self._start
@@ -188,38 +227,58 @@ class AttemptMetrics:
     # -- applying readings ---------------------------------------------------------------------
     def apply(self, line_no: int, t: float, r: Reading) -> bool:
         """Apply one reading of log line ``line_no`` read at ``t``; False when it was already applied."""
-        if line_no <= self.lines:
-            return False
-        self.lines = line_no
-        values = r.values if r.bar is None else dict(r.values)  # only a bar's reading loses values here
-        x = self._step_of(r, values)
-        if x is None:
-            if not values:
-                return True
-            if self.step_known and self.last_step is not None:
-                x = self.last_step
-            else:
-                self.ordinal += 1
-                x = float(self.ordinal)
-        else:
-            self.step_known = True
-            self.last_step = x
-            self.clock.saw(t, x)
-        self.readings += 1
+        return self.apply_many([(line_no, t, r)])[0]
+
+    def apply_many(self, items: list[tuple[int, float, Reading]]) -> list[bool]:
+        """:meth:`apply` of each ``(line_no, t, reading)`` in order, to the same state (each series
+        takes its new points at once, :meth:`Series.add_many`); whether each one was applied."""
+        done: list[bool] = []
+        adds: dict[str, tuple[list[float], list[float]]] = {}
         series, finite = self.series, math.isfinite
-        for name, v in values.items():
-            if not finite(v):  # a plot has no place for it: named apart (the run diverged there)
-                self.nonfinite.setdefault(name, {"value": repr(v), "step": x, "line": line_no})
+        seen: tuple[float, float] | None = None  # the clock's last step at one time (the others are replaced)
+        for line_no, t, r in items:
+            if line_no <= self.lines:
+                done.append(False)
                 continue
-            s = series.get(name)
-            if s is None:
-                if len(self.series) >= MAX_METRICS:
-                    self.dropped.add(name)
+            done.append(True)
+            self.lines = line_no
+            values = r.values if r.bar is None else dict(r.values)  # only a bar's reading loses values here
+            x = self._step_of(r, values)
+            if x is None:
+                if not values:
                     continue
-                s = self.series[name] = Series(name, self.cap)
-            s.add(x, v)
-        self.version += 1
-        return True
+                if self.step_known and self.last_step is not None:
+                    x = self.last_step
+                else:
+                    self.ordinal += 1
+                    x = float(self.ordinal)
+            else:
+                self.step_known = True
+                self.last_step = x
+                if seen is not None and seen[0] != t:
+                    self.clock.saw(*seen)
+                seen = (t, x)
+            self.readings += 1
+            for name, v in values.items():
+                if not finite(v):  # a plot has no place for it: named apart (the run diverged there)
+                    self.nonfinite.setdefault(name, {"value": repr(v), "step": x, "line": line_no})
+                    continue
+                pend = adds.get(name)
+                if pend is None:
+                    if name not in series:
+                        if len(series) >= MAX_METRICS:
+                            self.dropped.add(name)
+                            continue
+                        series[name] = Series(name, self.cap)
+                    pend = adds[name] = ([], [])
+                pend[0].append(x)
+                pend[1].append(v)
+            self.version += 1
+        if seen is not None:
+            self.clock.saw(*seen)
+        for name, (xs, ys) in adds.items():
+            series[name].add_many(xs, ys)
+        return done
 
     def _step_of(self, r: Reading, values: dict[str, float]) -> float | None:
         if r.total is not None and r.step is not None:

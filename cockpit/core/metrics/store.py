@@ -91,14 +91,19 @@ def _jnum(v: float) -> str:
 class Recorder:
     """Feeds one attempt's log lines to its :class:`AttemptMetrics` and its file.
 
-    A :class:`~cockpit.core.actions.jobstate.LogScan` calls :meth:`line` for every log line
-    (numbered from the log's start) and :meth:`batch_done` after each read."""
+    A :class:`~cockpit.core.actions.logscan.LogScan` calls :meth:`line` for every log line
+    (numbered from the log's start) and :meth:`batch_done` after each read: the read's readings
+    are applied to the series then, together (:meth:`AttemptMetrics.apply_many`)."""
 
     def __init__(self, store: MetricsStore, metrics: AttemptMetrics, since: int) -> None:
         self.store, self.metrics = store, metrics
         self.parser = store.parser()
         self.path = metrics_path(store.journal_dir, metrics.attempt)
         self._pending: list[bytes] = []
+        #: this read's readings, applied together when it is done (:meth:`batch_done`)
+        self._readings: list[tuple[int, float, Reading]] = []
+        #: the last line applied or waiting to be
+        self._seen = metrics.lines
         self._since = since
         self._t: float | None = None
         self._json_names: dict[str, str] = {}
@@ -108,7 +113,7 @@ class Recorder:
         self.error: str | None = None
 
     def line(self, line_no: int, text: str) -> None:
-        if line_no <= self.metrics.lines:
+        if line_no <= self._seen or line_no <= self.metrics.lines:
             return
         r = self.parser.parse(text)
         if r is None:
@@ -119,8 +124,8 @@ class Recorder:
             self._ok.update(r.values)
         if self._t is None:
             self._t = round(time.time(), 3)
-        if self.metrics.apply(line_no, self._t, r):
-            self._pending.append(self._record(line_no, self._t, r))
+        self._readings.append((line_no, self._t, r))
+        self._seen = line_no
 
     def _record(self, n: int, t: float, r: Reading) -> bytes:
         """The reading's line in the file (:meth:`Reading.to_record`, written by hand: a finite
@@ -143,8 +148,13 @@ class Recorder:
         return (s + "}\n").encode()
 
     def batch_done(self) -> None:
-        """One read of the log is done: its readings are written in one go."""
+        """One read of the log is done: its readings are applied, and written in one go."""
         self._t = None
+        if self._readings:
+            items, self._readings = self._readings, []
+            for ok, (n, t, r) in zip(self.metrics.apply_many(items), items, strict=True):
+                if ok:
+                    self._pending.append(self._record(n, t, r))
         if not self._pending:
             return
         self._since += len(self._pending)
