@@ -96,6 +96,7 @@ async def run_attempt(engine: Engine, note: str, make_ctx: Callable[[Callable[[s
     record.start(attempt_id)
     ctx = make_ctx(record)
     finished = False
+    changes: asyncio.Future[dict[str, Any]] | None = None
     try:
         t = time.monotonic()
         connect = asyncio.ensure_future(check_connectivity(engine.transport, cfg, Tee(verdict, "connect"), on_stage=ctx.on_stage))
@@ -130,14 +131,19 @@ async def run_attempt(engine: Engine, note: str, make_ctx: Callable[[Callable[[s
             journal.record_verdict(attempt_id, name, sub.finish())
             source = cfg.deploy_source  # set whenever deploy left a manifest
             if name == "deploy" and sub.failed_stage is None and ctx.manifest and source is not None:
-                # what changed since the previous attempt's deploy: kept beside the journal
-                ctx.changes = await asyncio.to_thread(
+                # what changed since the previous attempt's deploy: kept beside the journal (a thread of
+                # its own while clear-cache and stop wait for the target; done before the launch)
+                changes = asyncio.ensure_future(asyncio.to_thread(
                     record_attempt_changes, journal, attempt_id, source, cfg.deploy.exclude,
-                    max_bytes=cfg.loop.diff_max_bytes, deployed=ctx.manifest)
+                    max_bytes=cfg.loop.diff_max_bytes, deployed=ctx.manifest))
+            if name == "stop" and changes is not None:
+                ctx.changes, changes = await changes, None
             if name == "launch":
                 job = res[1]
                 if job is not None:
                     engine.set_job(job, attempt_id)
+        if changes is not None:  # an attempt that ended before its launch
+            ctx.changes = await changes
         if verdict.failed_stage is None and job is not None:
             t = time.monotonic()
             sub = Tee(verdict, "verify")
@@ -175,6 +181,8 @@ async def run_attempt(engine: Engine, note: str, make_ctx: Callable[[Callable[[s
         return AttemptResult(attempt_id, outcome, verdict, first_error, job, timings, ctx.changes,
                              reader=ctx.job_reader, findings=findings)
     finally:
+        if changes is not None:  # never left unretrieved: the attempt's own failure is the one said
+            changes.add_done_callback(lambda f: f.cancelled() or f.exception())
         if not finished:
             with contextlib.suppress(OSError):  # the journal's own disk is gone: nothing more to record
                 journal.finish_attempt(attempt_id, Outcome.INTERRUPTED, layer=verdict.layer, summary="cockpit stopped before a verdict")

@@ -159,14 +159,22 @@ async def stop(ctx: ActionContext, job: JobRecord | None, verdict: Verdict | Non
     return vb.finish()
 
 
+#: the first look again after a signal comes this soon, then each wait doubles up to POLL_MAX_S: a
+#: job that dies at TERM is seen gone within milliseconds (a cheap read of the table), not a tick later
+POLL_FIRST_S = 0.01
+POLL_MAX_S = 0.1
+
+
 async def _wait_gone(ctx: ActionContext, job: JobRecord, timeout: float) -> list[ProcStat]:
     """Live (non-zombie) processes of the job left after waiting up to ``timeout`` seconds."""
     deadline = time.monotonic() + timeout
+    pause = POLL_FIRST_S
     while True:
         live = [p for p in _mine(await proc_table(ctx), job) if not _zombie(p)]
         if not live or time.monotonic() >= deadline:
             return live
-        await asyncio.sleep(0.1)
+        await asyncio.sleep(pause)
+        pause = min(POLL_MAX_S, pause * 2)
 
 
 async def _nothing_left(ctx: ActionContext, job: JobRecord, before: Table, st: Any) -> None:
@@ -191,12 +199,14 @@ async def _nothing_left(ctx: ActionContext, job: JobRecord, before: Table, st: A
     t0 = table.at
     waited = 0.0
     if waiting:
+        pause = POLL_FIRST_S
         while True:
             now_left = {_key(p) for p in _mine(table, job)} & waiting
             waited = table.at - t0
             if not now_left or waited >= grace:
                 break
-            await asyncio.sleep(min(0.1, max(0.0, grace - waited)))
+            await asyncio.sleep(min(pause, max(0.0, grace - waited)))
+            pause = min(POLL_MAX_S, pause * 2)
             table = await proc_table(ctx)
         mine = _mine(table, job)
     reaped = len(waiting - {_key(p) for p in mine})
