@@ -45,6 +45,8 @@ log = logging.getLogger(__name__)
 
 #: attempts kept in memory by one store (the live one and a few overlays)
 KEEP = 8
+#: readings applied together (a long read is applied as it is judged, in steps of a millisecond or so)
+APPLY_EVERY = 256
 
 
 def metrics_path(journal_dir: str | os.PathLike[str], attempt: int) -> Path:
@@ -92,8 +94,9 @@ class Recorder:
     """Feeds one attempt's log lines to its :class:`AttemptMetrics` and its file.
 
     A :class:`~cockpit.core.actions.logscan.LogScan` calls :meth:`line` for every log line
-    (numbered from the log's start) and :meth:`batch_done` after each read: the read's readings
-    are applied to the series then, together (:meth:`AttemptMetrics.apply_many`)."""
+    (numbered from the log's start) and :meth:`batch_done` after each read.  Readings are applied
+    to the series together (:meth:`AttemptMetrics.apply_many`), every :data:`APPLY_EVERY` and when
+    the read is done."""
 
     def __init__(self, store: MetricsStore, metrics: AttemptMetrics, since: int) -> None:
         self.store, self.metrics = store, metrics
@@ -126,6 +129,14 @@ class Recorder:
             self._t = round(time.time(), 3)
         self._readings.append((line_no, self._t, r))
         self._seen = line_no
+        if len(self._readings) >= APPLY_EVERY:
+            self._apply()
+
+    def _apply(self) -> None:
+        items, self._readings = self._readings, []
+        for ok, (n, t, r) in zip(self.metrics.apply_many(items), items, strict=True):
+            if ok:
+                self._pending.append(self._record(n, t, r))
 
     def _record(self, n: int, t: float, r: Reading) -> bytes:
         """The reading's line in the file (:meth:`Reading.to_record`, written by hand: a finite
@@ -151,10 +162,7 @@ class Recorder:
         """One read of the log is done: its readings are applied, and written in one go."""
         self._t = None
         if self._readings:
-            items, self._readings = self._readings, []
-            for ok, (n, t, r) in zip(self.metrics.apply_many(items), items, strict=True):
-                if ok:
-                    self._pending.append(self._record(n, t, r))
+            self._apply()
         if not self._pending:
             return
         self._since += len(self._pending)
