@@ -68,23 +68,24 @@ _EXCEPT = "|".join(TREE_EXCEPTIONS)  # shell patterns already (constants: nothin
 #: the guard itself; its inputs are set before it (MODE, MEASURE, WD, DE, and the paths as "$@")
 _BODY = r"""
 T=$(printf '\t'); NL=$(printf '\nx'); NL=${NL%x}; n=${SLURMD_NODENAME:-$(hostname 2>/dev/null)}; n=${n:-target};
-rs() { r=$(realpath -m -- "$1" 2>/dev/null) || r=$(readlink -f -- "$1" 2>/dev/null) || r=; printf '%s\n' "${r:-$1}"; };
-ex() { [ -e "$1" ] || return 1; r=$(realpath -e -- "$1" 2>/dev/null) || r=$(readlink -f -- "$1" 2>/dev/null) || return 2; [ -n "$r" ] || return 2; printf '%s\n' "$r"; };
+rs() { __r=$(realpath -m -- "$1" 2>/dev/null) || __r=$(readlink -f -- "$1" 2>/dev/null) || __r=; [ -n "$__r" ] || __r=$1; };
+exv() { [ -e "$1" ] || return 1; __r=$(realpath -e -- "$1" 2>/dev/null) || __r=$(readlink -f -- "$1" 2>/dev/null) || return 2; [ -n "$__r" ] || return 2; };
+ex() { exv "$1" || return $?; printf '%s\n' "$__r"; };
 under() { [ "$2" = / ] && return 0; case "$1" in "$2"|"$2"/*) return 0;; esac; return 1; };
 enc() { case "$1" in *"$NL"*|*"$T"*) printf 'hex:'; printf '%s' "$1" | od -An -v -tx1 | tr -d ' \n';; *) printf '%s' "$1";; esac; };
-W=; [ -n "$WD" ] && W=$(rs "$WD"); D=; [ -n "$DE" ] && D=$(rs "$DE");
-hn=0; addh() { r=$(rs "$1"); [ "$r" = / ] && return; eval "H_$hn=\$r"; hn=$((hn+1)); };
-addh /root; [ -n "${HOME:-}" ] && addh "$HOME"; HB=$(rs /home); for h in /home/*; do [ -L "$h" ] && addh "$h"; done;
+W=; [ -n "$WD" ] && rs "$WD" && W=$__r; D=; [ -n "$DE" ] && rs "$DE" && D=$__r;
+hn=0; addh() { rs "$1"; r=$__r; [ "$r" = / ] && return; eval "H_$hn=\$r"; hn=$((hn+1)); };
+addh /root; [ -n "${HOME:-}" ] && addh "$HOME"; rs /home; HB=$__r; for h in /home/*; do [ -L "$h" ] && addh "$h"; done;
 set -f;
 TS=; X=; for t in @TREES@; do TS="$TS$t$NL"; [ -e "$t" ] && X="$X$t$NL"; done;
 if [ -n "$X" ] && RR=$(IFS=$NL; realpath -e -- $X 2>/dev/null) && [ -n "$RR" ]; then TS="$TS$RR$NL";
-else IFS=$NL; for t in $X; do r=$(ex "$t") && [ "$r" != "$t" ] && TS="$TS$r$NL"; done; IFS=' '; fi;
-S=$(ex /dev/shm) || S=/dev/shm;
+else IFS=$NL; for t in $X; do exv "$t" && r=$__r && [ "$r" != "$t" ] && TS="$TS$r$NL"; done; IFS=' '; fi;
+if exv /dev/shm; then S=$__r; else S=/dev/shm; fi;
 no() { what=refused; rule=$1; prot=$2; };
 judge() {
   what=present; rule=; prot=; R=$1;
   if [ -L "$1" ]; then no symlink "$(ex "$1" || readlink -- "$1")"; return; fi;
-  R=$(ex "$1"); c=$?; if [ "$c" = 1 ]; then R=$1; what=absent; return; elif [ "$c" != 0 ]; then R=$1; no unresolved ""; return; fi;
+  exv "$1"; c=$?; R=$__r; if [ "$c" = 1 ]; then R=$1; what=absent; return; elif [ "$c" != 0 ]; then R=$1; no unresolved ""; return; fi;
   if [ -n "$W" ] && under "$W" "$R"; then no workdir "$W"; return; fi;
   if [ -n "$D" ] && under "$D" "$R"; then no dest "$D"; return; fi;
   if [ "$R" = / ]; then no root /; return; fi;
