@@ -72,6 +72,9 @@ def _job_paths(ctx: ActionContext, attempt: int, launch_id: str) -> tuple[str, s
 
 
 LAUNCH_PLAN = [("prepare", Layer.CONTAINER), ("spawn", Layer.PROCESS)]
+#: built-in tests of the pid file before the first ``sleep`` (2-3 us each: up to ~10 ms; the lab's
+#: supervisor writes its pid after ~1,700 of them)
+SPIN = 4000
 _PID_MARK = "cockpit-spawned"
 
 
@@ -137,8 +140,11 @@ async def launch(ctx: ActionContext, attempt: int, verdict: Verdict | None = Non
         read_pid = f"p=$(cat {q(pid_file)} 2>/dev/null) && echo \"$p\" && {{ cat /proc/$p/stat 2>/dev/null || cat {q(pid_file + '.stat')}; }}"
         rec.launched_at = time.time()
         # the first look for the pid file rides in the same command, after up to 0.2 s of waiting
-        # for it there (its output follows a marker; the launcher's own exit status is the command's)
-        wait_pid = (f"i=0; while [ ! -s {q(pid_file)} ] && [ $i -lt 20 ]; do sleep 0.01 2>/dev/null || break; i=$((i+1)); done")
+        # for it there (its output follows a marker; the launcher's own exit status is the command's):
+        # first a short spin of the built-in test (the supervisor writes it within a millisecond or
+        # two of the fork: a `sleep` would cost its own fork and 10 ms), then 10 ms sleeps
+        wait_pid = (f"i=0; while [ ! -s {q(pid_file)} ] && [ $i -lt {SPIN} ]; do i=$((i+1)); done; "
+                    f"i=0; while [ ! -s {q(pid_file)} ] && [ $i -lt 20 ]; do sleep 0.01 2>/dev/null || break; i=$((i+1)); done")
         res = await ctx.run(f"{cmd}; rc=$?; [ $rc = 0 ] || exit $rc; {wait_pid}; echo {_PID_MARK}; {read_pid}; exit 0", timeout=15)
         try:
             check(res, Layer.PROCESS, f"starting the job with {rec.launcher}")
