@@ -54,6 +54,9 @@ class KeptModalMeta(_MessagePumpMeta):  # Textual's metaclass (every widget's), 
             kept = kept_screens(app).get((cls, shape(*args, **kwargs)))
             if kept is not None and kept.closed_in(app):
                 kept.reopen(*args, **kwargs)
+                # until it is pushed (the caller's next step): a second call before that gets a new screen
+                kept._claimed = True
+                app.call_later(kept.unclaim)
                 return kept
         return super().__call__(*args, **kwargs)
 
@@ -62,6 +65,7 @@ class KeptModal(BackdropModal[ResultT], metaclass=KeptModalMeta):
     """A modal the app keeps once composed, and reopens (see the module)."""
 
     _open = False  # between its ScreenResume and its ScreenSuspend
+    _claimed = False  # reopened for a caller that has not pushed it yet
 
     @classmethod
     def kept_shape(cls, *args: Any, **kwargs: Any) -> Hashable:  # Any: each screen's own signature
@@ -74,8 +78,11 @@ class KeptModal(BackdropModal[ResultT], metaclass=KeptModalMeta):
 
     def closed_in(self, app: App[Any]) -> bool:
         """Kept by ``app``, composed, and closed: free to reopen."""
-        return (self.app is app and self.is_attached and not self._closing and not self._open
+        return (self.app is app and self.is_attached and not self._closing and not self._open and not self._claimed
                 and app.is_screen_installed(self) and all(self not in stack for stack in app._screen_stacks.values()))
+
+    def unclaim(self) -> None:
+        self._claimed = False
 
     def on_mount(self) -> None:
         app, key = self.app, (type(self), self.kept_shape_now())
