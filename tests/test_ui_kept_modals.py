@@ -124,6 +124,10 @@ async def test_a_reopened_verdict_shows_the_new_one_from_the_top():
         scroll = first.query_one("#verdict-scroll")
         scroll.scroll_end(animate=False)
         await wait_for(pilot, lambda: scroll.scroll_y > 0, what="scrolled down")
+        from textual.selection import SELECT_ALL
+
+        first.selections = {first.query_one(".modal-title", Static): SELECT_ALL}  # text selected with the mouse, left when it closes
+        assert first.get_selected_text() == "verdict"
         await pilot.press("escape")
         await _closed(app, pilot, 1, answers)
 
@@ -132,6 +136,7 @@ async def test_a_reopened_verdict_shows_the_new_one_from_the_top():
         assert again is first
         await _open(app, pilot, again, answers)
         await wait_for(pilot, lambda: scroll.scroll_y == 0, what="the top")
+        assert not again.selections and again.get_selected_text() is None  # y copies the verdict, not an old selection
         assert "✘ relaunch FAILED (app)" in _plain(again.body.content)
         assert again.body.action == "relaunch" and str(again.query_one(".modal-title", Static).content) == "verdict"
 

@@ -53,6 +53,7 @@ class KeptModalMeta(_MessagePumpMeta):  # Textual's metaclass (every widget's), 
         if app is not None and shape is not None:
             kept = kept_screens(app).get((cls, shape(*args, **kwargs)))
             if kept is not None and kept.closed_in(app):
+                kept.reset()
                 kept.reopen(*args, **kwargs)
                 # until it is pushed (the caller's next step): a second call before that gets a new screen
                 kept._claimed = True
@@ -71,6 +72,13 @@ class KeptModal(BackdropModal[ResultT], metaclass=KeptModalMeta):
     def kept_shape(cls, *args: Any, **kwargs: Any) -> Hashable:  # Any: each screen's own signature
         """What tells apart the screens built from these arguments that have different widgets."""
         return ()
+
+    def reset(self) -> None:
+        """What a person left on it as a new screen has it: no text selected, nothing maximized."""
+        if self.selections:
+            self.clear_selection()
+        if self.maximized is not None:
+            self.minimize()
 
     def reopen(self, *args: Any, **kwargs: Any) -> None:  # Any: each screen's own signature
         """Show what a new screen built from these arguments would, the focus included."""
