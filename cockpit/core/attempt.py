@@ -18,10 +18,10 @@ from typing import TYPE_CHECKING, Any
 
 from .actions.base import ActionContext
 from .actions.cache import caches_command, clear_cache
-from .actions.deploy import code_version, deploy
-from .actions.deploy_ahead import start as deploy_ahead
+from .actions.deploy import code_version, deploy, start_ahead
 from .actions.job import JobRecord, launch
 from .actions.jobstate import JobReader
+from .actions.strays import strays_command
 from .actions.verify import verify
 from .changes import record_attempt_changes
 from .compile_cache import compile_cache_stage
@@ -104,7 +104,7 @@ async def run_attempt(engine: Engine, note: str, make_ctx: Callable[[Callable[[s
         if (inventory := caches_command(ctx)) is not None:
             ctx.ride(inventory)  # a read: clear-cache's inventory rides in deploy's round trip (its answer, its stage)
         # the source read and a small upload started while connect waits for the host (judged only after it)
-        ahead = deploy_ahead(ctx, version)
+        ahead = start_ahead(ctx, version)
         try:
             await connect
         except BaseException:
@@ -125,6 +125,9 @@ async def run_attempt(engine: Engine, note: str, make_ctx: Callable[[Callable[[s
                 break
             t = time.monotonic()
             sub = Tee(verdict, name)
+            rt = engine.transport.runtime
+            if name == "stop" and rt.looks_for_strays and rt.scheduler is None and cfg.job.command.strip():
+                ctx.ride(strays_command(cfg.job.command))  # a read: the strays scan rides in stop's last look at the table
             res = await fn(sub)
             ctx.riders.clear()  # a rider no batch took is run by its own stage
             timings[name] = time.monotonic() - t

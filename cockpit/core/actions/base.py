@@ -89,24 +89,26 @@ class ActionContext:
             self.riders.append(command)
 
     async def run_many(self, commands: list[str], *, timeout: float = 10.0, cheap: bool = False) -> list[CommandResult]:
-        """``commands`` in one round trip (:meth:`~cockpit.core.remote.base.Transport.run_many`),
-        the riders (watched frames only) after them; the riders' answers are kept for :meth:`run`.
-        Each command is judged by its own stage.  ``commands`` must be safe to run twice: when a
-        batch with riders fails below the commands (the shell died), they run again alone, so a
-        rider's trouble never becomes theirs (its own stage runs it again and meets it)."""
-        riders, self.riders = ([] if cheap else list(self.riders)), ([] if not cheap else self.riders)
+        """``commands`` in one round trip (:meth:`~cockpit.core.remote.base.Transport.run_many`;
+        ``cheap``: theirs are cheap frames), the riders after them in watched frames; the riders'
+        answers are kept for :meth:`run`.  Each command is judged by its own stage.  ``commands``
+        must be safe to run twice: when a batch with riders fails below the commands (the shell
+        died), they run again alone, so a rider's trouble never becomes theirs (its own stage runs
+        it again and meets it)."""
+        riders, self.riders = [r for r in self.riders if r not in commands], []
+        flags = [cheap] * len(commands) + [False] * len(riders)
         try:
-            res = await self._many([*commands, *riders], timeout, cheap)
+            res = await self._many([*commands, *riders], timeout, flags)
         except RemoteError:
             if not riders:
                 raise
-            return await self._many(commands, timeout, cheap)
+            return await self._many(commands, timeout, flags[:len(commands)])
         now = time.monotonic()
         for cmd, r in zip(riders, res[len(commands):], strict=False):
             self.answered[cmd] = (now, r)
         return res[:len(commands)]
 
-    async def _many(self, commands: list[str], timeout: float, cheap: bool) -> list[CommandResult]:
+    async def _many(self, commands: list[str], timeout: float, cheap: list[bool]) -> list[CommandResult]:
         if self._plain():
             return await self.transport.run_many(commands, timeout=timeout, cheap=cheap)
         # a context or transport that watches or rewrites each command: one at a time, through it

@@ -25,26 +25,21 @@ same version and two different edits never do.
 
 from __future__ import annotations
 
-import hashlib
-import io
+import asyncio
 import os
 import shlex
-import subprocess
-import tarfile
 import time
-from pathlib import Path
 from typing import Any
 
-from ..hashing import file_sha256 as _sha
 from ..hashing import parse_sha256sum_z
 from ..layers import Layer, Verdict
 from ..remote.base import CommandResult
 from .base import ActionContext, StageFailed, VerdictBuilder, check
-from .deploy_ahead import Ahead, Source, read_source
-from .deploy_tree import SourceTree, collect_files, collect_tree
+from .deploy_ahead import AHEAD_RAW_MAX, NOT_YET, Ahead, Source, _pack, _refuse_links, code_version, read_source
+from .deploy_tree import collect_files, collect_tree
 from .deploy_tree import excluded as _excluded
 
-__all__ = ["deploy", "upload_batch", "collect_files", "collect_tree", "code_version", "DEPLOY_PLAN", "checksum_command", "portable_checksum_command",
+__all__ = ["deploy", "upload_batch", "start_ahead", "_pack", "_refuse_links", "collect_files", "collect_tree", "code_version", "DEPLOY_PLAN", "checksum_command", "portable_checksum_command",
            "printf_literal", "remote_checksums", "_excluded"]
 
 DEPLOY_PLAN = [("source", Layer.CONFIG), ("upload", Layer.CONTAINER), ("checksums", Layer.CONTAINER)]
@@ -53,51 +48,6 @@ DEPLOY_PLAN = [("source", Layer.CONFIG), ("upload", Layer.CONTAINER), ("checksum
 SESSION_UPLOAD_MAX = 24 << 10
 #: the exit status of the checksum command when the target's sha256sum has no -z (or no xargs)
 NO_ZERO = 91
-
-
-def code_version(source: Path) -> dict[str, Any]:
-    """git commit + a hash of uncommitted changes when ``source`` is in a git work tree."""
-    cwd = source if source.is_dir() else source.parent
-    info: dict[str, Any] = {"source": str(source), "git_commit": None, "dirty": False, "dirty_hash": None}
-
-    def git(*args: str) -> str | None:
-        try:
-            r = subprocess.run(["git", *args], cwd=cwd, capture_output=True, timeout=10)
-        except (OSError, subprocess.TimeoutExpired):
-            return None
-        return r.stdout.decode("utf-8", "replace") if r.returncode == 0 else None
-
-    commit = git("rev-parse", "HEAD")
-    if commit is None:
-        return info
-    info["git_commit"] = commit.strip()
-    status = git("status", "--porcelain", "--", ".") or ""
-    if status.strip():
-        h = hashlib.sha256((git("diff", "HEAD", "--", ".") or "").encode())
-        untracked = git("ls-files", "--others", "--exclude-standard", "--", ".") or ""
-        for rel in sorted(untracked.splitlines()):
-            p = cwd / rel
-            h.update(rel.encode() + b"\0")
-            if p.is_file():
-                h.update(_sha(p).encode())
-        info["dirty"] = True
-        info["dirty_hash"] = h.hexdigest()[:12]
-    return info
-
-
-def _pack(files: dict[str, Path]) -> bytes:
-    """Every file as a regular file (a followed link's content, never a link), its name as bytes
-    (GNU format: long names, and names that are not UTF-8, extract as they were)."""
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w:gz", compresslevel=1, format=tarfile.GNU_FORMAT,
-                      encoding="utf-8", errors="surrogateescape") as tar:
-        for rel, p in files.items():
-            with open(p, "rb") as fh:  # fstat of what is read: a link's target, as it is now
-                ti = tar.gettarinfo(arcname=rel, fileobj=fh)
-                ti.uid = ti.gid = 0
-                ti.uname = ti.gname = ""
-                tar.addfile(ti, fh)
-    return buf.getvalue()
 
 
 #: bytes a printf format may hold as themselves inside single quotes (no ', \\, % or control byte)
@@ -242,17 +192,28 @@ async def deploy(ctx: ActionContext, verdict: Verdict | None = None, *, ahead: A
     return vb.finish()
 
 
-def _refuse_links(tree: SourceTree, src: Path) -> None:
-    """Fail the source stage (``config``) on a link that points outside the source, or loops."""
-    bad = tree.refused
-    if not bad:
-        return
-    first = bad[0]
-    more = f" (and {len(bad) - 1} more: {', '.join(repr(p.rel) for p in bad[1:4])})" if len(bad) > 1 else ""
-    if first.kind == "outside":
-        fix = ("copy the file into the source, add the link to [deploy] exclude, or set [deploy] follow_symlinks = true "
-               "to deploy what it points to")
-    else:
-        fix = "remove the link or add it to [deploy] exclude"
-    raise StageFailed(Layer.CONFIG, f"symlink in deploy source {src}: {first.describe()}{more}", advice=fix,
-                      data={"links": [{"path": p.rel, "target": p.target, "problem": p.kind} for p in bad[:50]]})
+def start_ahead(ctx: ActionContext, version: dict[str, Any] | None) -> Ahead | None:
+    """Read the source and, when the tar is small, start the upload batch (with the riders) through
+    the session; None when there is no source to deploy.  Call it while connect runs."""
+    cfg = ctx.cfg
+    if cfg.deploy_source is None:
+        return None
+    ahead = Ahead()
+    try:
+        ahead.source = read_source(cfg, version)
+    except StageFailed as e:
+        ahead.error = e  # said by the source stage, in its turn
+        return ahead
+    except OSError:
+        return None  # the source stage reads it again and says what is wrong
+    if ahead.source.size > AHEAD_RAW_MAX:
+        return ahead
+    ahead.blob = _pack(ahead.source.files)
+    if len(ahead.blob) > SESSION_UPLOAD_MAX:
+        return ahead
+    dest = cfg.deploy.dest or cfg.job.workdir
+    wd = shlex.quote(cfg.job.workdir)
+    commands = upload_batch(ahead.blob, dest, sorted(ahead.source.manifest))
+    commands[0] = f"{{ test -d {wd} && test -w {wd}; }} || exit {NOT_YET}; {commands[0]}"
+    ahead.batch = asyncio.ensure_future(ctx.run_many(commands, timeout=300))
+    return ahead

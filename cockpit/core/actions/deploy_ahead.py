@@ -2,7 +2,7 @@
 
 :func:`read_source` is the ``source`` stage's work (the tree walked, links judged, every file
 hashed, the code version), done where it suits the caller: the attempt does it before connect,
-while it waits for the network anyway.  :func:`start` then sends a small upload (packed at most
+while it waits for the network anyway.  :func:`~.deploy.start_ahead` then sends a small upload (packed at most
 :data:`~.deploy.SESSION_UPLOAD_MAX`) with its checksums, and the riders later stages registered,
 through the persistent session while connect's host check (``pct status``, a channel of its own)
 is under way: the session is idle then.
@@ -18,7 +18,10 @@ connect, as without this module.
 from __future__ import annotations
 
 import asyncio
-import shlex
+import hashlib
+import io
+import subprocess
+import tarfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,10 +29,10 @@ from typing import Any
 from ..hashing import file_sha256
 from ..layers import Layer
 from ..remote.base import CommandResult, RemoteError
-from .base import ActionContext, StageFailed
+from .base import StageFailed
 from .deploy_tree import SourceTree, collect_tree
 
-__all__ = ["Source", "Ahead", "read_source", "start", "NOT_YET"]
+__all__ = ["Source", "Ahead", "read_source", "code_version", "NOT_YET", "AHEAD_RAW_MAX"]
 
 #: the early upload's exit status when the workdir is not (yet) a writable directory: nothing written
 NOT_YET = 97
@@ -56,8 +59,6 @@ def read_source(cfg: Any, version: dict[str, Any] | None = None) -> Source:
     """The ``source`` stage's reading of ``[deploy] source`` (which must be set); raises
     :class:`~.base.StageFailed` (layer ``config``) for a source that cannot be deployed.
     ``version``: the code version already computed for this source (the attempt's)."""
-    from .deploy import _refuse_links, code_version  # noqa: PLC0415 - deploy imports this module
-
     src: Path = cfg.deploy_source
     if not src.exists():
         raise StageFailed(Layer.CONFIG, f"deploy source {src} does not exist", advice="fix [deploy] source (relative to the config file)")
@@ -98,30 +99,62 @@ class Ahead:
             batch.add_done_callback(lambda f: f.cancelled() or f.exception())
 
 
-def start(ctx: ActionContext, version: dict[str, Any] | None) -> Ahead | None:
-    """Read the source and, when the tar is small, start the upload batch (with the riders) through
-    the session; None when there is no source to deploy.  Call it while connect runs."""
-    from .deploy import SESSION_UPLOAD_MAX, _pack, upload_batch  # noqa: PLC0415 - deploy imports this module
+def code_version(source: Path) -> dict[str, Any]:
+    """git commit + a hash of uncommitted changes when ``source`` is in a git work tree."""
+    cwd = source if source.is_dir() else source.parent
+    info: dict[str, Any] = {"source": str(source), "git_commit": None, "dirty": False, "dirty_hash": None}
 
-    cfg = ctx.cfg
-    if cfg.deploy_source is None:
-        return None
-    ahead = Ahead()
-    try:
-        ahead.source = read_source(cfg, version)
-    except StageFailed as e:
-        ahead.error = e  # said by the source stage, in its turn
-        return ahead
-    except OSError:
-        return None  # the source stage reads it again and says what is wrong
-    if ahead.source.size > AHEAD_RAW_MAX:
-        return ahead
-    ahead.blob = _pack(ahead.source.files)
-    if len(ahead.blob) > SESSION_UPLOAD_MAX:
-        return ahead
-    dest = cfg.deploy.dest or cfg.job.workdir
-    wd = shlex.quote(cfg.job.workdir)
-    commands = upload_batch(ahead.blob, dest, sorted(ahead.source.manifest))
-    commands[0] = f"{{ test -d {wd} && test -w {wd}; }} || exit {NOT_YET}; {commands[0]}"
-    ahead.batch = asyncio.ensure_future(ctx.run_many(commands, timeout=300))
-    return ahead
+    def git(*args: str) -> str | None:
+        try:
+            r = subprocess.run(["git", *args], cwd=cwd, capture_output=True, timeout=10)
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+        return r.stdout.decode("utf-8", "replace") if r.returncode == 0 else None
+
+    commit = git("rev-parse", "HEAD")
+    if commit is None:
+        return info
+    info["git_commit"] = commit.strip()
+    status = git("status", "--porcelain", "--", ".") or ""
+    if status.strip():
+        h = hashlib.sha256((git("diff", "HEAD", "--", ".") or "").encode())
+        untracked = git("ls-files", "--others", "--exclude-standard", "--", ".") or ""
+        for rel in sorted(untracked.splitlines()):
+            p = cwd / rel
+            h.update(rel.encode() + b"\0")
+            if p.is_file():
+                h.update(file_sha256(p).encode())
+        info["dirty"] = True
+        info["dirty_hash"] = h.hexdigest()[:12]
+    return info
+
+
+def _pack(files: dict[str, Path]) -> bytes:
+    """Every file as a regular file (a followed link's content, never a link), its name as bytes
+    (GNU format: long names, and names that are not UTF-8, extract as they were)."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz", compresslevel=1, format=tarfile.GNU_FORMAT,
+                      encoding="utf-8", errors="surrogateescape") as tar:
+        for rel, p in files.items():
+            with open(p, "rb") as fh:  # fstat of what is read: a link's target, as it is now
+                ti = tar.gettarinfo(arcname=rel, fileobj=fh)
+                ti.uid = ti.gid = 0
+                ti.uname = ti.gname = ""
+                tar.addfile(ti, fh)
+    return buf.getvalue()
+
+
+def _refuse_links(tree: SourceTree, src: Path) -> None:
+    """Fail the source stage (``config``) on a link that points outside the source, or loops."""
+    bad = tree.refused
+    if not bad:
+        return
+    first = bad[0]
+    more = f" (and {len(bad) - 1} more: {', '.join(repr(p.rel) for p in bad[1:4])})" if len(bad) > 1 else ""
+    if first.kind == "outside":
+        fix = ("copy the file into the source, add the link to [deploy] exclude, or set [deploy] follow_symlinks = true "
+               "to deploy what it points to")
+    else:
+        fix = "remove the link or add it to [deploy] exclude"
+    raise StageFailed(Layer.CONFIG, f"symlink in deploy source {src}: {first.describe()}{more}", advice=fix,
+                      data={"links": [{"path": p.rel, "target": p.target, "problem": p.kind} for p in bad[:50]]})

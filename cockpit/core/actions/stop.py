@@ -55,10 +55,14 @@ class Table:
         return None if self.uptime is None else self.uptime - p.start_time / CLK_TCK
 
 
-async def proc_table(ctx: ActionContext) -> Table:
+PROC_TABLE = "cat /proc/uptime; cat /proc/[0-9]*/stat 2>/dev/null"
+
+
+async def proc_table(ctx: ActionContext, *, riders: bool = False) -> Table:
     """Every process in the target from /proc (no procps needed), and /proc/uptime: reads of
-    ``/proc/PID/stat`` cannot block, so a cheap frame (no watchdog forked)."""
-    res = await ctx.run_cheap("cat /proc/uptime; cat /proc/[0-9]*/stat 2>/dev/null", timeout=10)
+    ``/proc/PID/stat`` cannot block, so a cheap frame (no watchdog forked).  ``riders``: the
+    commands later stages let ride go in the same round trip (:meth:`~.base.ActionContext.run_many`)."""
+    res = (await ctx.run_many([PROC_TABLE], timeout=10, cheap=True))[0] if riders else await ctx.run_cheap(PROC_TABLE, timeout=10)
     lines = res.text.splitlines()
     uptime: float | None = None
     try:
@@ -179,7 +183,7 @@ async def _wait_gone(ctx: ActionContext, job: JobRecord, timeout: float) -> list
 
 async def _nothing_left(ctx: ActionContext, job: JobRecord, before: Table, st: Any) -> None:
     grace = zombie_grace(ctx.cfg)
-    table = await proc_table(ctx)
+    table = await proc_table(ctx, riders=True)  # the job is gone or going: the strays scan may ride here
     mine = _mine(table, job)
     if not mine:
         st.ok("no process of the job is left")

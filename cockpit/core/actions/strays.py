@@ -114,8 +114,7 @@ async def find_strays(ctx: ActionContext, command: str, workdir: str, own: JobRe
     """Copies of ``command`` running in ``workdir`` outside ``own``'s process group."""
     if not command.strip():
         return []
-    script = strays_command(command)
-    res = await ctx.run(script, timeout=15)
+    res = await ctx.run(strays_command(command), timeout=15)  # answered already when it rode in stop's last look
     text = res.text
     head, _, body = text.partition("@@\n")
     try:

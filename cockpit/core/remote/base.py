@@ -21,7 +21,7 @@ from __future__ import annotations
 import abc
 import shlex
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -106,15 +106,17 @@ class Transport(abc.ABC):
         """Run a short shell command inside the target through the persistent session; ``cheap``
         for one that cannot hang: no watchdog forked, see :meth:`.session.FramedSession.run`."""
 
-    async def run_many(self, commands: list[str], *, timeout: float = 10.0, cheap: bool = False) -> list[CommandResult]:
+    async def run_many(self, commands: list[str], *, timeout: float = 10.0, cheap: bool | Sequence[bool] = False) -> list[CommandResult]:
         """Several independent short commands inside the target: one round trip through the
         persistent session where there is one (:meth:`.session.FramedSession.run_many`: the frames
-        written in one go, answered in order), else one after the other."""
+        written in one go, answered in order), else one after the other.  ``cheap``: for all of
+        them, or one flag per command."""
         session = getattr(self, "session", None)
         many = getattr(session, "run_many", None)
         if many is not None:
             return list(await many(commands, timeout=timeout, cheap=cheap))
-        return [await self.run(c, timeout=timeout, cheap=cheap) for c in commands]
+        flags = [cheap] * len(commands) if isinstance(cheap, bool) else list(cheap)
+        return [await self.run(c, timeout=timeout, cheap=f) for c, f in zip(commands, flags, strict=True)]
 
     @abc.abstractmethod
     async def run_host(self, command: str, *, timeout: float = 10.0, input: bytes | None = None) -> CommandResult:

@@ -209,7 +209,7 @@ class FramedSession:
         """
         return (await self.run_many([command], timeout=timeout, cheap=cheap, inline=inline))[0]
 
-    async def run_many(self, commands: Sequence[str], *, timeout: float = 10.0, cheap: bool = False,
+    async def run_many(self, commands: Sequence[str], *, timeout: float = 10.0, cheap: bool | Sequence[bool] = False,
                        inline: bool = False) -> list[CommandResult]:
         """Run independent ``commands`` in order, their frames written in one go: one round trip for
         all of them instead of one each.  Every command keeps its own frame (id, exit code, lengths),
@@ -217,25 +217,28 @@ class FramedSession:
         times out is reported ``timed_out`` and the shell rebuilt, the ones after it run on the new
         shell (they had not started); a shell that dies before saying it starts the current command
         has the rest run once more on a new shell; one that dies after raises :class:`RemoteError`
-        for the whole batch, and nothing after it is run again.
+        for the whole batch, and nothing after it is run again.  ``cheap`` may be one flag per
+        command: cheap reads and a watched command in one batch, each frame in its own mode.
         """
-        mode = Mode.INLINE if inline else Mode.CHEAP if cheap else Mode.WATCHED
-        limit = timeout if mode is not Mode.WATCHED else timeout + GRACE_S  # no remote watchdog: cockpit's deadline is the one
+        flags = [bool(cheap)] * len(commands) if isinstance(cheap, bool) else [bool(c) for c in cheap]
+        if len(flags) != len(commands):
+            raise ValueError(f"{len(flags)} cheap flags for {len(commands)} commands")
         results: list[CommandResult] = []
-        rest = list(commands)
+        rest = [(c, Mode.INLINE if inline else Mode.CHEAP if f else Mode.WATCHED) for c, f in zip(commands, flags, strict=True)]
         retried = False
         async with self._lock:
             while rest:
                 sh = await self._ensure(max(timeout, 5.0))
-                batch = [(next(self._ids), c) for c in rest]
-                text = "".join(frame(i, c, mode, timeout=timeout, has_timeout=self.has_timeout, bytes_len=self.bytes_len) for i, c in batch)
+                batch = [(next(self._ids), c, m) for c, m in rest]
+                text = "".join(frame(i, c, m, timeout=timeout, has_timeout=self.has_timeout, bytes_len=self.bytes_len) for i, c, m in batch)
                 started: list[bool] = []
                 t0 = time.monotonic()
                 try:
                     await sh.proc.write(text.encode())
-                    for ident, command in batch:
+                    for ident, command, mode in batch:
                         started.clear()
                         t0 = time.monotonic()
+                        limit = timeout if mode is not Mode.WATCHED else timeout + GRACE_S  # no remote watchdog: cockpit's deadline is the one
                         code, out, err = await _within(self._read_frame(sh, ident, started, mode), limit)
                         dt = time.monotonic() - t0
                         timed_out = code in (124, 137) and dt >= timeout * 0.95
@@ -243,7 +246,7 @@ class FramedSession:
                         rest.pop(0)
                 except (asyncio.TimeoutError, TimeoutError):
                     await self._kill()
-                    results.append(CommandResult(rest.pop(0), 124, b"", b"cockpit: the session did not answer; it was rebuilt",
+                    results.append(CommandResult(rest.pop(0)[0], 124, b"", b"cockpit: the session did not answer; it was rebuilt",
                                                  time.monotonic() - t0, timed_out=True))
                 except (OSError, EOFError, ConnectionError) as e:
                     died = await self._died(sh.proc, e)
