@@ -161,8 +161,11 @@ class MetricParser:
         self.shapes: ShapeCache[_KvForm] = ShapeCache(_KvForm.make)
 
     def parse(self, line: str) -> Reading | None:
-        if self.pattern is None and "{" not in line and "%|" not in line:  # a line of a known shape (it passed
-            # every check below when it was learned; a dict or a bar never has a template)
+        if self.pattern is None and "{" not in line and "%|" not in line:  # neither a dict nor a bar
+            low = line.lower()
+            if not ("loss" in low or "step" in low or "iter" in low or "poch" in low):
+                return None  # no keyword in the line: none in any of its segments (the prefilter of _one)
+            # a line of a known shape: it passed every check of _one when its template was learned
             form = self.shapes.get(shape(line))
             if form is not None:
                 m = form.match(line)
