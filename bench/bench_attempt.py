@@ -12,7 +12,9 @@ Each round is a **cold** attempt (a fresh Engine: a new SSH connection, nothing 
 ``--warm`` **warm** attempts on the same engine (its connection kept).  cockpit's own share of an
 attempt = its total − the round's job-alone baseline − the settle window.
 
-Usage: ``python bench/bench_attempt.py [--n 5] [--warm 2] [--start-delay 1.0] [--settle 1.0]``
+Usage: ``python bench/bench_attempt.py [--n 5] [--warm 2] [--start-delay 1.0] [--settle 1.0] [--trace]``;
+``--trace`` prints each attempt's stages and every call to the target in time order (what goes
+through the session, in one batch, or on a channel of its own), verify's job-state reads summed.
 """
 
 from __future__ import annotations
@@ -41,16 +43,48 @@ PARTS = ("connect", "deploy", "clear-cache", "stop", "launch", "verify", "compil
 TRIPS = [0]
 
 
-def _count_trips() -> None:
-    """Counts the transport's round trips (load-independent: what each change saves)."""
+#: with --trace: (wall time, seconds, kind, command) of every call to the target in the current attempt
+CALLS: list[tuple[float, float, str, str]] = []
+KINDS = {"run": "session", "run_many": "batch", "run_host": "host channel", "run_channel": "channel"}
+
+
+def _count_trips(trace: bool = False) -> None:
+    """Counts the transport's round trips (load-independent: what each change saves); ``trace``
+    keeps each call (kind, start, duration, command) for :func:`print_trace`."""
     for name in ("run", "run_many", "run_host", "run_channel"):
         orig = getattr(SSHTransport, name)
 
-        def counted(self: SSHTransport, *a: object, _orig: object = orig, **kw: object) -> object:
+        async def counted(self: SSHTransport, *a: object, _orig: object = orig, _kind: str = KINDS[name], **kw: object) -> object:
             TRIPS[0] += 1
-            return _orig(self, *a, **kw)  # type: ignore[operator]
+            t0, w0 = time.perf_counter(), time.time()
+            try:
+                return await _orig(self, *a, **kw)  # type: ignore[operator]
+            finally:
+                if trace:
+                    cmd = a[0] if a else kw.get("command", kw.get("commands", ""))
+                    text = " ;; ".join(c[:50] for c in cmd) if isinstance(cmd, list) else str(cmd)
+                    cheap = kw.get("cheap")
+                    mode = (" (" + "".join("c" if c else "w" for c in cheap) + ")" if isinstance(cheap, list)
+                            else " cheap" if cheap else "")
+                    kind = "job-state" if "@@stat" in text else _kind + mode
+                    CALLS.append((w0, time.perf_counter() - t0, kind, text.replace("\n", " ")[:110]))
 
         setattr(SSHTransport, name, counted)
+
+
+def print_trace(label: str, res: object, t0: float) -> None:
+    """The attempt's stages and its calls to the target, in time order (ms from the attempt's start);
+    verify's job-state reads after the spawn are summed, not listed."""
+    stages = [st for st in res.verdict.stages if not st.name.startswith("verify")]  # type: ignore[attr-defined]
+    spawned = max(((st.started_at or t0) + (st.duration_s or 0) for st in stages), default=t0)
+    rows = [(st.started_at or t0, f"stage {st.name} ({st.status.value}, {1000 * (st.duration_s or 0):.1f} ms)") for st in stages]
+    rows += [(w, f"  {1000 * d:7.1f} ms {kind:<14} {cmd}") for w, d, kind, cmd in CALLS if kind != "job-state" or w < spawned]
+    polls = [d for w, d, kind, _c in CALLS if kind == "job-state" and w >= spawned]
+    print(f"--- {label}")
+    for w, text in sorted(rows, key=lambda r: r[0]):
+        print(f"{1000 * (w - t0):8.1f}  {text}")
+    if polls:
+        print(f"          then {len(polls)} job-state reads (verify's polls, the first fate): median {1000 * statistics.median(polls):.1f} ms")
 
 
 def job_alone(lab: Lab, cmd: str) -> float:
@@ -90,7 +124,7 @@ def report(kind: str, rows: list[dict[str, float]], settle_ms: float) -> dict[st
     return out
 
 
-async def main(n: int, delay: float, warm: int = 2, settle: float = 1.0) -> dict[str, float]:
+async def main(n: int, delay: float, warm: int = 2, settle: float = 1.0, trace: bool = False) -> dict[str, float]:
     """Prints the figures; answers the medians in ms: ``job`` and ``attempt`` (warm attempts' total,
     the cold ones' without warm ones), and ``cold_KEY`` / ``warm_KEY`` for every figure printed."""
     with Lab() as lab:
@@ -114,9 +148,12 @@ async def main(n: int, delay: float, warm: int = 2, settle: float = 1.0) -> dict
             try:
                 for i in range(1 + warm):
                     TRIPS[0] = 0
-                    t0 = time.perf_counter()
+                    CALLS.clear()
+                    t0, w0 = time.perf_counter(), time.time()
                     res = await eng.attempt(f"bench {r}.{i}")
                     wall = (time.perf_counter() - t0) * 1000
+                    if trace:
+                        print_trace(f"round {r}, {'cold' if i == 0 else 'warm'} attempt", res, w0)
                     assert res.outcome.value == "passed", res.verdict.summary()
                     row = {k: res.timings.get(k, 0.0) * 1000 for k in PARTS}
                     row["attempt"] = res.timings["total"] * 1000
@@ -146,6 +183,8 @@ if __name__ == "__main__":
     ap.add_argument("--warm", type=int, default=2, help="warm attempts per round")
     ap.add_argument("--start-delay", type=float, default=1.0)
     ap.add_argument("--settle", type=float, default=1.0, help="[verify] settle in seconds")
+    ap.add_argument("--trace", action="store_true", help="print each attempt's stages and every call to the target "
+                    "(session command, batch, host channel, channel) with its duration")
     a = ap.parse_args()
-    _count_trips()
-    asyncio.run(main(a.n, a.start_delay, a.warm, a.settle))
+    _count_trips(a.trace)
+    asyncio.run(main(a.n, a.start_delay, a.warm, a.settle, a.trace))
