@@ -102,3 +102,19 @@ async def test_the_trace_filter_starts_only_for_a_trace_with_bytes(lab, lab_conf
     sent.clear()
     await read_trace(ctx, str(trace))
     assert [c for c in sent if "python3" in c]
+
+
+async def test_a_connect_that_fails_at_the_workdir_leaves_the_deploy_dest_untouched(lab, lab_config, engines, tmp_path) -> None:
+    # the workdir cannot exist (its parent is a file); the deploy dest is a writable directory: the
+    # early upload's own workdir test holds it back, so the failed attempt wrote nothing there
+    blocker = lab.workspace(200) / "not-a-dir"
+    blocker.write_text("")
+    dest = lab.workspace(200) / "early-dest"
+    dest.mkdir(exist_ok=True)
+    cfg = lab_config(job={"workdir": str(blocker / "wd")}, deploy={"dest": str(dest)})
+    eng = engines(cfg)
+    res = await eng.attempt("connect fails")
+    fs = res.verdict.failed_stage
+    assert fs is not None and fs.name == "connect: workdir exists", res.verdict.summary()
+    assert not any(s.name.startswith("deploy") and s.status.value == "ok" for s in res.verdict.stages)
+    assert list(dest.iterdir()) == []
