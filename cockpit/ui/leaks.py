@@ -88,7 +88,7 @@ class LeanFooter(Footer):
     each show one row and hide another.  A row looks as Textual's footer would have built it then."""
 
     #: how many rows of keys are kept (the main screen's, the one under a modal, a few more)
-    ROWS = 4
+    ROWS = 8
 
     _row_shown: Hashable = None  # the bindings of the row on show (None: none yet)
 
@@ -108,7 +108,9 @@ class LeanFooter(Footer):
     def bindings_changed(self, screen: Screen[Any]) -> None:  # Any: any screen's result
         self._bindings_ready = True
         if screen.app.app_focus and self.is_attached and screen is self.screen:
-            self.call_after_refresh(self._show_row)
+            # at once, not after the next refresh (Textual's): the swap joins the repaint that follows a modal's
+            # close (one full repaint, not a full one then the footer's), and the picture taken under a new modal
+            self._show_row()
 
     def _bindings_key(self) -> Hashable:
         """Everything Textual's ``Footer.compose`` builds its keys from, hashable."""
