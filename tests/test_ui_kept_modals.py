@@ -149,18 +149,61 @@ async def test_the_footer_shows_the_keys_textuals_footer_would_and_reuses_them()
         await pilot.pause()
         footer = app.query_one("LeanFooter")
 
+        def on_show() -> list[FooterKey]:
+            return [k for k in footer.query(FooterKey) if k.display and k.parent is not None and k.parent.display]
+
         def shown() -> list[tuple[str, str, bool]]:
-            return [(k.key_display, k.description, k.has_class("-disabled")) for k in footer.query(FooterKey) if k.display]
+            return [(k.key_display, k.description, k.has_class("-disabled")) for k in on_show()]
 
         await wait_for(pilot, lambda: len(shown()) > 3, what="the footer's keys")
-        main, ids = shown(), [id(k) for k in footer.query(FooterKey) if k.display]
+        main, ids = shown(), [id(k) for k in on_show()]
         for kind in ("confirm", "prompt", "verdict", "help"):
             await cycle(app, pilot, kind)
         await wait_for(pilot, lambda: shown() == main, what="the main screen's keys back")
-        assert [id(k) for k in footer.query(FooterKey) if k.display] == ids  # the same widgets: shown again, not mounted again
+        assert [id(k) for k in on_show()] == ids  # the same widgets: shown again, not mounted again
         # what Textual's own footer builds from the main screen's bindings now
         want: dict[str, tuple[str, str, bool]] = {}  # one key per action, the first bound (Footer.compose)
         for _, b, enabled, _ in app.screen.active_bindings.values():
             if b.show:
                 want.setdefault(b.action, (app.get_key_display(b), b.description, not enabled))
         assert main[:-1] == list(want.values()) and main[-1][1] == "palette"
+
+
+def _cells(strip: Any) -> list[tuple[str, Any]]:
+    """A line as its cells (character, style): what the terminal shows, however it is cut into segments."""
+    return [(ch, seg.style) for seg in strip for ch in seg.text]
+
+
+async def _footer_lines(footer_cls: type[Any], width: int) -> list[Any]:
+    """The last line of a small app with ``footer_cls``, then scrolled right (keys wider than the terminal)."""
+    from textual.app import App, ComposeResult
+    from textual.widgets import Footer
+
+    class Keys(App[None]):
+        BINDINGS = [(k, f"bell_{k}", f"key {k} long") for k in "abcdefgh"]
+
+        def compose(self) -> ComposeResult:
+            yield Static("main")
+            yield footer_cls(compact=True)
+
+    app = Keys()
+    out: list[Any] = []
+    async with app.run_test(size=(width, 6)) as pilot:
+        footer = app.query_one(Footer)
+        await wait_for(pilot, lambda: len(footer.query("FooterKey")) == 9, what="the keys")
+        await pilot.pause()
+        out += [footer.virtual_size, footer.max_scroll_x, _cells(app.screen._compositor.render_strips()[-1])]
+        footer.scroll_to(x=15, animate=False)
+        await wait_for(pilot, lambda: footer.scroll_x == min(15, footer.max_scroll_x), what="scrolled")
+        await pilot.pause()
+        out.append(_cells(app.screen._compositor.render_strips()[-1]))
+    return out
+
+
+async def test_the_lean_footer_draws_and_scrolls_as_textuals_footer():
+    from textual.widgets import Footer
+
+    from cockpit.ui.leaks import LeanFooter
+
+    for width in (40, 100, 160):
+        assert await _footer_lines(LeanFooter, width) == await _footer_lines(Footer, width), width

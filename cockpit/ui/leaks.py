@@ -77,6 +77,18 @@ def prune_closed_watchers(obj: Any) -> int:  # Any: Textual's private reactive i
     return dropped
 
 
+class KeyRow(Widget):
+    """One row of a :class:`LeanFooter`'s keys (all but the palette's): as wide as they are, laid out as the footer lays them out."""
+
+    DEFAULT_CSS = """
+    KeyRow {
+        layout: horizontal;
+        width: auto;
+        height: 1;
+    }
+    """
+
+
 class LeanFooter(Footer):
     """Textual's ``Footer``, minus the dead keys of its earlier rebuilds (Textual issue #6666), that
     swaps rows of keys it built before instead of building its keys again.
@@ -84,8 +96,9 @@ class LeanFooter(Footer):
     Textual's footer removes its keys and mounts new ones whenever the screen's bindings change:
     twice per modal (under a modal the app's keys are off, ``CockpitApp.check_action``; then they
     are back), ~10 ``FooterKey`` mounts each.  This one keeps the row of keys it built for each set
-    of bindings (the last :data:`ROWS`), hidden while another row shows: a modal's open and close
-    each show one row and hide another.  A row looks as Textual's footer would have built it then."""
+    of bindings (the last :data:`ROWS`): a :class:`KeyRow` (and the palette's key), hidden while another row shows: a modal's
+    open and close each show one row and hide another (its keys keep their rendered lines).  A row
+    looks as Textual's footer would have built it then (the snapshots in tests/test_ui_snapshots.py)."""
 
     #: how many rows of keys are kept (the main screen's, the one under a modal, a few more)
     ROWS = 8
@@ -94,7 +107,7 @@ class LeanFooter(Footer):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:  # Any: Footer's own signature
         super().__init__(*args, **kwargs)
-        self._rows: dict[Hashable, list[Widget]] = {}
+        self._rows: dict[Hashable, list[Widget]] = {}  # a row: its keys' KeyRow, and the palette's key
 
     def compose(self) -> ComposeResult:
         # a (re)compose has removed (and closed) every key: the rows are built again as they are needed
@@ -114,9 +127,9 @@ class LeanFooter(Footer):
 
     def _bindings_key(self) -> Hashable:
         """Everything Textual's ``Footer.compose`` builds its keys from, hashable."""
-        app = self.app
-        shown = tuple((b, enabled, tooltip, app.get_key_display(b)) for _, b, enabled, tooltip in self.screen.active_bindings.values() if b.show)
-        palette = self.screen.active_bindings.get(app.COMMAND_PALETTE_BINDING) if self.show_command_palette and app.ENABLE_COMMAND_PALETTE else None
+        app, active = self.app, self.screen.active_bindings
+        shown = tuple((b, enabled, tooltip, app.get_key_display(b)) for _, b, enabled, tooltip in active.values() if b.show)
+        palette = active.get(app.COMMAND_PALETTE_BINDING) if self.show_command_palette and app.ENABLE_COMMAND_PALETTE else None
         return shown, palette, self.compact
 
     def _show_row(self) -> None:
@@ -131,7 +144,10 @@ class LeanFooter(Footer):
             row = self._rows.pop(key, None)
             if row is None:
                 prune_closed_watchers(self)
-                row = compose(self, Footer.compose(self))
+                keys = compose(self, Footer.compose(self))
+                # the palette's key stays the footer's own (docked at its right); the others in a row as wide as they are
+                docked = [k for k in keys if k.has_class("-command-palette")]
+                row = [KeyRow(*[k for k in keys if k not in docked]), *docked]
                 self.mount_all(row)
             else:
                 for w in row:
@@ -139,8 +155,7 @@ class LeanFooter(Footer):
             self._rows[key] = row  # the most recently shown last
             self._row_shown = key
             while len(self._rows) > self.ROWS:
-                old = self._rows.pop(next(iter(self._rows)))
-                self.remove_children(old)
+                self.remove_children(self._rows.pop(next(iter(self._rows))))
 
 
 @lru_cache(1024)
