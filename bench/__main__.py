@@ -1,8 +1,8 @@
 """``python -m bench``: every benchmark, one table (figure beside a baseline measured in the same run).
 
     python -m bench                     every benchmark, full size (many minutes)
-    python -m bench --quick             every benchmark with small n; the five that mostly wait on
-                                        their job's timeline side by side (about a minute)
+    python -m bench --quick             every benchmark with small n, in lanes side by side
+                                        (QUICK_PLAN; under a minute)
     python -m bench probe modals        only these (names: see --list)
     python -m bench --markdown          the table as Markdown (docs/performance.md)
     python -m bench soak --minutes 120  the TUI in tmux with a streaming job and modal churn:
@@ -24,6 +24,7 @@ import platform
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -54,11 +55,17 @@ def one(name: str, quick: bool) -> int:
     return 0
 
 
-#: benchmarks that mostly wait on their job's own timeline (start-up, settle, thresholds, the
-#: scheduler): ``--quick`` runs these side by side, each with its own lab, to stay near a minute
-SIDE_BY_SIDE = ("attempt", "save_to_verdict", "fate", "stall", "slurm")
-
-
+#: ``--quick``'s plan: stages one after the other; in a stage, lanes side by side (each benchmark in
+#: its own interpreter and lab), the benchmarks of a lane one after the other.  The first stage is
+#: the benchmarks that mostly wait on their job's own timeline (start-up, settle, thresholds, the
+#: scheduler) and the idle TUIs (measured together, so the machine they see is the same); the second
+#: puts the TUI benchmarks beside the probe and CPU ones.  Figures of a quick run come from a shared
+#: machine and are read against their own baselines (measured in the same process, beside them);
+#: ``python -m bench`` without ``--quick`` runs every benchmark alone.
+QUICK_PLAN: tuple[tuple[tuple[str, ...], ...], ...] = (
+    (("attempt",), ("save_to_verdict",), ("fate",), ("stall",), ("slurm",), ("idle",)),
+    (("log_pane", "modals"), ("probe", "refresh", "gpu_procs", "targets"), ("classifier", "metrics", "log_search")),
+)
 class Child:
     """One benchmark in a fresh interpreter (its own RSS, no state shared: the TUI's workarounds
     patch Textual's classes, some benches set module globals); its output in a temp file."""
@@ -87,25 +94,35 @@ class Child:
 
 
 def run_all(names: list[str], quick: bool, verbose: bool) -> tuple[list[Row], list[str], dict[str, float]]:
-    """Every benchmark, one at a time (with ``quick``: :data:`SIDE_BY_SIDE` together first)."""
+    """Every benchmark, one at a time (with ``quick``: by :data:`QUICK_PLAN`, lanes side by side)."""
     results: dict[str, list[Row]] = {}
     failed: list[str] = []
     took: dict[str, float] = {}
+    lock = threading.Lock()
 
-    def done(child: Child) -> None:
-        results[child.name], ok, took[child.name] = child.finish(verbose)
-        if not ok:
-            failed.append(child.name)
+    def run_lane(lane: list[str]) -> None:
+        for name in lane:
+            rows, ok, secs = Child(name, quick).finish(verbose)
+            with lock:
+                results[name], took[name] = rows, secs
+                if not ok:
+                    failed.append(name)
 
-    together = [n for n in names if quick and n in SIDE_BY_SIDE]
-    if together:
-        print(f"… {', '.join(together)} (side by side)", file=sys.stderr, flush=True)
-        for child in [Child(n, quick) for n in together]:
-            done(child)
+    plan = [[[n for n in lane if n in names] for lane in stage] for stage in QUICK_PLAN] if quick else []
+    for stage in plan:
+        lanes = [lane for lane in stage if lane]
+        if not lanes:
+            continue
+        print(f"… {' | '.join(', '.join(lane) for lane in lanes)} (lanes side by side)", file=sys.stderr, flush=True)
+        threads = [threading.Thread(target=run_lane, args=(lane,), name=f"bench-lane-{lane[0]}") for lane in lanes]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
     for name in names:
         if name not in results:
             print(f"… {name}", file=sys.stderr, flush=True)
-            done(Child(name, quick))
+            run_lane([name])
     return [r for n in names for r in results[n]], failed, took
 
 
@@ -139,10 +156,11 @@ def main(argv: list[str] | None = None) -> int:
     total = time.monotonic() - t0
     print(head)
     print(format_table(rows, markdown=args.markdown))
-    side = [n for n in names if args.quick and n in SIDE_BY_SIDE]
+    stages = [" | ".join(", ".join(n for n in lane if n in names) for lane in stage if any(n in names for n in lane))
+              for stage in QUICK_PLAN] if args.quick else []
     print(f"\n{len(names)} benchmarks in {total:.0f} s ({', '.join(f'{n} {s:.0f}s' for n, s in took.items())}); "
           f"ratio = value ÷ baseline; load at the end {os.getloadavg()[0]:.1f}"
-          + (f"; {', '.join(side)} ran side by side" if side else ""))
+          + (f"; lanes side by side (|), stage by stage (then): {' then '.join(s for s in stages if s)}" if stages else ""))
     if failed:
         print(f"FAILED: {', '.join(failed)}", file=sys.stderr)
         return 1

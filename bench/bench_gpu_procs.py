@@ -63,9 +63,9 @@ async def main(n: int) -> dict[str, float]:
             return await gpu_probe.GpuProbe(smi).run(target, cfg.gpu.timeout)
 
         async def now(host: gpu_probe.Runner) -> gpu_probe.GPUSnapshot:
-            return await gpu_probe.ProcessProbe("pct", 210).run(gpu_probe.GpuProbe(smi), target, host, cfg.gpu.timeout, obs.procs.procs)
+            return await gpu_probe.ProcessProbe(210).run(gpu_probe.GpuProbe(smi), target, host, cfg.gpu.timeout, obs.procs.procs)
 
-        down = gpu_probe.ProcessProbe("pct", 210, host_down_until=time.monotonic() + 3600, host_note="bench")
+        down = gpu_probe.ProcessProbe(210, host_down_until=time.monotonic() + 3600, host_note="bench")
 
         async def fallback() -> gpu_probe.GPUSnapshot:  # steady state: the scan rides in the GPU command
             return await down.run(gpu_probe.GpuProbe(smi), target, host_session, cfg.gpu.timeout, obs.procs.procs)

@@ -45,44 +45,74 @@ def pids_started(seconds: float) -> float:
         return float("nan")
 
 
+class Tui:
+    """One TUI in tmux against the lab, at one refresh interval."""
+
+    def __init__(self, lab: Lab, root: Path, interval: float, following: bool) -> None:
+        self.cfg = lab.write_config(root / f"cockpit-{interval:g}.toml", job={"command": STEPS if following else JOB},
+                                    ui={"refresh_interval": interval},
+                                    verify={"settle": 2.0 if following else None, "fate_interval": None})
+        if following:  # an attempt that passes first: the TUI then follows its job (fate) and its log
+            (lab.dir / "src").mkdir(exist_ok=True)
+            (lab.dir / "src" / "train.py").write_text("print('the code under test')\n")
+            env0 = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+            r = subprocess.run([sys.executable, "-m", "cockpit", "attempt", "-c", str(self.cfg), "-m", "idle bench"], env=env0,
+                               capture_output=True, text=True, timeout=120)
+            if r.returncode != 0:
+                raise RuntimeError(f"the attempt did not pass: {r.stdout[-500:]} {r.stderr[-500:]}")
+        self.tmux, self.env, self.pid, _ = start_tui(root, self.cfg, 120, 40, sock_prefix=f"idle{int(interval)}")
+
+    def ready(self) -> None:
+        wait_for(lambda: READY_MARK in self.tmux.capture(), 30, "the first frame")
+
+    def launch(self) -> None:
+        subprocess.run([sys.executable, "-m", "cockpit", "launch", "-c", str(self.cfg)], env=self.env, capture_output=True, timeout=60)
+
+    def close(self, stop_job: bool = True) -> None:
+        self.tmux.kill()
+        if stop_job:
+            subprocess.run([sys.executable, "-m", "cockpit", "stop", "-c", str(self.cfg)], env=self.env, capture_output=True, timeout=60)
+
+
+def window(tuis: list[Tui], seconds: float, profile: str | None) -> list[dict[str, float]]:
+    """Each TUI's CPU and RSS over the same quiet window of ``seconds`` (and the machine's forks)."""
+    t0 = time.monotonic()
+    start = [(cpu_ticks(t.pid, children=True), rss_kib(t.pid)) for t in tuis]
+    spy = None
+    if profile and shutil.which("py-spy"):
+        spy = subprocess.Popen(["py-spy", "record", "-p", str(tuis[0].pid), "-d", str(int(seconds)), "-o", profile, "-r", "200"]
+                               + (["--format", "raw"] if profile.endswith(".txt") else []),
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    forks = pids_started(seconds)
+    end = [(cpu_ticks(t.pid, children=True), rss_kib(t.pid)) for t in tuis]
+    dt = time.monotonic() - t0
+    if spy is not None:
+        spy.wait(timeout=60)
+    return [{"cpu_pct": 100.0 * ((c1 or 0) - (c0 or 0)) / CLK_TCK / dt, "rss0_mib": (r0 or 0) / 1024,
+             "rss1_mib": (r1 or 0) / 1024, "forks_per_min": forks} for (c0, r0), (c1, r1) in zip(start, end, strict=True)]
+
+
 def measure(lab: Lab, root: Path, interval: float, seconds: float, warm: float, profile: str | None,
             following: bool = False) -> dict[str, float]:
-    cfg = lab.write_config(root / f"cockpit-{interval:g}.toml", job={"command": STEPS if following else JOB},
-                           ui={"refresh_interval": interval}, verify={"settle": 2.0 if following else None, "fate_interval": None})
-    if following:  # an attempt that passes first: the TUI then follows its job (fate) and its log
-        (lab.dir / "src").mkdir(exist_ok=True)
-        (lab.dir / "src" / "train.py").write_text("print('the code under test')\n")
-        env0 = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
-        r = subprocess.run([sys.executable, "-m", "cockpit", "attempt", "-c", str(cfg), "-m", "idle bench"], env=env0,
-                           capture_output=True, text=True, timeout=120)
-        if r.returncode != 0:
-            raise RuntimeError(f"the attempt did not pass: {r.stdout[-500:]} {r.stderr[-500:]}")
-    tmux, env, tui, _ = start_tui(root, cfg, 120, 40, sock_prefix=f"idle{int(interval)}")
+    tui = Tui(lab, root, interval, following)
     try:
-        wait_for(lambda: READY_MARK in tmux.capture(), 30, "the first frame")
+        tui.ready()
         if not following:
-            subprocess.run([sys.executable, "-m", "cockpit", "launch", "-c", str(cfg)], env=env, capture_output=True, timeout=60)
+            tui.launch()
         time.sleep(warm)  # warm-up: imports done, first refreshes drawn, the kernel-log stream up
-        t0, c0, r0 = time.monotonic(), cpu_ticks(tui, children=True), rss_kib(tui)
-        spy = None
-        if profile and shutil.which("py-spy"):
-            spy = subprocess.Popen(["py-spy", "record", "-p", str(tui), "-d", str(int(seconds)), "-o", profile, "-r", "200"]
-                                   + (["--format", "raw"] if profile.endswith(".txt") else []),
-                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        forks = pids_started(seconds)
-        c1, r1, dt = cpu_ticks(tui, children=True), rss_kib(tui), time.monotonic() - t0
-        if spy is not None:
-            spy.wait(timeout=60)
-        return {"cpu_pct": 100.0 * ((c1 or 0) - (c0 or 0)) / CLK_TCK / dt, "rss0_mib": (r0 or 0) / 1024,
-                "rss1_mib": (r1 or 0) / 1024, "forks_per_min": forks}
+        return window([tui], seconds, profile)[0]
     finally:
-        tmux.kill()
-        subprocess.run([sys.executable, "-m", "cockpit", "stop", "-c", str(cfg)], env=env, capture_output=True, timeout=60)
+        tui.close()
 
 
 def run(seconds: float, warm: float, interval: float | None = None, profile: str | None = None,
-        following: bool = False) -> tuple[float, dict[str, float], dict[str, float]]:
-    """(interval, figures at that refresh, figures at 60 s: the baseline), measured in one lab."""
+        following: bool = False, together: bool = False) -> tuple[float, dict[str, float], dict[str, float]]:
+    """(interval, figures at that refresh, figures at 60 s: the baseline), measured in one lab.
+
+    ``together``: both TUIs run at once over the same window (half the time, and both see the same
+    machine: what ``python -m bench --quick`` uses while other benchmarks run beside it); the
+    machine's fork count is then theirs together.
+    """
     from cockpit.core.config.sections import UIConfig
 
     interval = interval or UIConfig().refresh_interval
@@ -90,11 +120,24 @@ def run(seconds: float, warm: float, interval: float | None = None, profile: str
     try:
         with Lab() as lab:
             lab.add_container(200)
-            now = measure(lab, root, interval, seconds, warm, profile, following)
-            base = measure(lab, root, 60.0, seconds, warm, None, following)
+            if not together:
+                now = measure(lab, root, interval, seconds, warm, profile, following)
+                base = measure(lab, root, 60.0, seconds, warm, None, following)
+                return interval, now, base
+            tuis = [Tui(lab, root, interval, following), Tui(lab, root, 60.0, False)]
+            try:
+                for t in tuis:
+                    t.ready()
+                if not following:
+                    tuis[0].launch()
+                time.sleep(warm)  # warm-up: imports done, first refreshes drawn, the kernel-log stream up
+                now, base = window(tuis, seconds, profile)
+            finally:
+                tuis[1].close(stop_job=False)
+                tuis[0].close()
+            return interval, now, base
     finally:
         shutil.rmtree(root, ignore_errors=True)
-    return interval, now, base
 
 
 def main() -> None:

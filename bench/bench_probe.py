@@ -35,6 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from cockpit.core.config import load_config
 from cockpit.core.probes.procs import PS_COMMAND  # noqa: E402
 from cockpit.core.remote import make_transport  # noqa: E402
+from cockpit.core.runtimes import runtime_for  # noqa: E402
 from tests.lab import Lab  # noqa: E402
 
 #: probes per round trip in the pipelined rows
@@ -68,7 +69,7 @@ async def main(n: int) -> None:
             subprocess.run(lab.ssh_argv("pct exec 200 -- true"), check=True, stdin=subprocess.DEVNULL, capture_output=True)
             fresh.append(time.perf_counter() - t0)
 
-        tr = make_transport(cfg)
+        tr = make_transport(cfg, runtime_for(cfg))
         conn = await tr.connect()
         chan = []
         for _ in range(n // 2):

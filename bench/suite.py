@@ -121,13 +121,20 @@ def log_pane(quick: bool) -> list[Row]:
     return [Row("log pane", f"help opens (?), log streaming {rate}", f["help_loaded_ms"], "ms", f["help_idle_ms"], "help opens, idle"),
             Row("log pane", f"TUI CPU, log streaming {rate}", f["cpu_loaded"], "%", f["cpu_idle"], "TUI CPU idle (same presses)"),
             Row("log pane", "TUI CPU idle, no key presses", f["cpu_idle_quiet"], "%", None),
-            Row("log pane", "screen shows the last line after the job", f["caught_ms"] if f["caught_ms"] is not None else float("nan"), "ms", None)]
+            Row("log pane", "screen shows the last line after the job", f["caught_ms"] if f["caught_ms"] is not None else float("nan"), "ms", None),
+            *[Row("log pane", f"screen behind the file while streaming, {what}", nan(f[f"lag_{key}_ms"]), "ms",
+                  nan(f["tail_lag_median_ms"]) if key == "median" else None, "`tail -f` of the same file, median" if key == "median" else "")
+              for key, what in (("median", "median"), ("max", "max"))]]
+
+
+def nan(v: float | None) -> float:
+    return float("nan") if v is None else v
 
 
 def idle(quick: bool) -> list[Row]:
     from bench import bench_idle
 
-    interval, now, base = bench_idle.run(6 if quick else 60, 4 if quick else 10)
+    interval, now, base = bench_idle.run(10 if quick else 60, 4 if quick else 10, together=quick)
     return [Row("idle", f"TUI CPU idle against the lab, refresh {interval:g} s", now["cpu_pct"], "%", base["cpu_pct"], "the same, refresh 60 s"),
             Row("idle", "TUI RSS growth over the window", now["rss1_mib"] - now["rss0_mib"], "MiB", None)]
 
