@@ -17,7 +17,7 @@ import shlex
 from typing import TYPE_CHECKING, Any
 
 from .actions.cache_inventory import SOURCE_WORDS, discover_caches
-from .compile import CompileSummary, CompileTracker, shell_command
+from .compile import TRACE_GLOB, CompileSummary, CompileTracker, shell_command
 from .compile_report import cache_stage_words
 from .layers import Stage
 from .remote.base import RemoteError
@@ -29,10 +29,6 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["compile_cache_stage", "read_trace", "any_trace_command", "STAGE", "TRACE_GLOB"]
 
 STAGE = "compile cache"
-
-
-#: the files the filter reads (:data:`~.compile.filter.FILTER_SCRIPT`: its ``PREFIX`` + ``*.log``)
-TRACE_GLOB = "dedicated_log_torch_trace_*.log"
 
 
 def any_trace_command(directory: str) -> str:

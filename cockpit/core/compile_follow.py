@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .compile import CompileSummary, CompileTracker, shell_command
+from .compile import CompileSummary, CompileTracker, once_if_traced, shell_command
 from .events import CompileUpdated, Event
 from .observe_streams import NEED
 from .remote.base import RemoteError, Transport
@@ -127,8 +127,9 @@ class TraceFollower(StreamFollower):
             self.changed()
 
     async def read_whole(self, timeout: float = 60.0) -> LiveCompile:
-        """Everything in the directory now, in one ``--once`` run (the job has ended)."""
-        res = await self.transport.run(shell_command(self.directory, once=True) + " 2>/dev/null", timeout=timeout)
+        """Everything in the directory now, in one ``--once`` run (the job has ended); no filter
+        started when the directory holds no trace with a byte (most jobs: no torch.compile)."""
+        res = await self.transport.run(f"{{ {once_if_traced(self.directory)}; }} 2>/dev/null", timeout=timeout)
         self.bytes_in += len(res.stdout)
         self.bytes_whole += len(res.stdout)
         whole = LiveCompile()

@@ -246,3 +246,15 @@ def script_command(directory: str, once: bool = False, interval: float = 0.5, py
 def shell_command(directory: str, once: bool = False, interval: float = 0.5, python: str = "python3") -> str:
     """:func:`script_command` as one shell-quoted line (for ``ssh``, ``pct exec … -- sh -c``)."""
     return " ".join(shlex.quote(a) for a in script_command(directory, once, interval, python))
+
+
+#: the files torch writes under ``TORCH_TRACE`` (one per rank and process), the ones the filter
+#: reads (:data:`FILTER_SCRIPT`: its ``PREFIX`` + ``*.log``)
+TRACE_GLOB = "dedicated_log_torch_trace_*.log"
+
+
+def once_if_traced(directory: str, python: str = "python3") -> str:
+    """The whole-directory filter (``--once``), started only when a trace file there has a byte:
+    a job that wrote no trace costs a glob and a ``[ -s ]`` (built-ins), not a Python start-up."""
+    d = shlex.quote(directory.rstrip("/") or "/")
+    return f'for f in {d}/{TRACE_GLOB}; do if [ -s "$f" ]; then {shell_command(directory, once=True, python=python)}; break; fi; done; true'
