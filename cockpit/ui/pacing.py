@@ -12,12 +12,14 @@ A fixed period costs the same whether anything happens or not; cockpit stays ope
   that is when the screen must keep up;
 * longer after failures (the period times ``1 + failures``, 30 s at most).
 
-The log has its own rhythm (:meth:`Pacer.log_wait`): 0.1 s while lines flow, half a second for a
-while after the last one, then the period.
+The log has its own rhythm (:meth:`Pacer.log_wait`): a poll every 0.1 s while lines flow (counted
+from one poll's start to the next: the time a read took is not added to the wait), half a second
+for a while after the last one, then the period.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -38,7 +40,14 @@ class Pacer:
     fast_s: float = 0.25
     cap_s: float = 30.0
     unchanged: int = 0
+    #: the log's pace while lines flow: one poll's start to the next
+    log_flow_s: float = 0.1
+    #: the least wait between two log polls (a slow read is followed by a short breath, not at once)
+    log_min_s: float = 0.02
+    clock: Callable[[], float] = field(default=time.monotonic)
     _last: Any = None  # Any: a signature() value
+    #: when the log poll now returning was due to start (the end of the last wait)
+    _log_due: float | None = None
 
     def observe(self, sig: Any) -> bool:  # Any: a signature() value
         """Record this refresh's signature; True when it differs from the last one."""
@@ -59,15 +68,23 @@ class Pacer:
         return min(self.cap_s, max(p * factor, took_s / self.duty))
 
     def log_wait(self, got_lines: bool) -> float:
-        """After a log refresh: 0.1 s while lines flow; 0.5 s for 10 quiet tries; then the period
-        (a quarter of it while an action runs)."""
+        """After a log refresh: while lines flow, what is left of :attr:`log_flow_s` since this
+        poll started (at least :attr:`log_min_s`): the read's own time is not added to the pace, so
+        the newest line waits at most one pace plus one read; 0.5 s for 10 quiet tries; then the
+        period (a quarter of it while an action runs)."""
         self.unchanged = 0 if got_lines else self.unchanged + 1
+        now = self.clock()
         if got_lines:
-            return 0.1
-        p = max(0.1, self.period())
-        if self.busy():
-            return min(0.5, p / 4)
-        return min(0.5, p) if self.unchanged <= 10 else p
+            took = now - self._log_due if self._log_due is not None else 0.0
+            wait = max(self.log_min_s, self.log_flow_s - max(0.0, took))
+        else:
+            p = max(0.1, self.period())
+            if self.busy():
+                wait = min(0.5, p / 4)
+            else:
+                wait = min(0.5, p) if self.unchanged <= 10 else p
+        self._log_due = now + wait
+        return wait
 
 
 #: processes younger than this (seconds) do not count for pacing: on a busy host short-lived
