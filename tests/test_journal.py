@@ -212,7 +212,7 @@ def test_garbage_lines_are_counted_and_unknown_events_kept(tmp_path: Path) -> No
     render_markdown([rec])  # renders without crashing on sparse data
 
 
-def test_every_write_fsyncs_the_journal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_every_durable_write_fsyncs_the_journal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = tmp_path / "j.jsonl"
     synced: list[str] = []
     real = os.fsync
@@ -225,10 +225,11 @@ def test_every_write_fsyncs_the_journal(tmp_path: Path, monkeypatch: pytest.Monk
     j = Journal(path)
     a = j.start_attempt("h", "t")
     j.record_stage(a, "deploy", Stage("copy", Status.OK, Layer.CONFIG))
+    assert len(lines(path)) == 2 and len([p for p in synced if p in (str(path), "?")]) == 1  # a stage: written, not fsynced
     j.record_job(a, {"pid": 1})
     j.finish_attempt(a, Outcome.PASSED)
     on_file = [p for p in synced if p in (str(path), "?")]
-    assert len(on_file) == 4  # one fsync per event line
+    assert len(on_file) == 3  # one fsync per durable line (start, job, end); each puts the stages before it on disk
     assert len(lines(path)) == 4
 
 

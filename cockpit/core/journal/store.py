@@ -234,9 +234,11 @@ class Journal:
         kept = redact_event(fields, self.redactor)
         return {"v": SCHEMA_VERSION, "ts": time.time(), "event": event, "attempt": attempt, **kept}
 
-    def _append(self, build: Callable[[], list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    def _append(self, build: Callable[[], list[dict[str, Any]]], durable: bool = True) -> list[dict[str, Any]]:
         """Under the file lock: refresh the view, build the events, append them one line each
-        (after any events still queued).  What cannot be written stays queued (see :attr:`fault`)."""
+        (after any events still queued).  What cannot be written stays queued (see :attr:`fault`).
+        ``durable``: fsync each line (all but stages: a written line survives a crash of cockpit,
+        and the next durable one's fsync puts it on disk; a machine crash may lose the last ones)."""
         with self._lock:
             try:
                 fd, created = open_append(self.path)
@@ -249,7 +251,7 @@ class Journal:
                     return self._queue(build, e)
                 try:
                     events = self._queue(build)
-                    self._write_pending(fd)
+                    self._write_pending(fd, durable)
                 finally:
                     with contextlib.suppress(OSError):
                         flock(fd, False)
@@ -269,7 +271,7 @@ class Journal:
             self._set_fault(error)
         return events
 
-    def _write_pending(self, fd: int) -> bool:
+    def _write_pending(self, fd: int, durable: bool = True) -> bool:
         """Write the queue in order; stop at the first failure (the rest stays queued)."""
         while self._pending:
             try:
@@ -280,7 +282,7 @@ class Journal:
             done, _ = self._pending.pop(0)
             self._max_id = max(self._max_id, _opt_int(done.get("attempt")) or 0)  # even if it is never read back
             try:
-                sync(fd)
+                sync(fd) if durable else None
             except OSError as e:  # written but maybe not on disk: said, not written twice
                 self._set_fault(e)
                 return False
@@ -309,9 +311,11 @@ class Journal:
         _check_id(attempt)
         if not isinstance(event, str) or not event:
             raise ValueError("event type must be a non-empty string")
+        return self._record(attempt, event, fields)
+
+    def _record(self, attempt: int, event: str, fields: Mapping[str, Any], durable: bool = True) -> dict[str, Any]:
         ev = self._event(attempt, event, _jsonable(fields))  # returned as it is stored
-        self._append(lambda: [ev])
-        return ev
+        return self._append(lambda: [ev], durable)[0]
 
     def start_attempt(
         self,
@@ -344,7 +348,8 @@ class Journal:
 
     def record_stage(self, attempt: int, action: str, stage: Stage | Mapping[str, Any]) -> dict[str, Any]:
         """One stage result of ``action``, written as soon as it is known."""
-        return self.record(attempt, STAGE, action=str(action), stage=_jsonable(stage))
+        _check_id(attempt)
+        return self._record(attempt, STAGE, {"action": str(action), "stage": _jsonable(stage)}, durable=False)
 
     def record_verdict(self, attempt: int, action: str, verdict: Verdict | Mapping[str, Any]) -> dict[str, Any]:
         """An action's whole verdict (authoritative for that action's stages)."""
