@@ -33,6 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from cockpit.core.config import load_config  # noqa: E402
 from cockpit.core.engine import Engine  # noqa: E402
+from cockpit.core.remote.hostsession import HostSession  # noqa: E402
 from cockpit.core.remote.ssh import SSHTransport  # noqa: E402
 from tests.lab import Lab  # noqa: E402
 
@@ -45,16 +46,17 @@ TRIPS = [0]
 
 #: with --trace: (wall time, seconds, kind, command) of every call to the target in the current attempt
 CALLS: list[tuple[float, float, str, str]] = []
-KINDS = {"run": "session", "run_many": "batch", "run_host": "host channel", "run_channel": "channel"}
+KINDS = {"run": "session", "run_many": "batch", "run_host": "host channel", "run_channel": "channel", "host.run": "host shell"}
 
 
 def _count_trips(trace: bool = False) -> None:
     """Counts the transport's round trips (load-independent: what each change saves); ``trace``
     keeps each call (kind, start, duration, command) for :func:`print_trace`."""
-    for name in ("run", "run_many", "run_host", "run_channel"):
-        orig = getattr(SSHTransport, name)
+    for cls, name in [(SSHTransport, "run"), (SSHTransport, "run_many"), (SSHTransport, "run_host"),
+                      (SSHTransport, "run_channel"), (HostSession, "host.run")]:
+        orig = getattr(cls, name.removeprefix("host."))
 
-        async def counted(self: SSHTransport, *a: object, _orig: object = orig, _kind: str = KINDS[name], **kw: object) -> object:
+        async def counted(self: object, *a: object, _orig: object = orig, _kind: str = KINDS[name], **kw: object) -> object:
             TRIPS[0] += 1
             t0, w0 = time.perf_counter(), time.time()
             try:
@@ -69,7 +71,7 @@ def _count_trips(trace: bool = False) -> None:
                     kind = "job-state" if "@@stat" in text else _kind + mode
                     CALLS.append((w0, time.perf_counter() - t0, kind, text.replace("\n", " ")[:110]))
 
-        setattr(SSHTransport, name, counted)
+        setattr(cls, name.removeprefix("host."), counted)
 
 
 def print_trace(label: str, res: object, t0: float) -> None:
@@ -184,7 +186,7 @@ if __name__ == "__main__":
     ap.add_argument("--start-delay", type=float, default=1.0)
     ap.add_argument("--settle", type=float, default=1.0, help="[verify] settle in seconds")
     ap.add_argument("--trace", action="store_true", help="print each attempt's stages and every call to the target "
-                    "(session command, batch, host channel, channel) with its duration")
+                    "(session command, batch, host channel, host shell, channel) with its duration")
     a = ap.parse_args()
     _count_trips(a.trace)
     asyncio.run(main(a.n, a.start_delay, a.warm, a.settle, a.trace))

@@ -99,7 +99,8 @@ async def run_attempt(engine: Engine, note: str, make_ctx: Callable[[Callable[[s
     changes: asyncio.Future[dict[str, Any]] | None = None
     try:
         t = time.monotonic()
-        connect = asyncio.ensure_future(check_connectivity(engine.transport, cfg, Tee(verdict, "connect"), on_stage=ctx.on_stage))
+        connect = asyncio.ensure_future(check_connectivity(engine.transport, cfg, Tee(verdict, "connect"), on_stage=ctx.on_stage,
+                                                               host=engine.observer.host))
         await asyncio.sleep(0)  # connect asks the target shell first: the early batch queues behind it
         if (inventory := caches_command(ctx)) is not None:
             ctx.ride(inventory)  # a read: clear-cache's inventory rides in deploy's round trip (its answer, its stage)

@@ -15,6 +15,7 @@ from .config import Config
 from .layers import Layer, Stage, Status, Verdict
 from .paths import inside, norm_remote_path
 from .remote.base import CommandResult, RemoteError, Transport
+from .remote.hostsession import HostSession
 
 __all__ = ["check_connectivity", "CONNECTIVITY_STAGES"]
 
@@ -31,8 +32,13 @@ def _stage_from_error(name: str, err: RemoteError, t0: float) -> Stage:
 
 
 async def check_connectivity(transport: Transport, cfg: Config, verdict: Verdict | None = None, *,
-                             on_stage: Callable[[str, Stage], None] | None = None) -> Verdict:
-    """The four connectivity stages into ``verdict``; ``on_stage("connect", stage)`` sees each as decided."""
+                             on_stage: Callable[[str, Stage], None] | None = None,
+                             host: HostSession | None = None) -> Verdict:
+    """The four connectivity stages into ``verdict``; ``on_stage("connect", stage)`` sees each as decided.
+
+    ``host``: the host's persistent shell, which asks the runtime's status (``pct status``) without a
+    new SSH channel; it falls back to a channel of its own when that shell cannot be had, so a failure
+    reads as it would on a channel (ssh when the connection went, host otherwise)."""
     v = verdict if verdict is not None else Verdict("status")
     remaining = list(CONNECTIVITY_STAGES)
 
@@ -71,19 +77,19 @@ async def check_connectivity(transport: Transport, cfg: Config, verdict: Verdict
     # its failure is judged by stage 3, or not wanted (an earlier stage failed): never left unretrieved
     probe.add_done_callback(lambda f: f.cancelled() or f.exception())
     try:
-        return await _after_ssh(transport, cfg, v, done, probe)
+        return await _after_ssh(transport, cfg, v, done, probe, host)
     finally:
         probe.cancel()  # a no-op once it answered
 
 
 async def _after_ssh(transport: Transport, cfg: Config, v: Verdict, done: Callable[[Stage], bool],
-                     probe: asyncio.Future[CommandResult]) -> Verdict:
+                     probe: asyncio.Future[CommandResult], host: HostSession | None = None) -> Verdict:
     t0 = time.monotonic()
     rt = transport.runtime
     try:
         if rt.in_container:
             cmd = rt.status_command()
-            res = await transport.run_host(cmd, timeout=20)
+            res = await (host.run(cmd, timeout=20) if host is not None else transport.run_host(cmd, timeout=20))
             out = (res.text + res.err_text).strip()
             state = rt.parse_status(res.text) if res.ok else None
             if state == "running":
