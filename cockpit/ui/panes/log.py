@@ -192,6 +192,7 @@ class LogPane(SearchMixin, Pane):
         self.chains: dict[ChainKey, Match] = {}  # the classifier's matches with a traceback, latest version per chain
         self.errors_dropped = 0  # errors forgotten once their lines left the rings (log_bounds.py)
         self.view: LogView | None = None
+        self._title_text: Text | None = None  # the border title last set (:meth:`_title`)
         self._init_search()
 
     def compose(self) -> ComposeResult:
@@ -326,7 +327,9 @@ class LogPane(SearchMixin, Pane):
             t.append(f"  ✘ {seen} error{'s' if seen != 1 else ''}: ", style=self.cs("sev--error"))
             t.append(f"[{layer}] ", style=self.layer_style(layer))
             t.append(one_line(label, 50))
-        self.border_title = t
+        if t != self._title_text:  # each set repaints the whole pane: a batch of lines changes none of it, mostly
+            self._title_text = t
+            self.border_title = t
 
     def tick(self) -> None:
         v = self.view
