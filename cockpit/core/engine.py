@@ -39,7 +39,7 @@ from .config import Config
 from .config.actions import ActionConfig
 from .connectivity import check_connectivity
 from .events import ActionFinished, ActionStarted, Event, FateChanged, StageProgress, Subscriber
-from .fate import FATE_EVENT, Fate, FateFollower, latest_fate, read_fate, stopped_fate
+from .fate import FATE_EVENT, FRESH_S, Fate, FateFollower, latest_fate, read_fate, stopped_fate
 from .journal import Journal
 from .layers import Layer, Stage, Status, Verdict
 from .metrics import MetricsStore
@@ -273,23 +273,43 @@ class Engine:
             await follower.cancel()
         rec = self.journal.get(attempt) if job is not None and attempt is not None else None
         told = latest_fate(rec) if rec is not None else None
-        if job is not None and attempt is not None and (told is None or not told.final):  # a told end needs no reading
+        unread = job is not None and attempt is not None and (told is None or not told.final)  # a told end needs no reading
+
+        async def read_before() -> Fate | None:
+            assert job is not None and attempt is not None
             try:
                 # the follower has read this job's log up to now: go on from there; else a quick look at the tail
                 reader = follower.reader if follower is not None and follower.job is job else reader_for(ctx, job, tail_bytes=256 << 10)
                 before = await read_fate(ctx, job, reader, gpu_util=self.gpu_util)
             except RemoteError:
-                before = None
-            if before is not None and before.final:
+                return None
+            if before.final:
                 self.record_fate(attempt, before)
-            stalled = before is not None and before.state == "stalled" or (follower is not None and follower.last is not None
-                                                                             and follower.last.state == "stalled")
-            if stalled and self.cfg.job.dump_before_stop:
-                try:
-                    await self.stacks()
-                except RemoteError as e:
-                    log.warning("could not dump the stalled job's stacks before stopping it: %s", e.message)
-        await stop(ctx, job, v)
+            return before
+
+        if (unread and job is not None and follower is not None and follower.running_now(job, FRESH_S)
+                and self.transport.runtime.scheduler is None):
+            seen: list[bool] = []  # read running a moment ago: read again only if its leader is gone (fate.FRESH_S)
+
+            async def identified(alive: bool) -> None:
+                seen.append(alive)
+                if not alive:
+                    await read_before()
+
+            await stop(ctx, job, v, identified=identified)
+            if not seen:  # stop signalled nothing: read as before
+                await read_before()
+        else:
+            if unread:
+                before = await read_before()
+                stalled = before is not None and before.state == "stalled" or (follower is not None and follower.last is not None
+                                                                               and follower.last.state == "stalled")
+                if stalled and self.cfg.job.dump_before_stop:
+                    try:
+                        await self.stacks()
+                    except RemoteError as e:
+                        log.warning("could not dump the stalled job's stacks before stopping it: %s", e.message)
+            await stop(ctx, job, v)
         term = next((s for s in reversed(v.stages) if s.name.endswith("terminate")), None)
         if job is not None and attempt is not None and term is not None and term.status is Status.OK:
             self.record_fate(attempt, stopped_fate(job, f"by cockpit ({term.detail})"))
@@ -333,7 +353,7 @@ class Engine:
             self.publish(ActionStarted(name))
             ctx = self.context()
             v = Verdict(name)
-            await check_connectivity(self.transport, self.cfg, v, on_stage=ctx.on_stage)
+            await check_connectivity(self.transport, self.cfg, v, on_stage=ctx.on_stage, host=self.observer.host)
             if v.failed_stage is None and name in LAUNCH_NOTES:
                 await self._launched(await run_launch(self, name, v, self.context, self._stop_step))
             elif v.failed_stage is None:

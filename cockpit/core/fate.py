@@ -182,6 +182,12 @@ def stopped_fate(job: JobRecord, how: str) -> Fate:
     return Fate("stopped", None, how, now, (now - job.launched_at) if job.launched_at else None, None)
 
 
+#: a follower's reading of "running" younger than this spares stop its own reading first: stop's
+#: process table says whether the job still runs, and the job is read only when its leader is gone
+#: (a divergence logged in this last moment is then told as a stop by cockpit, not as diverged)
+FRESH_S = 1.0
+
+
 class FateFollower:
     """Follows one attempt's job after its verdict until a final fate; calls ``on_fate`` on each change.
 
@@ -197,11 +203,20 @@ class FateFollower:
         self.reader = reader if reader is not None else reader_for(ctx, job)
         self.on_fate, self.interval = on_fate, interval
         self.last = last
+        #: the latest reading (changed or not) and its monotonic time: a fresh one spares stop a reading
+        self.checked: Fate | None = None
+        self.checked_at = 0.0
         self.task: asyncio.Task[None] | None = None
 
     def start(self) -> None:
         if self.task is None:
             self.task = asyncio.get_running_loop().create_task(self._run(), name=f"fate-{self.attempt}")
+
+    def running_now(self, job: JobRecord, within: float) -> bool:
+        """Its job was read running (not stalled) less than ``within`` seconds ago."""
+        f = self.checked
+        return (self.job is job and f is not None and f.state == "running" and not f.final
+                and time.monotonic() - self.checked_at < within)
 
     async def cancel(self) -> None:
         if self.task is not None:
@@ -225,6 +240,7 @@ class FateFollower:
         except RemoteError as e:  # a dropped link is not a death: try again next tick
             log.info("fate of attempt %s: target unreachable (%s); retrying", self.attempt, e.message)
             return None
+        self.checked, self.checked_at = fate, time.monotonic()
         self._report(fate)
         return fate
 

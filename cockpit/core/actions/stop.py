@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import shlex
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -98,8 +99,12 @@ def _key(p: ProcStat) -> tuple[int, int]:
     return p.pid, p.start_time
 
 
-async def stop(ctx: ActionContext, job: JobRecord | None, verdict: Verdict | None = None) -> Verdict:
-    """Stop the recorded job: TERM → wait → KILL → wait, then prove nothing of it is left."""
+async def stop(ctx: ActionContext, job: JobRecord | None, verdict: Verdict | None = None, *,
+               identified: Callable[[bool], Awaitable[None]] | None = None) -> Verdict:
+    """Stop the recorded job: TERM → wait → KILL → wait, then prove nothing of it is left.
+
+    ``identified(leader_alive)`` is awaited once the job's processes are known, before any signal
+    (not for a scheduler's job, nor when the record cannot name the job)."""
     sched = ctx.transport.runtime.scheduler  # a runtime whose scheduler stops its jobs (Slurm)
     if sched is not None:
         return await sched.stop(ctx, job, verdict)
@@ -127,6 +132,8 @@ async def stop(ctx: ActionContext, job: JobRecord | None, verdict: Verdict | Non
             st.skip(f"pid {job.pid} now belongs to another process (start time {stat.start_time} ≠ {job.start_time}): the job is long gone")
             return vb.finish()
         members = _mine(before, job)
+        if identified is not None:
+            await identified(stat is not None and not _zombie(stat))
         live = [p for p in members if not _zombie(p)]
         if not members:
             st.skip(f"job (pid {job.pid}, group {job.pgid}) already exited")
