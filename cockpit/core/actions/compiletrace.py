@@ -73,14 +73,17 @@ async def prepare_trace(ctx: ActionContext, plan: TracePlan, attempt: int) -> st
         return f"TORCH_TRACE={plan.directory} (the job's own)" if plan.directory else ""
     q = shlex.quote
     glob = q(plan.template.split("{attempt}", 1)[0]) + "*"
-    res = await ctx.run(f"rm -rf {q(plan.directory)}; mkdir -p {q(plan.directory)} || exit 3; "
-                        f"for d in {glob}; do [ -d \"$d\" ] && echo \"$(du -sk \"$d\" 2>/dev/null | cut -f1) $d\"; done; true",
-                        timeout=20)
+    d = q(plan.directory)
+    # three forks at most (rm where there is something, mkdir, one du for every directory): no
+    # subshell, du and cut per directory
+    res = await ctx.run(f"{{ [ ! -e {d} ] || rm -rf {d}; }}; mkdir -p {d} || exit 3; set --; "
+                        f"for d in {glob}; do [ -d \"$d\" ] && set -- \"$@\" \"$d\"; done; "
+                        "[ $# -eq 0 ] || du -sk -- \"$@\" 2>/dev/null; true", timeout=20)
     if res.exit_code == 3:
         return f"could not create the trace directory {plan.directory}"
     sizes: dict[str, int] = {}
     for line in res.text.splitlines():
-        kb, _, name = line.partition(" ")
+        kb, _, name = line.partition("\t")
         if kb.isdigit() and name:
             sizes[name] = int(kb)
     drop = prune_list(list(sizes), plan.template, attempt, ctx.cfg.compile.keep)
