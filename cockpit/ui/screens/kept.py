@@ -13,7 +13,6 @@ per app.  Outside a running app (a test building a screen to read its text) ever
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Hashable
 from typing import Any, TypeVar
 
@@ -27,13 +26,17 @@ __all__ = ["KeptModal", "KeptModalMeta", "kept_screens"]
 
 ResultT = TypeVar("ResultT")
 
-#: per app: the kept screen of each (class, shape)
-_KEPT: weakref.WeakKeyDictionary[App[Any], dict[tuple[type, Hashable], KeptModal[Any]]] = weakref.WeakKeyDictionary()
+#: the app's attribute that holds its kept screens (on the app: they go with it)
+_ATTR = "_cockpit_kept_modals"
 
 
 def kept_screens(app: App[Any]) -> dict[tuple[type, Hashable], KeptModal[Any]]:
     """The screens ``app`` keeps, per (class, shape) (tests, the memory bench)."""
-    return _KEPT.setdefault(app, {})
+    kept: dict[tuple[type, Hashable], KeptModal[Any]] | None = getattr(app, _ATTR, None)
+    if kept is None:
+        kept = {}
+        setattr(app, _ATTR, kept)
+    return kept
 
 
 def _running_app() -> App[Any] | None:
