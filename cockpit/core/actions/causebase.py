@@ -11,13 +11,18 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..layers import Layer
+from ..probes.sig_table import TRACEBACK
 from ..probes.text import fmt_age
 
 if TYPE_CHECKING:  # pragma: no cover
+    from ..probes.sig_model import Match
     from .jobrecord import JobRecord
     from .jobstate import JobState, LogScan
 
-__all__ = ["Cause", "fmt_secs", "error_cause"]
+__all__ = ["Cause", "fmt_secs", "error_cause", "named_first"]
+
+#: the kind of a traceback no signature recognised (labelled with its own exception line)
+GENERIC_KIND = TRACEBACK.kind
 
 
 @dataclass
@@ -63,12 +68,33 @@ def _when(job: JobRecord, st: JobState, scan: LogScan) -> tuple[float | None, st
     return after, "; ".join(parts)
 
 
+def _exc_type(m: Match) -> str:
+    line = m.exceptions[-1] if m.exceptions else m.label
+    return line.split(":", 1)[0].strip()
+
+
+def named_first(errs: list[Match]) -> Match:
+    """The error that names the failure: the first, unless it is a bare traceback (no signature
+    knew it) of a dying thread and a later thread's death with the same exception type was
+    recognised.  Threads that write unlocked cut each other's lines, so the first traceback's
+    exception line can arrive cut (``RuntimeError: Detect``) while a sibling's arrives whole:
+    the same failure, and the sibling's name is the one that helps."""
+    first = errs[0]
+    if first.signature.kind != GENERIC_KIND or first.thread is None:
+        return first
+    kind = _exc_type(first)
+    for m in errs[1:]:
+        if m.signature.kind != GENERIC_KIND and m.thread is not None and m.severity == first.severity and _exc_type(m) == kind:
+            return m
+    return first
+
+
 def error_cause(scan: LogScan) -> Cause | None:
     """The log's error signatures as one cause: the first error, and every thread that died."""
     errs = scan.errors()
     if not errs:
         return None
-    first = errs[0]
+    first = named_first(errs)
     threads = scan.dead_threads()
     who = ""
     if threads:
