@@ -116,10 +116,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     the tests that need no lab and no real terminal: ``lab`` for a test that uses a lab fixture or
     lives in a ``*_lab.py`` file, ``e2e`` for the terminal, browser and engine files.
 
-    Then order the files for the two workers of ``--dist loadfile``: the files with a slow test
+    Then order the files for the workers of ``--dist loadfile``: the files with a slow test
     (``lab`` or ``e2e``) first, the quick tier's after them, each group biggest file first (a
     file's tests keep their order).  A worker takes the next file when it is nearly done, so the
-    run ends on the many small quick files and the two workers finish together, instead of one
+    run ends on the many small quick files and the workers finish together, instead of one
     running a lab file with a few long tests (a Slurm cluster, a browser) while the other waits.
     """
     slow: dict[Path, bool] = {}
