@@ -1,4 +1,4 @@
-"""The journal store: :class:`Journal`, an append-only JSON Lines file (flock + fsync per event).
+"""The journal store: :class:`Journal`, an append-only JSON Lines file (flock; fsync but for stages).
 
 Reads are incremental and tolerant (torn last line, bad lines counted); ids are assigned under the
 file lock; :meth:`Journal.recover` closes attempts whose writer is gone (see :mod:`.writer`).  The
@@ -102,6 +102,7 @@ class Journal:
 
     def _reset_cache(self) -> None:
         self._events: list[dict[str, Any]] = []
+        self._by_id: dict[int, list[dict[str, Any]]] = {}  # the same events by attempt: get() folds one
         self._offset = 0
         self._ident: tuple[int, int] | None = None
         self._bad = 0
@@ -156,8 +157,9 @@ class Journal:
     def _add(self, ev: dict[str, Any]) -> None:
         self._events.append(ev)
         aid = _opt_int(ev.get("attempt"))
-        if aid is not None and aid > self._max_id:
-            self._max_id = aid
+        if aid is not None:
+            self._by_id.setdefault(aid, []).append(ev)
+            self._max_id = max(self._max_id, aid)
 
     def _snapshot(self) -> list[dict[str, Any]]:
         with self._lock:
@@ -198,7 +200,12 @@ class Journal:
         return fold(evs)
 
     def get(self, attempt_id: int) -> AttemptRecord | None:
-        return next((r for r in self.attempts() if r.attempt == attempt_id), None)
+        """One attempt's record: its own events folded (not the whole journal's)."""
+        with self._lock:
+            self._refresh()
+            late = ([self._tail_event] if self._tail_event is not None else []) + [ev for ev, _ in self._pending]
+            evs = self._by_id.get(attempt_id, []) + [ev for ev in late if _opt_int(ev.get("attempt")) == attempt_id]
+        return next(iter(fold(evs)), None)
 
     def open_attempts(self) -> list[AttemptRecord]:
         """Attempts that started and have no ``attempt_finished`` yet (live or orphaned)."""
@@ -401,24 +408,17 @@ class Journal:
         def build() -> list[dict[str, Any]]:
             dur = duration_s
             if dur is None:
-                start = next(
-                    (_num(e.get("ts")) for e in self._events + [ev for ev, _ in self._pending]
-                     if e.get("attempt") == attempt and e.get("event") == ATTEMPT_STARTED),
-                    None,
-                )
+                evs = self._by_id.get(attempt, []) + [ev for ev, _ in self._pending if ev.get("attempt") == attempt]
+                start = next((_num(e.get("ts")) for e in evs if e.get("event") == ATTEMPT_STARTED), None)
                 dur = round(max(0.0, time.time() - start), 3) if start is not None else None
-            ev = self._event(
-                attempt,
-                ATTEMPT_FINISHED,
-                {
-                    "outcome": outcome_v,
-                    "layer": layer_v,
-                    "summary": str(summary or ""),
-                    "first_error": _jsonable(first_error) if first_error is not None else None,
-                    "duration_s": dur,
-                    "caches": [_jsonable(c) for c in caches] if caches is not None else None,
-                },
-            )
+            ev = self._event(attempt, ATTEMPT_FINISHED, {
+                "outcome": outcome_v,
+                "layer": layer_v,
+                "summary": str(summary or ""),
+                "first_error": _jsonable(first_error) if first_error is not None else None,
+                "duration_s": dur,
+                "caches": [_jsonable(c) for c in caches] if caches is not None else None,
+            })
             out.append(ev)
             return [ev]
 
