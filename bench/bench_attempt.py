@@ -12,7 +12,7 @@ Each round is a **cold** attempt (a fresh Engine: a new SSH connection, nothing 
 ``--warm`` **warm** attempts on the same engine (its connection kept).  cockpit's own share of an
 attempt = its total − the round's job-alone baseline − the settle window.
 
-Usage: ``python bench/bench_attempt.py [--n 5] [--warm 2] [--start-delay 1.0] [--settle 1.0] [--trace]``;
+Usage: ``python bench/bench_attempt.py [--n 5] [--warm 2] [--start-delay 1.0] [--settle 1.0] [--trace] [--history N]``;
 ``--trace`` prints each attempt's stages and every call to the target in time order (what goes
 through the session, in one batch, or on a channel of its own), verify's job-state reads summed.
 """
@@ -126,7 +126,20 @@ def report(kind: str, rows: list[dict[str, float]], settle_ms: float) -> dict[st
     return out
 
 
-async def main(n: int, delay: float, warm: int = 2, settle: float = 1.0, trace: bool = False) -> dict[str, float]:
+def fill_journal(cfg: object, attempts: int) -> None:
+    """``attempts`` closed attempts of 45 stages each in the config's journal: a journal with a history."""
+    from cockpit.core.journal import Journal  # noqa: PLC0415
+    from cockpit.core.layers import Layer, Outcome, Stage, Status  # noqa: PLC0415
+
+    j = Journal(cfg.journal_path)  # type: ignore[attr-defined]
+    for k in range(attempts):
+        a = j.start_attempt(f"history {k}", "bench")
+        for i in range(45):
+            j.record_stage(a, "attempt", Stage(f"stage {i}", Status.OK, Layer.CONTAINER, "a detail of some length " * 3))
+        j.finish_attempt(a, Outcome.PASSED)
+
+
+async def main(n: int, delay: float, warm: int = 2, settle: float = 1.0, trace: bool = False, history: int = 0) -> dict[str, float]:
     """Prints the figures; answers the medians in ms: ``job`` and ``attempt`` (warm attempts' total,
     the cold ones' without warm ones), and ``cold_KEY`` / ``warm_KEY`` for every figure printed."""
     with Lab() as lab:
@@ -140,6 +153,7 @@ async def main(n: int, delay: float, warm: int = 2, settle: float = 1.0, trace: 
         lab.write_config(path, job={"command": cmd}, verify={"settle": settle})
         cfg = load_config(path)
         settle_ms = cfg.verify.settle * 1000
+        fill_journal(cfg, history)
         cold: list[dict[str, float]] = []
         warm_rows: list[dict[str, float]] = []
         loads = []
@@ -168,7 +182,7 @@ async def main(n: int, delay: float, warm: int = 2, settle: float = 1.0, trace: 
             finally:
                 await eng.close()
     print(f"attempts against lab container 200: job start-up {delay:g}s, settle {settle:g}s, 20-file source; "
-          f"{n} rounds of 1 cold + {warm} warm; load average (1 min) median {statistics.median(loads):.2f}, "
+          f"{n} rounds of 1 cold + {warm} warm; {history} attempts in the journal before; load average (1 min) median {statistics.median(loads):.2f}, "
           f"max {max(loads):.2f} on {os.cpu_count()} cores")
     parts = {"cold": report("cold: fresh Engine, new SSH connection", cold, settle_ms)}
     if warm_rows:
@@ -187,6 +201,7 @@ if __name__ == "__main__":
     ap.add_argument("--settle", type=float, default=1.0, help="[verify] settle in seconds")
     ap.add_argument("--trace", action="store_true", help="print each attempt's stages and every call to the target "
                     "(session command, batch, host channel, host shell, channel) with its duration")
+    ap.add_argument("--history", type=int, default=0, help="closed attempts (45 stages each) written into the journal first")
     a = ap.parse_args()
     _count_trips(a.trace)
-    asyncio.run(main(a.n, a.start_delay, a.warm, a.settle, a.trace))
+    asyncio.run(main(a.n, a.start_delay, a.warm, a.settle, a.trace, a.history))

@@ -37,7 +37,7 @@ async def check_connectivity(transport: Transport, cfg: Config, verdict: Verdict
     """The four connectivity stages into ``verdict``; ``on_stage("connect", stage)`` sees each as decided.
 
     ``host``: the host's persistent shell, which asks the runtime's status (``pct status``) without a
-    new SSH channel; it falls back to a channel of its own when that shell cannot be had, so a failure
+    new SSH channel once it is up (it is started meanwhile when not); it falls back to a channel of its own when that shell cannot be had, so a failure
     reads as it would on a channel (ssh when the connection went, host otherwise)."""
     v = verdict if verdict is not None else Verdict("status")
     remaining = list(CONNECTIVITY_STAGES)
@@ -89,7 +89,12 @@ async def _after_ssh(transport: Transport, cfg: Config, v: Verdict, done: Callab
     try:
         if rt.in_container:
             cmd = rt.status_command()
-            res = await (host.run(cmd, timeout=20) if host is not None else transport.run_host(cmd, timeout=20))
+            if host is not None and host.ready:
+                res = await host.run(cmd, timeout=20)
+            else:  # its own channel costs less than starting the host's shell first: that starts meanwhile
+                if host is not None:
+                    host.start_soon()
+                res = await transport.run_host(cmd, timeout=20)
             out = (res.text + res.err_text).strip()
             state = rt.parse_status(res.text) if res.ok else None
             if state == "running":

@@ -47,6 +47,7 @@ class HostSession:
         self.persistent = self._worth_it(transport)
         self._releases: set[asyncio.Task[None]] = set()
         self._watch: asyncio.Future[None] | None = None
+        self._starting: asyncio.Future[CommandResult] | None = None
 
     @staticmethod
     def _worth_it(transport: Transport) -> bool:
@@ -126,7 +127,27 @@ class HostSession:
                 await self.close()
         return await self.transport.run_host(command, timeout=timeout)
 
+    @property
+    def ready(self) -> bool:
+        """Its shell is up: a command now costs one framed round trip, no channel, no start-up."""
+        return self.session is not None and self.session.alive
+
+    def start_soon(self) -> None:
+        """Start the shell in the background (a first command would wait for its channel and
+        bootstrap, more than one channel of its own costs)."""
+        if not self.persistent or self.ready or time.monotonic() < self.retry_at or self._starting is not None:
+            return
+        self._starting = asyncio.ensure_future(self.run(":", timeout=10))
+        self._starting.add_done_callback(self._started)
+
+    def _started(self, fut: asyncio.Future[CommandResult]) -> None:
+        self._starting = None
+        if not fut.cancelled() and fut.exception() is not None:
+            log.info("host session not started: %s", fut.exception())
+
     async def close(self) -> None:
+        if self._starting is not None:
+            self._starting.cancel()
         watch, self._watch = self._watch, None
         if watch is not None and watch is not asyncio.current_task():
             watch.cancel()
