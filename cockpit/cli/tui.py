@@ -7,6 +7,7 @@ printed before the screen opens and named on the status line.
 
 from __future__ import annotations
 
+import gc
 import sys
 
 from .args import Resolved
@@ -25,7 +26,9 @@ def run_tui(found: Resolved, *, read_only: bool = False, share: bool = False) ->
     from ..ui.app import create_app
 
     while True:
+        gc.unfreeze()  # a target switched to with `>`: the last app's objects may go now
         app = create_app(cfg, read_only=read_only, notice=notice, share=share, source=source)
+        app.freeze_gc = True
         rc = app.run()
         if app.switch_to is None:
             return int(rc or 0)

@@ -34,6 +34,7 @@ from .bindings import bindings
 from .commands import CockpitCommands
 from .driver import Driver
 from .guard import while_mounted
+from .heap import FREEZE_AFTER_S, freeze_heap
 from .keys import TargetActions, demo_fix
 from .leaks import LeanFooter, unpin_styles_caches
 from .loop_runner import LoopRunner, Reloaders
@@ -108,6 +109,9 @@ class CockpitApp(App[int]):
 
     #: set by a target switch (``>``): :func:`cockpit.cli.tui.run_tui` starts the app on that target next
     switch_to: str | None = None
+    #: freeze the heap a second after start (``cockpit`` itself; never in tests, which start many apps
+    #: in one process): see :func:`freeze_heap`
+    freeze_gc: bool = False
     #: whether the terminal reports the mouse to cockpit (``m`` switches it; see :func:`.copy.set_mouse_capture`)
     mouse_reporting: bool = True
 
@@ -194,6 +198,8 @@ class CockpitApp(App[int]):
         self.engine.resume_following()
         self.theme_changed_signal.subscribe(self, self.settings.theme_changed)
         self.set_interval(1.0, self._tick)
+        if self.freeze_gc:
+            self.set_timer(FREEZE_AFTER_S, freeze_heap)
         if self.notice:
             self.notify(self.notice, title="cockpit", timeout=8, markup=False)
         recovered = self.engine.recovered
@@ -445,7 +451,6 @@ class CockpitApp(App[int]):
         strip = self.query_one(VerdictStrip)
         if strip.state == "running":
             strip.redraw()  # the elapsed time and a waiting stage's bar move on
-
 
 
 def create_app(cfg: Config, *, engine: EngineFace | None = None, read_only: bool = False, refresh: bool = True, demo: bool | None = None,
