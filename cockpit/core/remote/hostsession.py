@@ -19,6 +19,7 @@ import asyncio
 import logging
 import sys
 import time
+from collections.abc import Callable
 from typing import Any
 
 from ..layers import Layer
@@ -81,12 +82,20 @@ class HostSession:
         if slots is None:
             return SSHShell(proc)
         slots.opened()
+        released = False
+
+        def release_once() -> None:  # this shell's slot, given back once however it goes
+            nonlocal released
+            if not released:
+                released = True
+                self._release(slots)
+
         if self._watch is not None:
             self._watch.cancel()
-        self._watch = asyncio.ensure_future(self._give_way(slots, proc))
-        return SSHShell(proc, on_close=lambda: self._release(slots))
+        self._watch = asyncio.ensure_future(self._give_way(slots, proc, release_once))
+        return SSHShell(proc, on_close=release_once)
 
-    async def _give_way(self, slots: Any, proc: Any) -> None:
+    async def _give_way(self, slots: Any, proc: Any, release: Callable[[], None]) -> None:
         """sshd refused another channel (MaxSessions lower than cockpit assumed): the host's shell
         gives its slot back at once, so the command waiting for one runs, and is not kept again.
         Ends by itself when the shell's channel closes (the connection went, the shell died)."""
@@ -103,6 +112,10 @@ class HostSession:
         session, self.session = self.session, None
         if session is not None:
             await session.close()
+        # this shell's own channel and slot, even when the session was between shells as it closed
+        # (its close then reached no shell): a command waits for exactly this slot
+        proc.close()
+        release()
 
     def _release(self, slots: Any) -> None:
         task = asyncio.ensure_future(slots.release())
