@@ -13,11 +13,10 @@ with no cache lookups yet is skipped with the reason; the journal's later ``comp
 
 from __future__ import annotations
 
-import shlex
 from typing import TYPE_CHECKING, Any
 
 from .actions.cache_inventory import SOURCE_WORDS, discover_caches
-from .compile import TRACE_GLOB, CompileSummary, CompileTracker, shell_command
+from .compile import TRACE_GLOB, CompileSummary, CompileTracker, shell_command, when_traced
 from .compile_report import cache_stage_words
 from .layers import Stage
 from .remote.base import RemoteError
@@ -34,7 +33,7 @@ STAGE = "compile cache"
 def any_trace_command(directory: str) -> str:
     """Prints ``y`` when ``directory`` holds a trace file with bytes: built-ins only (a glob and
     ``[ -s ]``), so a job that wrote no trace costs no Python start-up in the target."""
-    return f"for f in {shlex.quote(directory.rstrip('/') or '/')}/{TRACE_GLOB}; do [ -s \"$f\" ] && {{ echo y; break; }}; done; true"
+    return when_traced(directory, "echo y")
 
 
 async def read_trace(ctx: ActionContext, directory: str) -> CompileSummary | None:

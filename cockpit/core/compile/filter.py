@@ -253,8 +253,14 @@ def shell_command(directory: str, once: bool = False, interval: float = 0.5, pyt
 TRACE_GLOB = "dedicated_log_torch_trace_*.log"
 
 
-def once_if_traced(directory: str, python: str = "python3") -> str:
-    """The whole-directory filter (``--once``), started only when a trace file there has a byte:
-    a job that wrote no trace costs a glob and a ``[ -s ]`` (built-ins), not a Python start-up."""
+def when_traced(directory: str, command: str) -> str:
+    """Shell text that runs ``command`` once when a trace file in ``directory`` has a byte, and
+    nothing otherwise: a glob and ``[ -s ]`` (built-ins), so a job that wrote no trace costs no
+    process in the target."""
     d = shlex.quote(directory.rstrip("/") or "/")
-    return f'for f in {d}/{TRACE_GLOB}; do if [ -s "$f" ]; then {shell_command(directory, once=True, python=python)}; break; fi; done; true'
+    return f'for f in {d}/{TRACE_GLOB}; do if [ -s "$f" ]; then {command}; break; fi; done; true'
+
+
+def once_if_traced(directory: str, python: str = "python3") -> str:
+    """The whole-directory filter (``--once``), started only when a trace file there has a byte."""
+    return when_traced(directory, shell_command(directory, once=True, python=python))
