@@ -71,3 +71,30 @@ def test_a_line_signature_error_is_counted_once():
     assert [e.label for e in scan.errors()] == ["cursed step"]
     cause = error_cause(scan)
     assert cause is not None and cause.detail == "cursed step" and cause.data["errors"] == 1
+
+
+def test_the_exit_file_is_read_after_the_processes_and_parsed_from_a_real_reading(tmp_path):
+    """A supervisor gone from the process table wrote its status before it went: read in that order,
+    one reading never shows a job that exited 0 as gone without a status (it once said "the job and
+    its supervisor are gone without an exit status" of a finished torch job)."""
+    import subprocess
+    import sys
+
+    from cockpit.core.actions.jobstate import state_command
+
+    sup = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE)
+    try:
+        log = tmp_path / "train.log"
+        log.write_text("step 1\n")
+        pid_file, exit_file = tmp_path / "train.log.x.pid", tmp_path / "train.log.x.exit"
+        pid_file.write_text(f"{sup.pid}\n")
+        exit_file.write_text(f"0 {sup.pid}\n")
+        job = JobRecord(pid=sup.pid, pgid=None, log_path=str(log), pid_file=str(pid_file), exit_file=str(exit_file))
+        cmd = state_command(job, 0)
+        assert cmd.index("/proc/$c/stat") < cmd.index(str(exit_file)), "the exit file must be read after the process table"
+        out = subprocess.run(["/bin/sh", "-c", cmd], capture_output=True, check=True).stdout
+        st = parse_state(out, job)
+        assert st.supervisor is not None and st.supervisor.pid == sup.pid
+        assert st.exit_code == 0 and st.exit_at is not None and st.data == b"step 1\n"
+    finally:
+        sup.communicate(b"")

@@ -47,6 +47,7 @@ from .actions.stall import detect_stall
 from .actions.survivors import gone_cause
 from .actions.verify import GONE_CONFIRM_S
 from .outcome import findings_text, log_findings
+from .probes.procs.zombies import zombie_grace
 from .remote.base import RemoteError
 
 __all__ = ["Fate", "FATE_STATES", "FINAL_STATES", "read_fate", "FateFollower", "fate_text"]
@@ -120,9 +121,14 @@ async def read_fate(ctx: ActionContext, job: JobRecord, reader: JobReader | None
     if st.alive:  # alive is not running when its training loop is dead (the process held by its threads)
         st, loop_dead = await confirm_loop_death(ctx, job, reader, st)
     if st.spawned and not st.alive and not st.queued and st.exit_code is None:
-        # its supervisor writes the exit status a moment after the death: look again before judging
+        # its supervisor writes the exit status a moment after the death: look again before judging,
+        # and while the supervisor has yet to reap its child, again up to [job] zombie_grace
+        until = time.monotonic() + zombie_grace(ctx.cfg)
         await asyncio.sleep(GONE_CONFIRM_S)
         st = await reader.read()
+        while st.reaping and time.monotonic() < until:
+            await asyncio.sleep(min(GONE_CONFIRM_S, max(0.0, until - time.monotonic())))
+            st = await reader.read()
     scan = reader.scan
     now = time.time()
     since = now - job.launched_at if job.launched_at else None

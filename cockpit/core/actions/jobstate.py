@@ -8,13 +8,18 @@ Verify (before the verdict) and the fate follower (after it) both judge the job 
   supervisor is gone, every process of the job's process group, so a job whose supervisor was
   killed alone is still found);
 * this launch's exit file, ``CODE SUPERVISOR_PID`` (a status written by another launch's
-  supervisor is recognised and ignored), and when it was written;
+  supervisor is recognised and ignored), and when it was written, read *after* the processes:
+  a supervisor that is gone from the process table wrote its status before it went, so one
+  reading never shows a job that exited 0 as "gone without an exit status";
 * the log's size and the bytes appended since ``offset``.
 
 **The job is not its supervisor.**  The supervisor is a ``/bin/sh`` that waits for the command;
 :attr:`JobState.leader` is the job's own main process (the supervisor's child, or that child's
 only child when the child is itself a shell), and "alive" is judged on the leader: a python in
-``Z``/``Zl`` under a live supervisor is not alive, and the thread count is the leader's.
+``Z``/``Zl`` under a live supervisor is not alive, and the thread count is the leader's.  Such a
+leader is :attr:`~JobState.reaping`: its death is read again for up to ``[job] zombie_grace``
+seconds (verify, the fate follower) so the supervisor can reap it and write the exit status
+before it is judged a zombie (a finished job was once told "a zombie" that way).
 
 :class:`~.logscan.LogScan` (:mod:`.logscan`) is the log as a judge reads it: progress lines (first and
 last), every error-severity signature match (minus ``[verify] ignore_signatures``), the threads that
@@ -51,8 +56,6 @@ def state_command(job: JobRecord, offset: int, read_max: int = READ_MAX) -> str:
     pg = int(job.pgid or job.pid or 0)
     return (
         f"p=$(cat {q(job.pid_file)} 2>/dev/null); echo \"pid=$p\"; "
-        f"echo \"exit=$(cat {q(job.exit_file)} 2>/dev/null)\"; "
-        f"echo \"exit_mtime=$(stat -c %Y {q(job.exit_file)} 2>/dev/null)\"; "
         f"if [ -e {q(job.log_path)} ]; then echo \"size=$(wc -c < {q(job.log_path)})\"; echo \"log_mtime=$(stat -c %Y {q(job.log_path)})\"; "
         "else echo size=-1; fi; "
         "echo \"now=$(date +%s)\"; echo \"tz=$(date +%z)\"; echo \"init=$(cat /proc/1/stat 2>/dev/null)\"; echo @@stat; "
@@ -61,6 +64,9 @@ def state_command(job: JobRecord, offset: int, read_max: int = READ_MAX) -> str:
         "for c in $k; do g=\"$g $(cat /proc/$c/task/*/children 2>/dev/null)\"; done; "
         "for c in $p $k $g; do cat /proc/$c/stat 2>/dev/null; echo; done; "
         f"else for f in /proc/[0-9]*/stat; do read -r l 2>/dev/null < \"$f\" && case \"$l\" in *\") \"?\" \"*\" {pg} \"*) echo \"$l\";; esac; done; fi; "
+        # the exit file after the processes: a supervisor gone from the table wrote it before it went
+        f"echo @@exit; echo \"exit=$(cat {q(job.exit_file)} 2>/dev/null)\"; "
+        f"echo \"exit_mtime=$(stat -c %Y {q(job.exit_file)} 2>/dev/null)\"; "
         + (f"echo @@log; tail -c +{offset + 1} {q(job.log_path)} 2>/dev/null | head -c {int(read_max)}" if offset >= 0 else
            f"echo @@log; tail -c {-offset} {q(job.log_path)} 2>/dev/null")
     )
@@ -133,6 +139,16 @@ class JobState:
         lead = self.leader
         return self.exit_code is None and lead is not None and not lead.state.startswith(("Z", "X"))
 
+    @property
+    def reaping(self) -> bool:
+        """The main process has exited and its parent, the supervisor, lives on to reap it and write
+        the exit status: a ``Z`` leader with no status yet is a death in progress (on a loaded
+        machine, or while the kernel frees a large process, that can take more than a moment),
+        not yet the zombie it would be if nobody reaped it."""
+        lead, sup = self.leader, self.supervisor
+        return (self.exit_code is None and lead is not None and lead.state.startswith("Z")
+                and sup is not None and not sup.state.startswith(("Z", "X")))
+
     def describe(self) -> str:
         lead = self.leader
         if lead is None:
@@ -171,7 +187,8 @@ def parse_state(out: bytes, job: JobRecord) -> JobState:
     if not sep2:
         return st
     st.parsed, st.data = True, data
-    for line in head.decode("utf-8", "replace").splitlines():
+    stats, _, tail = stats.partition(b"@@exit\n")  # the exit file, read after the processes
+    for line in (head + b"\n" + tail).decode("utf-8", "replace").splitlines():
         k, _, v = line.partition("=")
         v = v.strip()
         if k == "pid":

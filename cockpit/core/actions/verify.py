@@ -19,9 +19,16 @@ other threads holding the process: :mod:`.loopdeath`) fails ``alive``: the pid l
 not.  Reading goes on until that death counts (:data:`~.loopdeath.LOOP_CONFIRM_S`), so a process
 that merely takes a moment to exit after its traceback is judged by its exit instead.
 
+A job that is gone is never judged from the one reading that first saw it gone: without an exit
+status it is read again for :data:`GONE_CONFIRM_S` (its supervisor writes the status a moment
+after the death), and while its main process waits for its supervisor to reap it
+(:attr:`~.jobstate.JobState.reaping`) for up to ``[job] zombie_grace``; no other reason to stop
+reading (the settle window's end, an error, ``wait=False``) judges such a reading.
+
 ``wait=False`` (``cockpit verify``) judges the job **as it is now**, from one reading of its
-processes and of its whole log: alive and healthy → ok; dead → fail with the cause
-(:mod:`.cause`), when it died relative to the launch and to its last progress line.
+processes and of its whole log (more only while a death is confirmed, above): alive and healthy →
+ok; dead → fail with the cause (:mod:`.cause`), when it died relative to the launch and to its
+last progress line.
 
 Each reading is *one* command through the persistent session (:mod:`.jobstate`).
 """
@@ -35,6 +42,7 @@ from typing import Any
 from ..compile_follow import follower_for
 from ..compile_report import failure_words, unsuppressed_failures
 from ..layers import Evidence, Layer, Stage, Status, Verdict
+from ..probes.procs.zombies import zombie_grace
 from ..remote.base import RemoteError
 from .adopt import job_reader as reader_for  # adopted jobs too (no pid or exit file of cockpit's)
 from .base import ActionContext, StageFailed, VerdictBuilder
@@ -74,12 +82,16 @@ STUCK_D_S = 2.0
 #: a job gone without an exit status is confirmed over this long: its supervisor writes the
 #: status a moment after the job's death, and a reading can fall in between
 GONE_CONFIRM_S = 0.5
+#: the pace of the readings while a job that is gone is confirmed (or its supervisor reaps it)
+GONE_TICK_S = 0.2
 
 
 class _Watch:
     """What the waiting loop learned: when progress and errors were first seen, how long D lasted."""
 
-    def __init__(self) -> None:
+    def __init__(self, zombie_grace: float = GONE_CONFIRM_S) -> None:
+        #: how long a leader its supervisor has yet to reap is read again before its death is judged
+        self.zombie_grace = max(GONE_CONFIRM_S, zombie_grace)
         self.progress_at: float | None = None
         self.error_at: float | None = None
         self.d_since: float | None = None
@@ -97,7 +109,7 @@ class _Watch:
             self.gone_since = None
             return False
         self.gone_since = self.gone_since if self.gone_since is not None else now
-        return now - self.gone_since >= GONE_CONFIRM_S
+        return now - self.gone_since >= (self.zombie_grace if st.reaping else GONE_CONFIRM_S)
 
     def note(self, st: JobState, scan: LogScan, now: float, healthy_at: float, has_marker: bool, log_seen: bool) -> None:
         lead = st.leader
@@ -126,7 +138,7 @@ async def verify(ctx: ActionContext, job: JobRecord, verdict: Verdict | None = N
     healthy_at = started + cfg.job.healthy_after
     settle = cfg.verify.settle
     has_marker = scan.progress_re is not None
-    w = _Watch()
+    w = _Watch(zombie_grace(cfg))
     tick = TICK_S
     while True:
         try:
@@ -144,7 +156,13 @@ async def verify(ctx: ActionContext, job: JobRecord, verdict: Verdict | None = N
         undated = st.alive and not st.queued and stall_unknown(cfg.verify.stall_after, scan.clock, now, job.launched_at) is not None
         if undated and w.undated_since is None:
             w.undated_since = now
-        if w.settled_death(st, now) or (not wait and not loop_pending and not undated):
+        if w.settled_death(st, now):
+            break
+        if w.gone_since is not None:  # gone, not yet for sure (its exit status may be a moment away): no verdict on this reading
+            _announce_wait(vb, cfg, st, scan, w, started, dl)
+            await asyncio.sleep(min(tick, GONE_TICK_S))
+            continue
+        if not wait and not loop_pending and not undated:
             break
         if _diverged(cfg, scan) is not None and w.progress_at is not None and not loop_pending:
             break
