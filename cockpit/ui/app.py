@@ -58,6 +58,7 @@ from .messages import (
     ThemeFileReloaded,
     UserActionDone,
 )
+from .panes.base import STYLE_CLASSES
 from .panes.gpu import GpuPane
 from .panes.history import HistoryPane
 from .panes.log import LogPane
@@ -101,6 +102,10 @@ class CockpitApp(App[int]):
 
     CSS_PATH = "styles.tcss"
     TITLE = "cockpit"
+    #: the text styles of Python-built text (``.cs > .layer--app`` in styles.tcss), held once by the
+    #: app rather than by every widget that uses them: see :mod:`.panes.base`
+    COMPONENT_CLASSES: ClassVar[set[str]] = set(STYLE_CLASSES)
+    DEFAULT_CLASSES = "cs"
     BINDINGS: ClassVar[list[BindingType]] = [*bindings(ACTIONS)]
     COMMANDS = App.COMMANDS | {CockpitCommands}
     ALLOW_IN_MAXIMIZED_VIEW = "Footer, StatusLine, VerdictStrip"

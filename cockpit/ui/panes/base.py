@@ -3,6 +3,13 @@
 Colours reach Python-built text only through *component classes* declared here and styled in
 ``styles.tcss`` with ``$variables`` (``.cs > .layer--app { color: $layer-app; }``), so a theme
 change re-styles everything and no colour is written in Python.
+
+The component classes are the app's (``CockpitApp.COMPONENT_CLASSES``), not each widget's: Textual
+styles a widget's component classes as one hidden node per class, again on every restyle of the
+widget (a resize, a focus change, a class set on the screen), and 33 classes on each of ~10 widgets
+were two thirds of the stylesheet work of a start.  On the app they are styled only when the whole
+stylesheet is (a theme change).  :meth:`Styled.cs` then resolves the class's colour and text style
+against the widget's own background, as Textual resolves a widget's component style.
 """
 
 from __future__ import annotations
@@ -13,14 +20,16 @@ from typing import Any, ClassVar
 
 from rich.style import Style
 from rich.text import Text
+from textual.color import Color
 from textual.containers import Vertical
+from textual.css.styles import StylesBase
 from textual.widget import Widget
 
 from ...core.layers import Finding, Layer
 from ..format import fmt_age
 from ..shown import shown, shown_block
 
-__all__ = ["STYLE_CLASSES", "Styled", "Pane", "layer_tag", "data_text"]
+__all__ = ["STYLE_CLASSES", "Styled", "Pane", "component_text_style", "layer_tag", "data_text"]
 
 
 def data_text(value: object, style: Style | str = "") -> Text:
@@ -38,6 +47,39 @@ STYLE_CLASSES = frozenset(
 )
 
 
+def component_text_style(widget: Widget, comp: StylesBase) -> Style:
+    """The colour and text style of component styles ``comp`` as a child of ``widget``: what
+    Textual's ``widget.get_component_rich_style`` gives for a component class of the widget's own
+    (``DOMNode.rich_style`` over the widget's ancestors and the component, then text opacity),
+    without its background, so the text sits on whatever is under it (a table's cursor row, a
+    zebra stripe).  The full style resolves "auto" and translucent colours against the widget's
+    background, which a partial one cannot."""
+    background = Color(0, 0, 0, 0)
+    color = Color(255, 255, 255, 0)
+    style = Style()
+    opacity = 1.0
+    chain: list[StylesBase] = [node.styles for node in reversed(widget.ancestors_with_self)]
+    chain.append(comp)
+    for styles in chain:
+        opacity *= styles.opacity
+        if styles.has_rule("background"):
+            tinted = styles.background.tint(styles.background_tint)
+            text_background = background + tinted
+            background += tinted.multiply_alpha(opacity)
+        else:
+            text_background = background
+        if styles.has_rule("color"):
+            color = styles.color
+        style += styles.text_style
+        if styles.has_rule("auto_color") and styles.auto_color:
+            color = text_background.get_contrast_text(color.a)
+    fg = (background + color) if (background.a or color.a) else None
+    if comp.text_opacity < 1 and background.a:  # as Textual: the text blended into the opaque background
+        fg = Color.from_rich_color(background.rich_color) + comp.color.multiply_alpha(comp.text_opacity)
+    return Style(color=fg.rich_color if fg is not None else None, bold=style.bold, italic=style.italic,
+                 underline=style.underline, reverse=style.reverse, strike=style.strike)
+
+
 #: a layer, status, outcome or severity: the enum, or its text (a record may hold a value this version does not know)
 Named = Enum | str
 
@@ -47,27 +89,32 @@ def _cls(value: Named) -> str:
 
 
 class Styled:
-    """Mixin for widgets that build Rich text: ``self.cs("layer--app")`` is the theme's style."""
+    """Mixin for widgets that build Rich text: ``self.cs("layer--app")`` is the theme's style (the
+    app's component class, see the module's docstring), resolved against this widget's background."""
 
-    DEFAULT_CLASSES = "cs"
-    COMPONENT_CLASSES: ClassVar[set[str]]  # set on each subclass below
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:  # Any: class keywords, passed on as Python does
-        # Textual collects COMPONENT_CLASSES only from DOMNode classes, not from mixins: put them
-        # on every concrete subclass itself.
-        cls.COMPONENT_CLASSES = set(STYLE_CLASSES) | set(cls.__dict__.get("COMPONENT_CLASSES", set()))
-        super().__init_subclass__(**kwargs)
+    _cs_kept: dict[tuple[str, ...], Style] | None = None
 
     def cs(self, *names: str) -> Style:
         widget: Widget = self  # type: ignore[assignment]
         if not widget.is_attached:  # not mounted yet: plain text (it is redrawn once mounted)
             return Style()
-        # The full style resolves "auto" and translucent colours against this widget's background
-        # (a partial one cannot); then the background is dropped so the text sits on whatever is
-        # under it (a table's cursor row, a zebra stripe).
-        full = widget.get_component_rich_style(*names)
-        return Style(color=full.color, bold=full.bold, italic=full.italic, underline=full.underline,
-                     reverse=full.reverse, strike=full.strike)
+        kept = self._cs_kept
+        if kept is None:
+            kept = self._cs_kept = {}
+        style = kept.get(names)
+        if style is None:
+            try:
+                comp = widget.app.get_component_styles(*names)
+            except KeyError:  # an app without cockpit's classes, or not styled yet: plain text
+                return Style()
+            style = kept[names] = component_text_style(widget, comp)
+        return style
+
+    def notify_style_update(self) -> None:
+        """The widget was restyled (its own classes, an ancestor's, a theme): resolve its styles again
+        (when Textual drops its own cache of component styles)."""
+        self._cs_kept = None
+        super().notify_style_update()  # type: ignore[misc]
 
     def layer_style(self, layer: Named | None) -> Style:
         return self.cs(f"layer--{_cls(layer)}") if layer else Style()

@@ -18,7 +18,7 @@ from ...core.keymap import ACTIONS, UIAction
 from ...core.layers import LAYER_MEANING, Layer
 from ...core.text import sanitize
 from ..format import STATUS_GLYPH, outcome_text
-from ..panes.base import Styled
+from ..panes.base import STYLE_CLASSES, Styled
 from .backdrop import BackdropModal
 
 __all__ = ["HelpScreen", "key_label"]
@@ -83,7 +83,7 @@ class HelpBody(Styled, Static):
     def _kept_key(self) -> tuple[object, ...]:
         acts = [a for a in ACTIONS if self.demo or not a.demo_only] + self.user
         return (tuple(sorted(self.keymap.items())), self.read_only, self.demo, tuple(self.user), tuple(self.allowed(a) for a in acts),
-                self.visual_style, tuple(self.cs(n) for n in sorted(self.COMPONENT_CLASSES)))
+                self.visual_style, tuple(self.cs(n) for n in sorted(STYLE_CLASSES)))
 
     def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
         if not self.is_attached:
