@@ -32,6 +32,7 @@ from .causebase import Cause, _when, error_cause, fmt_secs
 from .diskcheck import DISK_ADVICE, check_disks, disk_detail
 from .jobrecord import JobRecord, describe_exit
 from .jobstate import JobState, LogScan
+from .survivors import leftovers_note
 
 __all__ = ["Cause", "death_cause", "error_cause", "fmt_secs"]
 
@@ -55,7 +56,14 @@ async def _oom_evidence(ctx: ActionContext, job: JobRecord) -> str | None:
 
 
 async def death_cause(ctx: ActionContext, job: JobRecord, st: JobState, scan: LogScan) -> Cause:
-    """The most specific explanation of why the job is gone (see the module doc)."""
+    """The most specific explanation of why the job is gone (see the module doc), naming the
+    processes it started that were still exiting (:func:`~.survivors.leftovers_note`)."""
+    cause = await _death_cause(ctx, job, st, scan)
+    cause.detail += leftovers_note(st)
+    return cause
+
+
+async def _death_cause(ctx: ActionContext, job: JobRecord, st: JobState, scan: LogScan) -> Cause:
     special = st.scheduler_cause(job, scan)  # a scheduler's own end states (Slurm: NODE_FAIL → host…)
     if special is not None:
         return special  # type: ignore[no-any-return]

@@ -11,7 +11,10 @@ Verify (before the verdict) and the fate follower (after it) both judge the job 
   supervisor is recognised and ignored), and when it was written, read *after* the processes:
   a supervisor that is gone from the process table wrote its status before it went, so one
   reading never shows a job that exited 0 as "gone without an exit status";
-* the log's size and the bytes appended since ``offset``.
+* the log's size, read *after* the exit file, and the bytes appended since ``offset``: every byte
+  the job wrote before its status is in the reading that shows the status (read before it, the
+  traceback a crashing job writes a moment before its exit could fall outside that reading, and
+  the verdict said "with no traceback in the log").
 
 **The job is not its supervisor.**  The supervisor is a ``/bin/sh`` that waits for the command;
 :attr:`JobState.leader` is the job's own main process (the supervisor's child, or that child's
@@ -56,9 +59,7 @@ def state_command(job: JobRecord, offset: int, read_max: int = READ_MAX) -> str:
     pg = int(job.pgid or job.pid or 0)
     return (
         f"p=$(cat {q(job.pid_file)} 2>/dev/null); echo \"pid=$p\"; "
-        f"if [ -e {q(job.log_path)} ]; then echo \"size=$(wc -c < {q(job.log_path)})\"; echo \"log_mtime=$(stat -c %Y {q(job.log_path)})\"; "
-        "else echo size=-1; fi; "
-        "echo \"now=$(date +%s)\"; echo \"tz=$(date +%z)\"; echo \"init=$(cat /proc/1/stat 2>/dev/null)\"; echo @@stat; "
+        "echo \"init=$(cat /proc/1/stat 2>/dev/null)\"; echo @@stat; "
         "if [ -n \"$p\" ] && [ -d /proc/$p ]; then "
         "k=$(cat /proc/$p/task/*/children 2>/dev/null); g=; "
         "for c in $k; do g=\"$g $(cat /proc/$c/task/*/children 2>/dev/null)\"; done; "
@@ -67,6 +68,9 @@ def state_command(job: JobRecord, offset: int, read_max: int = READ_MAX) -> str:
         # the exit file after the processes: a supervisor gone from the table wrote it before it went
         f"echo @@exit; echo \"exit=$(cat {q(job.exit_file)} 2>/dev/null)\"; "
         f"echo \"exit_mtime=$(stat -c %Y {q(job.exit_file)} 2>/dev/null)\"; "
+        # the log's size after the exit file: every byte the job wrote before its status is in this reading
+        f"if [ -e {q(job.log_path)} ]; then echo \"size=$(wc -c < {q(job.log_path)})\"; echo \"log_mtime=$(stat -c %Y {q(job.log_path)})\"; "
+        "else echo size=-1; fi; echo \"now=$(date +%s)\"; echo \"tz=$(date +%z)\"; "
         + (f"echo @@log; tail -c +{offset + 1} {q(job.log_path)} 2>/dev/null | head -c {int(read_max)}" if offset >= 0 else
            f"echo @@log; tail -c {-offset} {q(job.log_path)} 2>/dev/null")
     )
@@ -98,6 +102,8 @@ class JobState:
     #: the command's exit status when processes it started outlive it (:mod:`.survivors`), and what to say
     launcher_exit: int | None = None
     launcher_note: str = ""
+    #: processes the job's main process started, alive after its own exit status was written (:mod:`.survivors`)
+    leftovers: list[ProcStat] = field(default_factory=list)
 
     @property
     def leader(self) -> ProcStat | None:
@@ -268,6 +274,15 @@ class JobReader:
         self.log_seen = False
         self.last = JobState()
         self.first = True
+        #: the job's main process as last seen alive under its supervisor, and whether progress was
+        #: seen by then: when it is what exits, its status is the job's (:func:`~.survivors.main_exited`)
+        self.main: ProcStat | None = None
+        self.main_progressed = False
+
+    def _saw_main(self, st: JobState) -> None:
+        lead = st.leader
+        if st.exit_code is None and st.supervisor is not None and st.alive and lead is not None and lead.comm not in _SHELLS:
+            self.main, self.main_progressed = lead, self.scan.progress_count > 0
 
     def _date_backlog(self, st: JobState) -> None:
         date_backlog(self.scan.clock, st, self.first)
@@ -284,7 +299,7 @@ class JobReader:
         while True:
             res = await self.ctx.run(self.command(self.offset), timeout=10)
             st = self.parse(res.stdout)
-            await follow_survivors(self.ctx, self.job, st)  # a launcher that exited is not the job's end
+            await follow_survivors(self.ctx, self.job, st, self.main, self.main_progressed)  # a launcher that exited is not the job's end
             if self.offset < 0:  # a tail read: start at the first whole line, go on from the end
                 cut = st.data.find(b"\n") + 1 if st.log_size > -self.offset else 0
                 await self.scan.feed_async(st.data[cut:])
@@ -292,6 +307,7 @@ class JobReader:
                 self._date_backlog(st)
                 self.offset = max(0, st.log_size)
                 self.log_seen, self.last = st.log_size >= 0, st
+                self._saw_main(st)
                 await read_console(self, st)
                 if st.exited:
                     self.scan.flush()
@@ -308,6 +324,7 @@ class JobReader:
             self.log_seen = self.log_seen or st.log_size >= 0
             self.last = st
             if len(st.data) < READ_MAX or read >= self.max_bytes:
+                self._saw_main(st)
                 self._date_backlog(st)
                 await read_console(self, st)
                 if st.exited:

@@ -29,6 +29,15 @@ A survivor that goes away within :data:`LINGER_S` without having written a byte 
 launcher's exit (a data-loader worker that outlives its parent by a moment) changes nothing: the
 status is the job's again.
 
+**A trainer is not a launcher.**  When the reader saw the job's main process alive under its
+supervisor (a program such as ``python3``, not a wrapping shell) and *that* process is what exited,
+having failed or made progress first, the status is the job's own however long the processes it
+started linger (torch's data-loader workers notice their parent's death only at their next
+five-second status check; a worker may write a ``BrokenPipeError`` on its way out): they are named
+as leftovers (:func:`leftovers_note`), never followed as "the trainer".  Before, a trainer that
+exited 1 (or was killed) with a worker lingering read ``passed`` and ``finished``, and one that
+exited 0 read ``died (app)`` from its worker's traceback, "its exit status was not observed".
+
 **The end.**  The survivor is not cockpit's child, so its exit status is never observed.
 :func:`gone_cause` tells the end from the log: an error signature → ``died`` at its layer; progress
 and no error → ``finished``, saying the status was not observed; neither → ``vanished``
@@ -51,7 +60,7 @@ from .jobrecord import JobRecord
 if TYPE_CHECKING:  # pragma: no cover - jobstate imports this module
     from .jobstate import JobState, LogScan
 
-__all__ = ["adopt", "follow_survivors", "gone_cause", "pick_survivor", "short_command"]
+__all__ = ["adopt", "follow_survivors", "gone_cause", "leftovers_note", "main_exited", "pick_survivor", "short_command"]
 
 _SHELLS = ("sh", "bash", "dash", "ash", "zsh", "busybox", "nohup", "env")
 #: the longest command line named in a verdict
@@ -87,16 +96,41 @@ def _name(job: JobRecord) -> str:
     return f"trainer pid {job.survivor_pid}{what}"
 
 
-def adopt(job: JobRecord, st: JobState) -> ProcStat | None:
+def main_exited(main: ProcStat | None, progressed: bool, code: int, live: list[ProcStat]) -> bool:
+    """The status is the job's own, not a launcher's: the job's main process, seen alive under its
+    supervisor (a program, not a wrapping shell), is what exited, and it failed or had made progress
+    before it did; what lives on are processes it started (data-loader workers notice their
+    parent's death only at their next status check, seconds later), not a trainer it left behind."""
+    if main is None or (code == 0 and not progressed):
+        return False  # never seen, or a program that exited 0 before any progress: a launcher, perhaps
+    return all(m.pid != main.pid or m.start_time != main.start_time for m in live)
+
+
+def leftovers_note(st: JobState) -> str:
+    """``; 1 process it started was still exiting (pid 74 python3)`` when the job's main process exited
+    before processes it started (:func:`main_exited`), else ""."""
+    if not st.leftovers:
+        return ""
+    n = len(st.leftovers)
+    who = ", ".join(f"pid {p.pid} {p.comm}" for p in st.leftovers[:3]) + (", …" if n > 3 else "")
+    return f"; {n} process{'es' if n > 1 else ''} it started {'were' if n > 1 else 'was'} still exiting ({who})"
+
+
+def adopt(job: JobRecord, st: JobState, main: ProcStat | None = None, progressed: bool = False) -> ProcStat | None:
     """Judge one parsed reading (see the module doc): a written exit status with live processes of
-    the group left is the launcher's.  Returns the survivor when it is new to the record (its
-    command line is worth reading once), else None.  Changes ``st`` and ``job`` in place."""
+    the group left is the launcher's, unless the job's main process ``main`` (as last seen alive,
+    with ``progressed``: progress seen by then) is what exited (:func:`main_exited`).  Returns the
+    survivor when it is new to the record (its command line is worth reading once), else None.
+    Changes ``st`` and ``job`` in place."""
     if job.scheduler or not st.parsed or st.exit_code is None or st.supervisor is not None:
         return None  # running under its supervisor, or a scheduler's job: nothing to adopt
     code = st.exit_code
+    live = [m for m in st.members if not _gone(m)]
+    if job.survivor_pid is None and main_exited(main, progressed, code, live):
+        st.leftovers = live  # the job's own status; what it started is on its way out
+        return None
     if job.launcher_log_size is None and job.survivor_pid is None:
         job.launcher_log_size = st.log_size  # the log as it was when the launcher's status was first seen
-    live = [m for m in st.members if not _gone(m)]
     if live:
         lead = pick_survivor(live)
         st.members = [lead] + [m for m in st.members if m is not lead]
@@ -140,11 +174,12 @@ async def read_group(ctx: ActionContext, job: JobRecord, st: JobState) -> None:
     st.members = [p for p in members if job.pgid in (p.pgid, p.sid) and p.pid != sup]
 
 
-async def follow_survivors(ctx: ActionContext, job: JobRecord, st: JobState) -> None:
+async def follow_survivors(ctx: ActionContext, job: JobRecord, st: JobState, main: ProcStat | None = None,
+                           progressed: bool = False) -> None:
     """:func:`adopt`, and the new survivor's command line read once (the verdict names it)."""
     if needs_group(job, st) and job.pgid and job.pgid > 1:
         await read_group(ctx, job, st)
-    lead = adopt(job, st)
+    lead = adopt(job, st, main, progressed)
     if lead is None:
         return
     res = await ctx.run(f"head -c 4096 /proc/{int(lead.pid)}/cmdline 2>/dev/null", timeout=5)

@@ -54,7 +54,7 @@ from .nonfinite import ADVICE as DIVERGED_ADVICE
 from .reattach import TargetLost, read_job
 from .stall import detect_stall, stall_threshold, stall_unknown
 from .startclock import Deadline, StartupClock, no_progress
-from .survivors import gone_cause
+from .survivors import gone_cause, leftovers_note
 
 __all__ = ["verify", "VERIFY_PLAN", "LogScan", "error_dict", "ERROR_GRACE_S"]
 
@@ -258,7 +258,8 @@ async def _judge(ctx: ActionContext, vb: VerdictBuilder, job: JobRecord, st: Job
     finished = (st.exit_code == 0 or (gone is not None and gone.state == "finished")) and scan.progress_line is not None and not scan.errors()
     async with vb.stage("alive") as al:
         if finished:
-            al.ok(f"finished: {gone.detail if gone else describe_exit(0)} after reaching progress (last: {(scan.last_progress or '')[:120]})")
+            al.ok(f"finished: {gone.detail if gone else describe_exit(0)} after reaching progress (last: {(scan.last_progress or '')[:120]})"
+                  + leftovers_note(st))
         elif st.queued:
             _queued(al, st)
         elif not st.alive:

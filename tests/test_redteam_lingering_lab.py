@@ -1,0 +1,84 @@
+"""A trainer's exit status is the job's, however long the workers it started linger.
+
+torch's DataLoader workers notice their parent's death only at their next five-second status
+check; a worker may print a ``BrokenPipeError`` on its way out.  cockpit read the status of a
+trainer that had lingering workers as a *launcher's* (:mod:`cockpit.core.actions.survivors`) and
+followed the worker as "the trainer": a trainer that exited 1 from its own guard read ``passed``
+then ``finished``, one killed by SIGKILL read "launcher exited 137", and one that exited 0 read
+``died (app)`` from its worker's traceback, "its exit status was not observed".  The worker here
+lingers until the test has judged the job (a gate file), so each reading is taken while it lives;
+the trainer ends once a reading has seen it alive with progress (as verify always does for a job
+that trains for more than a moment).
+"""
+
+from __future__ import annotations
+
+import shlex
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cockpit.core.actions.jobstate import JobReader, JobState
+from cockpit.core.layers import Outcome
+from tests.lab import await_for
+from tests.lab.runs import JOBS, fate_of
+
+pytestmark = pytest.mark.lab
+
+
+def _config(lab: Any, lab_config: Any, end: str, monkeypatch: Any) -> tuple[Any, Path]:
+    ws = Path(lab.workspace(200))
+    shutil.copy(JOBS / "linger_worker.py", ws / "linger_worker.py")
+    gate = ws / f"linger-gate-{end}"
+    ends = Path(f"{gate}.end")
+    gate.unlink(missing_ok=True)
+    ends.unlink(missing_ok=True)
+    real = JobReader.read
+
+    async def read(reader: JobReader) -> JobState:  # the trainer ends once it was read alive with progress
+        st = await real(reader)
+        if st.alive and st.exit_code is None and reader.scan.progress_count > 0:
+            ends.touch()
+        return st
+
+    monkeypatch.setattr(JobReader, "read", read)
+    cmd = shlex.join([lab.jobsim_argv()[0], str(ws / "linger_worker.py"), end, str(gate)])
+    return lab_config(job={"command": cmd}, verify={"settle": 1.0, "fate_interval": 0.3}), gate
+
+
+@pytest.mark.parametrize(("end", "words"), [("exit1", "exited with code 1"), ("sigkill", "killed by signal 9")])
+async def test_a_trainer_that_failed_while_its_worker_lingers_failed(end: str, words: str, lab: Any, lab_config: Any, engines: Any,
+                                                             monkeypatch: Any) -> None:
+    cfg, gate = _config(lab, lab_config, end, monkeypatch)
+    eng = engines(cfg)
+    try:
+        res = await eng.attempt(f"trainer {end}, worker lingers")
+        stage = res.verdict.failed_stage
+        assert res.outcome is Outcome.FAILED and stage is not None, res.verdict.summary()
+        assert stage.name.endswith("alive") and stage.layer.value == "process", res.verdict.summary()
+        assert stage.detail.startswith(words) and "launcher" not in stage.detail, stage.detail
+        assert "1 process it started was still exiting" in stage.detail, stage.detail
+        await await_for(lambda: (f := fate_of(cfg, res.attempt)) is not None and f.final, 20, "the final fate")
+        fate = fate_of(cfg, res.attempt)
+        assert (fate.state, fate.layer) == ("died", "process") and fate.cause.startswith(words), fate
+        assert "not observed" not in fate.cause, fate
+    finally:
+        gate.touch()
+
+
+async def test_a_trainer_that_exited_0_is_finished_whatever_its_worker_says_on_its_way_out(lab: Any, lab_config: Any,
+                                                                                          engines: Any, monkeypatch: Any) -> None:
+    cfg, gate = _config(lab, lab_config, "exit0", monkeypatch)
+    eng = engines(cfg)
+    try:
+        res = await eng.attempt("trainer exit 0, worker lingers")
+        alive = next(s for s in res.verdict.stages if s.name.endswith("alive"))
+        assert res.outcome is Outcome.PASSED, res.verdict.summary()
+        assert alive.detail.startswith("finished: exited with code 0") and "launcher" not in alive.detail, alive.detail
+    finally:
+        gate.touch()  # the worker writes its BrokenPipeError now, and goes
+    await await_for(lambda: (f := fate_of(cfg, res.attempt)) is not None and f.final, 20, "the final fate")
+    fate = fate_of(cfg, res.attempt)
+    assert (fate.state, fate.layer) == ("finished", None) and fate.cause.startswith("exited with code 0"), fate
