@@ -9,13 +9,23 @@ each channel that opens with every slot taken offers one slot more (a refusal ca
 channel sshd has not freed yet, so a limit learned too low grows back).  Only when sshd accepts no
 channel beside the session (tried a few times) does a command fail, in the ``ssh`` layer, with the
 fix (raise ``MaxSessions``).  A new connection starts with the full limit again.
+
+Nothing here can be left half-done by a cancellation: a slot is counted taken only after
+:meth:`ChannelSlots.acquire`'s last wait (a caller cancelled while waiting takes none), and giving
+one back (:meth:`~ChannelSlots.release`, :meth:`~ChannelSlots.refused`) never waits at all, so a
+``finally`` that gives a slot back always does.  Whoever takes a slot gives it back on every path,
+a cancelled one included (see ``SSHTransport._channel``).
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable, Coroutine
+from typing import Any, TypeVar
 
-__all__ = ["ChannelSlots", "MAX_CHANNELS"]
+__all__ = ["ChannelSlots", "MAX_CHANNELS", "open_whole"]
+
+T = TypeVar("T")
 
 #: channels on one connection, the session's included (sshd's default MaxSessions is 10)
 MAX_CHANNELS = 8
@@ -26,41 +36,63 @@ class ChannelSlots:
 
     def __init__(self, limit: int = MAX_CHANNELS - 1) -> None:
         self.full = limit
-        self.limit = limit
+        self._limit = limit
         self.in_use = 0
         #: the limit sshd taught us (None: no channel was refused on this connection)
         self.learned: int | None = None
-        self._cond = asyncio.Condition()
+        self._waiters: list[asyncio.Future[None]] = []
+
+    @property
+    def limit(self) -> int:
+        return self._limit
+
+    @limit.setter
+    def limit(self, n: int) -> None:
+        self._limit = n
+        self._wake()  # a raised limit lets a waiter in; a lowered one is what wait_below waits for
+
+    def _wake(self) -> None:
+        waiters, self._waiters = self._waiters, []
+        for w in waiters:
+            if not w.done():
+                w.set_result(None)
+
+    async def _until(self, ready: Callable[[], bool]) -> None:
+        while not ready():
+            w = asyncio.get_running_loop().create_future()
+            self._waiters.append(w)
+            try:
+                await w
+            finally:
+                if w in self._waiters:  # cancelled before a change woke it
+                    self._waiters.remove(w)
 
     async def acquire(self) -> bool:
-        """Wait for a free slot; False (at once) when sshd allows no channel beside the session."""
-        async with self._cond:
-            await self._cond.wait_for(lambda: self.limit <= 0 or self.in_use < self.limit)
-            if self.limit <= 0:
-                return False
-            self.in_use += 1
-            return True
+        """Wait for a free slot; False (at once) when sshd allows no channel beside the session.
+        The slot is taken only once no wait is left: a caller cancelled while waiting holds none."""
+        await self._until(lambda: self.limit <= 0 or self.in_use < self.limit)
+        if self.limit <= 0:
+            return False
+        self.in_use += 1
+        return True
 
-    async def release(self) -> None:
-        async with self._cond:
-            self.in_use -= 1
-            self._cond.notify_all()
+    def release(self) -> None:
+        """Give a slot back (never waits, so a ``finally`` cannot be cut short here)."""
+        self.in_use -= 1
+        self._wake()
 
-    async def refused(self) -> int:
+    def refused(self) -> int:
         """sshd refused the channel of a slot this caller holds: give the slot back and lower the
         limit to the channels that are open besides it.  Returns the new limit (0: none allowed)."""
-        async with self._cond:
-            self.in_use -= 1
-            self.limit = max(0, min(self.limit, self.in_use))
-            self.learned = self.limit
-            self._cond.notify_all()
-            return self.limit
+        self.in_use -= 1
+        self.learned = max(0, min(self.limit, self.in_use))
+        self.limit = self.learned
+        return self.limit
 
     async def wait_below(self, n: int) -> None:
         """Return once the limit is under ``n`` (a refusal lowered it): a channel held for long
-        (the host's shell) gives its slot back then."""
-        async with self._cond:
-            await self._cond.wait_for(lambda: self.limit < n)
+        (the host's shell, a stream) gives its slot back then."""
+        await self._until(lambda: self.limit < n)
 
     def opened(self) -> None:
         """A channel opened with every slot taken: sshd may allow more than learned (a refusal can
@@ -70,4 +102,18 @@ class ChannelSlots:
 
     def reset(self) -> None:
         """A new connection: sshd gets the benefit of the doubt again."""
-        self.limit, self.learned = self.full, None
+        self.learned = None
+        self.limit = self.full
+
+
+async def open_whole(opening: Coroutine[Any, Any, T], abandoned: Callable[[T], object]) -> T:
+    """Await ``opening`` (a channel's open) without cutting it short when the caller is cancelled:
+    it goes on, and what it opens is handed to ``abandoned`` (to close it and give its slot back).
+    Cut midway, an open leaves a channel sshd counts that nobody closes, and a refusal nobody
+    learns from; ``opening`` gives its slot back itself when it fails."""
+    task = asyncio.ensure_future(opening)
+    try:
+        return await asyncio.shield(task)
+    except asyncio.CancelledError:
+        task.add_done_callback(lambda t: None if t.cancelled() or t.exception() is not None else abandoned(t.result()))
+        raise

@@ -16,14 +16,16 @@ after :attr:`HostSession.retry_s`; a lost connection is the caller's error, as w
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import sys
 import time
-from collections.abc import Callable
 from typing import Any
 
 from ..layers import Layer
 from .base import CommandResult, RemoteError, Transport
+from .channels import ChannelSlots, open_whole
+from .procs import SSHShell
 from .session import FramedSession, SessionProcess
 
 __all__ = ["HostSession"]
@@ -46,8 +48,10 @@ class HostSession:
         self.retry_at = 0.0
         self.last_error: RemoteError | None = None
         self.persistent = self._worth_it(transport)
-        self._releases: set[asyncio.Task[None]] = set()
-        self._watch: asyncio.Future[None] | None = None
+        #: every shell this holds a channel slot for → its give-way watch (see ``_spawn``)
+        self._shells: dict[SSHShell, asyncio.Future[None]] = {}
+        #: grows with every close: a shell that opens after one is not kept
+        self._closes = 0
         self._starting: asyncio.Future[CommandResult] | None = None
 
     @staticmethod
@@ -57,45 +61,39 @@ class HostSession:
         return ssh is not None and isinstance(transport, ssh.SSHTransport) and transport.runtime.in_container
 
     async def _spawn(self) -> SessionProcess:
-        import asyncssh  # noqa: PLC0415
-
-        from .procs import SSHShell  # noqa: PLC0415
-
         conn = await self.transport.connect()
         # the shell holds one of the transport's channel slots while it lives (sshd's MaxSessions)
         slots = getattr(self.transport, "slots", None)
-        if slots is not None:
-            if slots.limit < _ROOM:
-                raise RemoteError(Layer.SSH, "sshd allows too few channels to keep a shell on the host", hint="sshd MaxSessions")
-            try:
-                got = await asyncio.wait_for(slots.acquire(), 5.0)
-            except (asyncio.TimeoutError, TimeoutError):
-                got = False
-            if not got:
-                raise RemoteError(Layer.SSH, "no SSH channel to spare for a shell on the host", hint="sshd MaxSessions")
-        try:
-            proc = await conn.create_process("/bin/sh", encoding=None)  # type: ignore[attr-defined]
-        except (asyncssh.Error, OSError) as e:
-            if slots is not None:
-                await (slots.refused() if isinstance(e, asyncssh.ChannelOpenError) else slots.release())
-            raise RemoteError(Layer.SSH, f"could not open a shell on the host: {e}", hint="sshd MaxSessions may be reached") from None
         if slots is None:
-            return SSHShell(proc)
-        slots.opened()
-        released = False
+            return SSHShell(await _open(conn, None))
+        if slots.limit < _ROOM:
+            raise RemoteError(Layer.SSH, "sshd allows too few channels to keep a shell on the host", hint="sshd MaxSessions")
+        try:
+            got = await asyncio.wait_for(slots.acquire(), 5.0)
+        except (asyncio.TimeoutError, TimeoutError):
+            got = False
+        if not got:
+            raise RemoteError(Layer.SSH, "no SSH channel to spare for a shell on the host", hint="sshd MaxSessions")
+        closes = self._closes
+        proc = await open_whole(_open(conn, slots), functools.partial(_drop, slots))
+        shell = self._keep(proc, slots)
+        if closes != self._closes:  # closed while the channel opened: nobody's shell
+            shell.close()
+            raise RemoteError(Layer.SSH, "the host's shell was closed while it started")
+        return shell
 
-        def release_once() -> None:  # this shell's slot, given back once however it goes
-            nonlocal released
-            if not released:
-                released = True
-                self._release(slots)
+    def _keep(self, proc: Any, slots: ChannelSlots) -> SSHShell:
+        """The shell on ``proc``, which gives its slot back once, however it is closed, and gives
+        way when sshd allows too few channels (:meth:`_give_way`)."""
+        def release_once() -> None:
+            if self._shells.pop(shell, None) is not None:
+                slots.release()
 
-        if self._watch is not None:
-            self._watch.cancel()
-        self._watch = asyncio.ensure_future(self._give_way(slots, proc, release_once))
-        return SSHShell(proc, on_close=release_once)
+        shell = SSHShell(proc, on_close=release_once)
+        self._shells[shell] = asyncio.ensure_future(self._give_way(slots, shell, proc))
+        return shell
 
-    async def _give_way(self, slots: Any, proc: Any, release: Callable[[], None]) -> None:
+    async def _give_way(self, slots: ChannelSlots, shell: SSHShell, proc: Any) -> None:
         """sshd refused another channel (MaxSessions lower than cockpit assumed): the host's shell
         gives its slot back at once, so the command waiting for one runs, and is not kept again.
         Ends by itself when the shell's channel closes (the connection went, the shell died)."""
@@ -106,21 +104,16 @@ class HostSession:
             tight.cancel()
             gone.cancel()
         if tight not in done:
+            shell.close()  # its channel is closed: the slot is free, whether or not its session has noticed
             return
         log.info("sshd allows %d channel(s) beside the session: the host's shell gives its own back", slots.limit)
         self.retry_at = time.monotonic() + self.retry_s
+        # this shell's own channel and slot first, whatever state its session is in (between shells,
+        # still starting it): a command waits for exactly this slot
+        shell.close()
         session, self.session = self.session, None
         if session is not None:
             await session.close()
-        # this shell's own channel and slot, even when the session was between shells as it closed
-        # (its close then reached no shell): a command waits for exactly this slot
-        proc.close()
-        release()
-
-    def _release(self, slots: Any) -> None:
-        task = asyncio.ensure_future(slots.release())
-        self._releases.add(task)
-        task.add_done_callback(self._releases.discard)
 
     def _lost(self) -> Layer | None:
         return None if getattr(self.transport, "connected", True) else Layer.SSH
@@ -161,9 +154,42 @@ class HostSession:
     async def close(self) -> None:
         if self._starting is not None:
             self._starting.cancel()
-        watch, self._watch = self._watch, None
-        if watch is not None and watch is not asyncio.current_task():
-            watch.cancel()
+        self._closes += 1
+        for shell, watch in list(self._shells.items()):  # every shell's channel and slot, kept or not
+            if watch is not asyncio.current_task():
+                watch.cancel()
+            shell.close()
         session, self.session = self.session, None
         if session is not None:
             await session.close()
+
+
+async def _open(conn: Any, slots: ChannelSlots | None) -> Any:
+    """The host's ``/bin/sh`` on a channel in the slot the caller took (given back if none opens)."""
+    import asyncssh  # noqa: PLC0415
+
+    try:
+        proc = await conn.create_process("/bin/sh", encoding=None)
+    except BaseException as e:
+        if slots is not None and isinstance(e, asyncssh.ChannelOpenError):
+            slots.refused()
+        elif slots is not None:
+            slots.release()
+        if isinstance(e, (asyncssh.Error, OSError)):
+            raise RemoteError(Layer.SSH, f"could not open a shell on the host: {e}", hint="sshd MaxSessions may be reached") from None
+        raise
+    if slots is not None:
+        slots.opened()
+    return proc
+
+
+def _drop(slots: ChannelSlots, proc: Any) -> None:
+    """A shell's channel that opened for a caller that went: closed, its slot given back."""
+    import asyncssh  # noqa: PLC0415
+
+    try:
+        proc.close()
+    except (asyncssh.Error, OSError) as e:  # its connection is gone: the channel went with it
+        log.debug("closing a host shell's channel: %r", e)
+    finally:
+        slots.release()

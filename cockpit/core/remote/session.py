@@ -155,10 +155,23 @@ class FramedSession:
         if self._sh is not None:
             return self._sh
         proc = await self._spawn()
+        try:
+            sh = await self._bootstrap(proc, timeout)
+        except BaseException:
+            proc.close()  # a shell that did not start, or whose start was cancelled, is nobody's: its channel goes now
+            raise
+        self._sh = sh
+        self.started_at = time.time()
+        return sh
+
+    async def _bootstrap(self, proc: SessionProcess, timeout: float) -> _Shell:
+        """Start the framing in a new shell and read what it says of itself."""
         sh = _Shell(proc)
         try:
-            await asyncio.wait_for(proc.write(BOOTSTRAP.encode()), timeout)
-            line = await asyncio.wait_for(sh.reader.readline(_NOISE_LINE), timeout)
+            # under _within, not wait_for: Python 3.11's wait_for swallows a cancellation that comes
+            # as its awaitable ends, and a start cancelled so would go on as if it had not been
+            await _within(proc.write(BOOTSTRAP.encode()), timeout)
+            line = await _within(sh.reader.readline(_NOISE_LINE), timeout)
         except (asyncio.TimeoutError, TimeoutError):
             proc.close()
             await proc.wait_closed()
@@ -183,8 +196,6 @@ class FramedSession:
         sh.capped = len(parts) > 3 and parts[3] == b"head"
         self.shell_pid = int(parts[4]) if len(parts) > 4 and parts[4].isdigit() else None
         self.bytes_len = len(parts) > 5 and parts[5] == b"1"
-        self._sh = sh
-        self.started_at = time.time()
         return sh
 
     def _fail(self, proc: SessionProcess, msg: str, layer: Layer) -> RemoteError:

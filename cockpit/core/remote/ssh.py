@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import os
 import time
@@ -27,7 +28,7 @@ import asyncssh
 
 from ..layers import Layer
 from .base import CommandResult, RemoteError, Transport
-from .channels import MAX_CHANNELS, ChannelSlots
+from .channels import MAX_CHANNELS, ChannelSlots, open_whole
 from .lines import OUTPUT_MAX, LineCapper, drain
 from .link import HostLink
 from .link import acquire as link_acquire
@@ -63,6 +64,8 @@ class SSHTransport(Transport):
         self.description = f"{params.where} {self.runtime.describe()}"
         self._link: HostLink | None = None  # the host's connection, shared with other targets on it (see .link)
         self.session = FramedSession(self._spawn_session, words=self.runtime.start_words, description=self.description, lost_layer=self._lost_layer)
+        #: channels that opened for callers that went, being closed (see ``_channel``)
+        self._settling: set[asyncio.Task[None]] = set()
 
     # -- connection (its state lives in the host's link, shared by every target on the host) --
     @property
@@ -140,7 +143,7 @@ class SSHTransport(Transport):
     async def _spawn_session(self) -> SSHShell:
         conn = await self.connect()  # the session's channel is the slot the others leave free
         try:
-            proc = await self._open(conn, self.runtime.shell(), stdin=asyncssh.PIPE)
+            proc = await open_whole(self._open(conn, self.runtime.shell(), stdin=asyncssh.PIPE), _close_quietly)
         except (asyncssh.Error, OSError) as e:
             raise self._channel_error(e) from None
         return SSHShell(proc)
@@ -174,35 +177,55 @@ class SSHTransport(Transport):
     @contextlib.asynccontextmanager
     async def _channel(self, command: str, *, stdin: Any) -> AsyncIterator[asyncssh.SSHClientProcess[bytes]]:
         """``command`` on a channel of its own, in one of the slots beside the session's (see
-        :mod:`.channels`: a refusal by sshd lowers the limit and the command waits for a slot)."""
+        :mod:`.channels`: a refusal by sshd lowers the limit and the command waits for a slot).
+
+        The slot is given back on every path.  A caller cancelled while its channel opens (a stream
+        closed because the limit fell, a deadline) does not cut the open short (:func:`.open_whole`):
+        a refusal is still learned (the host's shell and the streams give way on it) and a channel
+        sshd grants is closed and its slot given back.
+        """
         conn = await self.connect()
+        slots = self.slots  # this connection's, even if the transport is closed meanwhile
         while True:
-            if not await self.slots.acquire():
+            if not await slots.acquire():
                 raise self._refused("administratively prohibited", 1 if self.session.alive else 0)
-            try:
-                if self.slots.in_use > 1:  # others are open: a refusal means "wait for one of them"
-                    proc = await conn.create_process(command, encoding=None, stdin=stdin)
-                else:
-                    proc = await self._open(conn, command, stdin=stdin)
-            except asyncssh.ChannelOpenError as e:
-                if await self.slots.refused() <= 0:
-                    raise self._refused(e, 1 if self.session.alive else 0) from None
-                log.info("sshd refused a channel: cockpit now opens at most %d beside the session", self.slots.limit)
-                continue
-            except (asyncssh.Error, OSError) as e:
-                await self.slots.release()
+            proc = await open_whole(self._open_in_slot(conn, slots, command, stdin=stdin), functools.partial(self._abandoned, slots))
+            if proc is not None:
+                break
+            log.info("sshd refused a channel: cockpit now opens at most %d beside the session", slots.limit)
+        try:
+            yield proc
+        finally:
+            await _close_channel(proc, slots)
+
+    async def _open_in_slot(self, conn: asyncssh.SSHClientConnection, slots: ChannelSlots, command: str, *,
+                            stdin: Any) -> asyncssh.SSHClientProcess[bytes] | None:
+        """One try at a channel in the slot the caller took: its process (the slot stays taken until
+        the channel is closed), or None when sshd refused it (the slot given back, the limit lowered)."""
+        try:
+            if slots.in_use > 1:  # others are open: a refusal means "wait for one of them"
+                proc = await conn.create_process(command, encoding=None, stdin=stdin)
+            else:
+                proc = await self._open(conn, command, stdin=stdin)
+        except asyncssh.ChannelOpenError as e:
+            if slots.refused() <= 0:
+                raise self._refused(e, 1 if self.session.alive else 0) from None
+            return None
+        except BaseException as e:
+            slots.release()
+            if isinstance(e, (asyncssh.Error, OSError)):
                 raise self._channel_error(e) from None
-            self.slots.opened()
-            try:
-                yield proc
-            finally:
-                proc.close()
-                try:  # sshd counts a channel until its close is acknowledged: the slot is free after that
-                    await asyncio.wait_for(proc.wait_closed(), 2.0)
-                except (asyncio.TimeoutError, TimeoutError, asyncssh.Error, OSError) as e:
-                    log.debug("closing a channel: %r", e)
-                await self.slots.release()
-            return
+            raise
+        slots.opened()
+        return proc
+
+    def _abandoned(self, slots: ChannelSlots, proc: asyncssh.SSHClientProcess[bytes] | None) -> None:
+        """A channel that opened for a caller that went: closed, its slot then given back."""
+        if proc is None:
+            return  # refused: its slot given back and the limit lowered already
+        task = asyncio.ensure_future(_close_channel(proc, slots))
+        self._settling.add(task)
+        task.add_done_callback(self._settling.discard)
 
     # -- commands --------------------------------------------------------------------------
     async def run(self, command: str, *, timeout: float = 10.0, cheap: bool = False) -> CommandResult:
@@ -255,6 +278,8 @@ class SSHTransport(Transport):
 
     async def close(self) -> None:
         await self.session.close()
+        if self._settling:  # channels opened for callers that went: closed before the connection
+            await asyncio.gather(*self._settling, return_exceptions=True)
         link, self._link = self._link, None
         if link is None or not link_release(link):
             return  # never connected, or another target on this host still uses the connection
@@ -265,6 +290,22 @@ class SSHTransport(Transport):
                 await asyncio.wait_for(conn.wait_closed(), 2.0)
             except Exception:  # noqa: BLE001 - closed already; waiting for the end is best effort (a timeout, a dead peer): debug-logged
                 log.debug("waiting for the SSH connection to close failed", exc_info=True)
+
+
+def _close_quietly(proc: asyncssh.SSHClientProcess[bytes]) -> None:
+    with contextlib.suppress(asyncssh.Error, OSError):  # its connection is gone: the channel went with it
+        proc.close()
+
+
+async def _close_channel(proc: asyncssh.SSHClientProcess[bytes], slots: ChannelSlots) -> None:
+    """Close a channel and give its slot back, even if this is cancelled while it waits."""
+    proc.close()
+    try:  # sshd counts a channel until its close is acknowledged: the slot is free after that
+        await asyncio.wait_for(proc.wait_closed(), 2.0)
+    except (asyncio.TimeoutError, TimeoutError, asyncssh.Error, OSError) as e:
+        log.debug("closing a channel: %r", e)
+    finally:
+        slots.release()
 
 
 def _signum(name: str) -> int:
