@@ -86,22 +86,28 @@ async def run_attempt(engine: Engine, note: str, make_ctx: Callable[[Callable[[s
     cfg, journal = engine.cfg, engine.journal
     t_start = time.monotonic()
     version = code_version(cfg.deploy_source) if cfg.deploy_source and cfg.deploy_source.exists() else None
-    attempt_id = journal.next_id()
-    attempt_id = journal.start_attempt(note, cfg.display_name, code_version=version, log_path=cfg.log_path(attempt_id))
     verdict = Verdict("attempt")
     timings: dict[str, float] = {}
     job: JobRecord | None = None
 
     record = StageRecorder(journal)  # the job record first, when the spawn answers: a cockpit that dies then is still found
-    record.start(attempt_id)
     ctx = make_ctx(record)
+    t = time.monotonic()
+    # connect's questions (reads only) go out first; the attempt is opened in the journal (its fsync)
+    # while they travel, and connect's stages that answer before that wait in the recorder
+    connect = asyncio.ensure_future(check_connectivity(engine.transport, cfg, Tee(verdict, "connect"), on_stage=ctx.on_stage,
+                                                           host=engine.observer.host))
+    try:
+        await asyncio.sleep(0)  # connect asks the target shell first: the early batch queues behind it
+        attempt_id = journal.next_id()
+        attempt_id = journal.start_attempt(note, cfg.display_name, code_version=version, log_path=cfg.log_path(attempt_id))
+    except BaseException:
+        connect.cancel()
+        raise
+    record.start(attempt_id)
     finished = False
     changes: asyncio.Future[dict[str, Any]] | None = None
     try:
-        t = time.monotonic()
-        connect = asyncio.ensure_future(check_connectivity(engine.transport, cfg, Tee(verdict, "connect"), on_stage=ctx.on_stage,
-                                                               host=engine.observer.host))
-        await asyncio.sleep(0)  # connect asks the target shell first: the early batch queues behind it
         if (inventory := caches_command(ctx)) is not None:
             ctx.ride(inventory)  # a read: clear-cache's inventory rides in deploy's round trip (its answer, its stage)
         # the source read and a small upload started while connect waits for the host (judged only after it)
@@ -132,7 +138,7 @@ async def run_attempt(engine: Engine, note: str, make_ctx: Callable[[Callable[[s
             res = await fn(sub)
             ctx.riders.clear()  # a rider no batch took is run by its own stage
             timings[name] = time.monotonic() - t
-            journal.record_verdict(attempt_id, name, sub.finish())
+            journal.record_verdict(attempt_id, name, sub.finish(), durable=False)  # the job record or the end syncs it
             source = cfg.deploy_source  # set whenever deploy left a manifest
             if name == "deploy" and sub.failed_stage is None and ctx.manifest and source is not None:
                 # what changed since the previous attempt's deploy: kept beside the journal (a thread of
@@ -160,7 +166,7 @@ async def run_attempt(engine: Engine, note: str, make_ctx: Callable[[Callable[[s
                 # fallback): said in the verdict, never as a failure
                 sub.add(Stage("findings", Status.OK, Layer.APP, findings_text(findings),
                               data={"findings": [f.to_dict() for f in findings]}))
-            journal.record_verdict(attempt_id, "verify", sub.finish())
+            journal.record_verdict(attempt_id, "verify", sub.finish(), durable=False)
             if verdict.failed_stage is None and not sub.pending and job.trace_dir:
                 t = time.monotonic()
                 found = await compile_cache_stage(ctx, job, cleared=ctx.caches is not None)
@@ -170,7 +176,7 @@ async def run_attempt(engine: Engine, note: str, make_ctx: Callable[[Callable[[s
                     verdict.add(stage)
                     if ctx.on_stage is not None:  # the journal and the UI see it as any other stage
                         ctx.on_stage("compile", stage)
-                    journal.record_verdict(attempt_id, "compile", cc.finish())
+                    journal.record_verdict(attempt_id, "compile", cc.finish(), durable=False)
                 timings["compile cache"] = time.monotonic() - t
         verdict.finish()
         scan = ctx.log_scan

@@ -57,6 +57,7 @@ from .jobrecord import (
     unit_safe,
     unsafe_ids,
 )
+from .launchprep import trace_command
 from .stop import stop
 
 __all__ = ["signal_group", "unsafe_ids", "JobRecord", "launch", "stop", "read_stat", "ProcStat", "signal_name", "KNOWN_REAPERS", "ps_table",
@@ -107,7 +108,11 @@ async def launch(ctx: ActionContext, attempt: int, verdict: Verdict | None = Non
             f"for f in {q(log)} {q(out)}; do [ -e \"$f\" ] && mv -f \"$f\" \"$f.old-$(date +%s)\"; done; "
             + choose + "command -v \"$l\" >/dev/null || { echo \"$l not found\" >&2; exit 127; }"
         )
-        res = await ctx.run(prep, timeout=15)
+        plan = trace_plan(cfg, attempt)
+        rider = trace_command(plan)
+        if rider is not None:
+            ctx.ride(rider)  # the trace directory's preparation rides in the same round trip (its answer kept for it)
+        res = (await ctx.run_many([prep], timeout=15))[0]
         pid1_name = next((ln[len("cockpit-pid1 "):].strip() for ln in res.text.splitlines() if ln.startswith("cockpit-pid1 ")), "")
         if launcher == "auto":
             launcher = "systemd-run" if pid1_name == "systemd" else "setsid"
@@ -115,7 +120,6 @@ async def launch(ctx: ActionContext, attempt: int, verdict: Verdict | None = Non
         if res.exit_code == 90:
             raise StageFailed(Layer.CONTAINER, f"workdir {cfg.job.workdir} does not exist inside the target", evidence=res.evidence(), advice="create it or fix [job] workdir")
         check(res, Layer.CONTAINER, "preparing the launch")
-        plan = trace_plan(cfg, attempt)
         rec.trace_dir = plan.directory
         traced = await prepare_trace(ctx, plan, attempt)
         st.ok(f"launcher {launcher} (PID 1 is {pid1_name or '?'}); log {log}" + (f"; {traced}" if traced else ""))

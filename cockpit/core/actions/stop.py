@@ -64,14 +64,7 @@ async def proc_table(ctx: ActionContext, *, riders: bool = False) -> Table:
     ``/proc/PID/stat`` cannot block, so a cheap frame (no watchdog forked).  ``riders``: the
     commands later stages let ride go in the same round trip (:meth:`~.base.ActionContext.run_many`)."""
     res = (await ctx.run_many([PROC_TABLE], timeout=10, cheap=True))[0] if riders else await ctx.run_cheap(PROC_TABLE, timeout=10)
-    lines = res.text.splitlines()
-    uptime: float | None = None
-    try:
-        uptime = float(lines[0].split()[0]) if lines and "(" not in lines[0] else None
-    except (IndexError, ValueError):
-        uptime = None
-    procs = [st for st in (read_stat(line) for line in lines) if st is not None]
-    return Table(procs, uptime, time.monotonic())
+    return _parse_table(res.text)
 
 
 def _zombie(p: ProcStat) -> bool:
@@ -147,14 +140,12 @@ async def stop(ctx: ActionContext, job: JobRecord | None, verdict: Verdict | Non
         async with vb.stage("terminate") as st:
             if job.unit:
                 await ctx.run(f"systemctl stop --no-block {shlex.quote(job.unit)}", timeout=10)
-            await ctx.run_cheap(signal_group("TERM", job, start_time=job.start_time), timeout=5)  # kill and /proc reads
-            left = await _wait_gone(ctx, job, timeout)
+            left = await _wait_gone(ctx, job, timeout, await _signal_and_look(ctx, "TERM", job))
             how = "TERM"
             if left:
                 # the leader's start time is checked again in the KILL command itself: its pid may
                 # have been reused during stop_timeout
-                await ctx.run_cheap(signal_group("KILL", job, start_time=job.start_time), timeout=5)
-                left = await _wait_gone(ctx, job, 5.0)
+                left = await _wait_gone(ctx, job, 5.0, await _signal_and_look(ctx, "KILL", job))
                 how = f"KILL after {timeout:g}s of TERM"
             if left:
                 still = ", ".join(f"{p.pid} ({p.comm}, {_state(p)})" for p in left)
@@ -176,12 +167,41 @@ POLL_FIRST_S = 0.01
 POLL_MAX_S = 0.1
 
 
-async def _wait_gone(ctx: ActionContext, job: JobRecord, timeout: float) -> list[ProcStat]:
-    """Live (non-zombie) processes of the job left after waiting up to ``timeout`` seconds."""
+#: built-in reads of the leader's stat line after the signal, in the same command, before the table
+#: is read (a few us each: a job that dies at once is seen gone in the signal's own round trip)
+SPIN = 300
+
+
+def _parse_table(text: str) -> Table:
+    lines = text.splitlines()
+    uptime: float | None = None
+    try:
+        uptime = float(lines[0].split()[0]) if lines and "(" not in lines[0] else None
+    except (IndexError, ValueError):
+        uptime = None
+    procs = [st for st in (read_stat(line) for line in lines) if st is not None]
+    return Table(procs, uptime, time.monotonic())
+
+
+async def _signal_and_look(ctx: ActionContext, sig: str, job: JobRecord) -> Table:
+    """``sig`` to the job (:func:`~.jobrecord.signal_group`, its leader guarded by its start time),
+    then, in the same round trip, a short wait for the leader to go (built-ins only) and the first
+    look at the table: kill and /proc reads, a cheap frame."""
+    p = int(job.pid or 0)
+    spin = (f"i=0; while [ $i -lt {SPIN} ] && read -r l 2>/dev/null </proc/{p}/stat; do "
+            f"case \"${{l##*) }}\" in Z*) break;; esac; i=$((i+1)); done")
+    res = await ctx.run_cheap(f"{signal_group(sig, job, start_time=job.start_time)}; {spin}; {PROC_TABLE}", timeout=5)
+    return _parse_table(res.text)
+
+
+async def _wait_gone(ctx: ActionContext, job: JobRecord, timeout: float, first: Table | None = None) -> list[ProcStat]:
+    """Live (non-zombie) processes of the job left after waiting up to ``timeout`` seconds (``first``:
+    the first look, already read)."""
     deadline = time.monotonic() + timeout
     pause = POLL_FIRST_S
     while True:
-        live = [p for p in _mine(await proc_table(ctx), job) if not _zombie(p)]
+        table, first = first or await proc_table(ctx), None
+        live = [p for p in _mine(table, job) if not _zombie(p)]
         if not live or time.monotonic() >= deadline:
             return live
         await asyncio.sleep(pause)

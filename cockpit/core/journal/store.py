@@ -358,9 +358,12 @@ class Journal:
         _check_id(attempt)
         return self._record(attempt, STAGE, {"action": str(action), "stage": _jsonable(stage)}, durable=False)
 
-    def record_verdict(self, attempt: int, action: str, verdict: Verdict | Mapping[str, Any]) -> dict[str, Any]:
-        """An action's whole verdict (authoritative for that action's stages)."""
-        return self.record(attempt, VERDICT, action=str(action), verdict=_jsonable(verdict))
+    def record_verdict(self, attempt: int, action: str, verdict: Verdict | Mapping[str, Any], *, durable: bool = True) -> dict[str, Any]:
+        """An action's whole verdict (authoritative for that action's stages).  ``durable=False``: written
+        without its own fsync, as a stage is (an attempt's step before its end: the attempt's durable
+        end, or the job record before it, puts it on disk)."""
+        _check_id(attempt)
+        return self._record(attempt, VERDICT, {"action": str(action), "verdict": _jsonable(verdict)}, durable)
 
     def record_job(self, attempt: int, job: Mapping[str, Any] | Any) -> dict[str, Any]:
         """What launch recorded: ``unit``, ``pid``, ``start_time``, ``pgid``, ``log_path``…"""
