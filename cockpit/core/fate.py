@@ -156,7 +156,8 @@ async def read_fate(ctx: ActionContext, job: JobRecord, reader: JobReader | None
         ago = st.exit_ago()
         after = (now - ago - job.launched_at) if (ago is not None and job.launched_at) else since
         notes = findings_text(log_findings(scan, errors=True))
-        return Fate("finished", None, "exited with code 0" + short_of_total(scan, ctx.cfg.metrics.total_steps) + leftovers_note(st)
+        before = " before any progress line" if scan.progress_re is not None and scan.progress_line is None else ""
+        return Fate("finished", None, "exited with code 0" + before + short_of_total(scan, ctx.cfg.metrics.total_steps) + leftovers_note(st)
                     + (f"; {notes}" if notes else ""),
                     now, after, scan.last_progress)
     cause = await death_cause(ctx, job, st, scan)

@@ -12,6 +12,7 @@ finished job's errors are findings, not its death.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from .layers import Finding, Outcome, Ran, Severity, Verdict, outcome_of
@@ -24,6 +25,10 @@ SHELL_KINDS = frozenset({"killed", *(f"shell-{sig.lower()}" for _, sig in SHELL_
 _SHELL_SIGS = tuple(s for s in BUILTIN if s.kind in SHELL_KINDS)
 #: at most this many findings are listed
 MAX_FINDINGS = 8
+#: the shell's own line for a child ended by a signal that has no signature (dash: ``Terminated``;
+#: bash: ``sh: line 1:  1234 Terminated  python3 train.py``): never the job's last words
+_SHELL_SIGNAL_LINE = re.compile(r"^(?:\S*: line \d+: +\d+ +)?(?:Terminated|Hangup|Alarm clock|User defined signal [12]|Quit)"
+                                r"(?: \(core dumped\))?(?: .*)?$")
 
 
 def code_ran(scan: Any) -> Ran | None:
@@ -98,12 +103,19 @@ def handled_last(scan: Any) -> str | None:
     return None
 
 
+def _shell_said(text: str) -> bool:
+    """``Terminated`` alone (dash), or bash's ``…: line N: PID Terminated …`` report."""
+    m = _SHELL_SIGNAL_LINE.match(text)
+    return m is not None and (text.split(" (")[0] in ("Terminated", "Hangup", "Alarm clock", "Quit", "User defined signal 1",
+                                                      "User defined signal 2") or ": line " in text)
+
+
 def last_words(scan: Any) -> str | None:
     """The job's own last line when it is not a progress line (``non-finite loss (inf) at
     iteration 65, aborting the run``): a job that exits without a traceback often says why there."""
     for line in reversed(getattr(scan, "tail_lines", None) or []):
         text = line.strip()
-        if not text or any(sig.search(line) for sig in _SHELL_SIGS):
+        if not text or any(sig.search(line) for sig in _SHELL_SIGS) or _shell_said(text):
             continue
         return None if line == getattr(scan, "last_progress", None) else text[:200]
     return None

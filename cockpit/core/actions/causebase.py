@@ -23,6 +23,11 @@ __all__ = ["Cause", "fmt_secs", "error_cause", "named_first"]
 
 #: the kind of a traceback no signature recognised (labelled with its own exception line)
 GENERIC_KIND = TRACEBACK.kind
+#: exceptions that only a signal raises: the traceback is the code being unwound from outside
+#: (``kill -INT``, a launcher or an agent stopping its workers; a job under cockpit has no
+#: terminal for a Ctrl-C), not the training code failing
+INTERRUPTS = ("KeyboardInterrupt",)
+INTERRUPT_ADVICE = "something sent the job SIGINT (kill -INT, a launcher or an agent stopping it): the code did not fail by itself"
 
 
 @dataclass
@@ -104,4 +109,6 @@ def error_cause(scan: LogScan) -> Cause | None:
     behind = scan.nccl.behind() if first.kind.startswith("nccl") else ""
     if behind:
         data["nccl"] = behind
+    if _exc_type(first) in INTERRUPTS and first.kind == GENERIC_KIND:  # a signal unwound the code: it did not fail
+        return Cause(Layer.PROCESS, f"{who}{first.label}{more} (a signal unwound the code: no failure of its own)", INTERRUPT_ADVICE, data, state="unhealthy")
     return Cause(first.layer, f"{who}{first.label}{more}" + (f"; {behind}" if behind else ""), first.advice, data, state="unhealthy")

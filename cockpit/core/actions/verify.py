@@ -42,6 +42,7 @@ from typing import Any
 from ..compile_follow import follower_for
 from ..compile_report import failure_words, unsuppressed_failures
 from ..layers import Evidence, Layer, Stage, Status, Verdict
+from ..outcome import code_ran, last_words
 from ..probes.procs.zombies import zombie_grace
 from ..remote.base import RemoteError
 from .adopt import job_reader as reader_for  # adopted jobs too (no pid or exit file of cockpit's)
@@ -255,11 +256,20 @@ async def _judge(ctx: ActionContext, vb: VerdictBuilder, job: JobRecord, st: Job
         return
 
     gone = gone_cause(job, st, scan)  # its launcher exited first and what it started is gone (no exit status)
-    finished = (st.exit_code == 0 or (gone is not None and gone.state == "finished")) and scan.progress_line is not None and not scan.errors()
+    has_marker = scan.progress_re is not None
+    # progress: a progress line, or (without a pattern) healthy_after seconds alive without a crash
+    progressed = scan.progress_line is not None or (not has_marker and w.progress_at is not None)
+    finished = (st.exit_code == 0 or (gone is not None and gone.state == "finished")) and progressed and not scan.errors()
+    # exit 0 with no error and no progress, after output of its own (its code ran): the process ended
+    # cleanly, the training never showed (app, at progress); a silent one never got to run (untested)
+    quiet_end = st.exit_code == 0 and gone is None and not progressed and not scan.errors() and (ran := code_ran(scan)) is not None and ran.ran
     async with vb.stage("alive") as al:
         if finished:
-            al.ok(f"finished: {gone.detail if gone else describe_exit(0)} after reaching progress (last: {(scan.last_progress or '')[:120]})"
-                  + leftovers_note(st))
+            reached = (f"after reaching progress (last: {scan.last_progress[:120]})" if scan.last_progress
+                       else f"after {cfg.job.healthy_after:g}s without a crash (healthy_after)")
+            al.ok(f"finished: {gone.detail if gone else describe_exit(0)} {reached}" + leftovers_note(st))
+        elif quiet_end:
+            al.ok(f"{describe_exit(0)} {fmt_secs(now - started)} after launch, before any progress" + leftovers_note(st))
         elif st.queued:
             _queued(al, st)
         elif not st.alive:
@@ -285,6 +295,9 @@ async def _judge(ctx: ActionContext, vb: VerdictBuilder, job: JobRecord, st: Job
     async with vb.stage("log created") as lc:
         if st.log_size >= 0:
             lc.ok(f"{job.log_path} exists")
+        elif quiet_end:
+            raise StageFailed(Layer.APP, f"the job exited with code 0 without creating {job.log_path}", evidence=evidence,
+                              advice="does the job write where [job] log says?")
         elif now < startup_deadline:
             lc.pending(f"{job.log_path} not created yet ({now - dl.since:.0f}s of {dl.span_s:g}s)", since=dl.since, deadline_s=dl.span_s)
         else:
@@ -297,6 +310,8 @@ async def _judge(ctx: ActionContext, vb: VerdictBuilder, job: JobRecord, st: Job
     async with vb.stage("log growing") as lg:
         if st.log_size > 0:
             lg.ok(f"{st.log_size} bytes, {scan.lines} lines")
+        elif quiet_end:
+            raise StageFailed(Layer.APP, "the job exited with code 0 and wrote nothing to its log", evidence=evidence)
         elif now < startup_deadline and err is None:
             lg.pending(f"log is empty ({now - dl.since:.0f}s of {dl.span_s:g}s)", since=dl.since, deadline_s=dl.span_s)
         elif err is None:
@@ -304,7 +319,6 @@ async def _judge(ctx: ActionContext, vb: VerdictBuilder, job: JobRecord, st: Job
     if _stop_here(vb, "log growing"):
         return
 
-    has_marker = scan.progress_re is not None
     said = f" ({dl.note})" if dl.note and wait else ""  # where startup_timeout counted from ([verify] startup_timeout_from)
     async with vb.stage("progress") as pr:
         if err is not None and w.progress_at is None and scan.progress_line is None:
@@ -314,6 +328,11 @@ async def _judge(ctx: ActionContext, vb: VerdictBuilder, job: JobRecord, st: Job
             pr.ok(f"progress marker seen: {scan.progress_line[:200]}{said}")
         elif not has_marker and w.progress_at is not None:
             pr.ok(f"no crash for {cfg.job.healthy_after:g}s (healthy_after){said}")
+        elif quiet_end:
+            what = f"no line matched /{cfg.job.progress_pattern}/" if has_marker else f"it ran less than healthy_after ({cfg.job.healthy_after:g}s)"
+            words = last_words(scan)
+            raise StageFailed(Layer.APP, f"the job exited with code 0 before any progress: {what}" + (f"; its last line: {words}" if words else ""),
+                              evidence=evidence, advice="it ended on purpose (nothing to do?) or its progress lines do not match [job] progress_pattern")
         elif now < startup_deadline:
             what = "waiting for " + (f"/{cfg.job.progress_pattern}/" if has_marker else f"{cfg.job.healthy_after:g}s without a crash")
             pr.pending(dl.waiting(what), since=dl.since, deadline_s=dl.span_s)
@@ -344,7 +363,7 @@ async def _judge(ctx: ActionContext, vb: VerdictBuilder, job: JobRecord, st: Job
             note += f"; followed {fmt_secs(now - w.undated_since)} (the log's progress lines carry no time)"
         n = scan.progress_count
         if finished:
-            se.ok(f"finished cleanly: {n} progress lines, no error in the log{note}")
+            se.ok(f"finished cleanly: {f'{n} progress lines, ' if has_marker else ''}no error in the log{note}")
         elif not wait:
             se.ok(f"alive {fmt_secs(now - started)} after launch, {n} progress lines, no error in the log"
                   + (f"; last: {scan.last_progress[:120]}" if scan.last_progress else "") + note)
