@@ -135,6 +135,8 @@ async def run_attempt(engine: Engine, note: str, make_ctx: Callable[[Callable[[s
             rt = engine.transport.runtime
             if name == "stop" and rt.looks_for_strays and rt.scheduler is None and cfg.job.command.strip():
                 ctx.ride(strays_command(cfg.job.command))  # a read: the strays scan rides in stop's last look at the table
+            if name == "stop":
+                engine.held_trace_reads = []  # the stopped job's last trace read waits for the spawn
             res = await fn(sub)
             ctx.riders.clear()  # a rider no batch took is run by its own stage
             timings[name] = time.monotonic() - t
@@ -152,6 +154,7 @@ async def run_attempt(engine: Engine, note: str, make_ctx: Callable[[Callable[[s
                 job = res[1]
                 if job is not None:
                     engine.set_job(job, attempt_id)
+                _release_trace_reads(engine)
         if changes is not None:  # an attempt that ended before its launch
             ctx.changes = await changes
         if verdict.failed_stage is None and job is not None:
@@ -191,8 +194,16 @@ async def run_attempt(engine: Engine, note: str, make_ctx: Callable[[Callable[[s
         return AttemptResult(attempt_id, outcome, verdict, first_error, job, timings, ctx.changes,
                              reader=ctx.job_reader, findings=findings)
     finally:
+        _release_trace_reads(engine)
         if changes is not None:  # never left unretrieved: the attempt's own failure is the one said
             changes.add_done_callback(lambda f: f.cancelled() or f.exception())
         if not finished:
             with contextlib.suppress(OSError):  # the journal's own disk is gone: nothing more to record
                 journal.finish_attempt(attempt_id, Outcome.INTERRUPTED, layer=verdict.layer, summary="cockpit stopped before a verdict")
+
+
+def _release_trace_reads(engine: Engine) -> None:
+    """The trace reads held while the old job stopped and the new one launched start now."""
+    held, engine.held_trace_reads = engine.held_trace_reads, None
+    for attempt in held or []:
+        engine.compile.job_ended(attempt)

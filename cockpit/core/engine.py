@@ -96,6 +96,8 @@ class Engine:
         self.recovered: list[Any] = []
         #: torch.compile's trace of each attempt's job, followed while it runs (docs/compile.md)
         self.compile = CompileWatch(self.transport, self.publish, self.journal, read_only=read_only)
+        #: while an attempt stops the old job and launches the new one: the old job's last trace reads, held
+        self.held_trace_reads: list[int] | None = None
         self._load_job()
 
     # -- state -----------------------------------------------------------------------------
@@ -202,7 +204,9 @@ class Engine:
             self.publish(FateChanged(attempt, fate, self._outcome_of(attempt)))
             return
         self.journal.record(attempt, FATE_EVENT, **fate.to_dict())
-        if fate.final:
+        if fate.final and self.held_trace_reads is not None:
+            self.held_trace_reads.append(attempt)  # read once the new job is spawned (not in the launch's way)
+        elif fate.final:
             self.compile.job_ended(attempt)
         self.publish(FateChanged(attempt, fate, self._outcome_of(attempt)))
         if fate.state == "stalled" and attempt == self.job_attempt:
