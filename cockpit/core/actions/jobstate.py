@@ -104,6 +104,8 @@ class JobState:
     launcher_note: str = ""
     #: processes the job's main process started, alive after its own exit status was written (:mod:`.survivors`)
     leftovers: list[ProcStat] = field(default_factory=list)
+    #: processes outside the job's session that still write its log, once nothing of the job is left (:mod:`.survivors`)
+    outside: list[ProcStat] = field(default_factory=list)
 
     @property
     def leader(self) -> ProcStat | None:

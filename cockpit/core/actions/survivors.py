@@ -38,7 +38,10 @@ as leftovers (:func:`leftovers_note`), never followed as "the trainer".  Before,
 exited 1 (or was killed) with a worker lingering read ``passed`` and ``finished``, and one that
 exited 0 read ``died (app)`` from its worker's traceback, "its exit status was not observed".
 
-**The end.**  The survivor is not cockpit's child, so its exit status is never observed.
+**The end.**  The survivor is not cockpit's child, so its exit status is never observed.  When
+nothing of the group or session is left but a process that left the session still has the log as
+its stdout or stderr (:func:`log_writers`: a daemonized trainer), the end says so and names it,
+never "ended with no error" while it writes on.
 :func:`gone_cause` tells the end from the log: an error signature → ``died`` at its layer; progress
 and no error → ``finished``, saying the status was not observed; neither → ``vanished``
 (``process``).  A Slurm job is the scheduler's: nothing here applies to it.
@@ -180,6 +183,15 @@ async def follow_survivors(ctx: ActionContext, job: JobRecord, st: JobState, mai
     if needs_group(job, st) and job.pgid and job.pgid > 1:
         await read_group(ctx, job, st)
     lead = adopt(job, st, main, progressed)
+    code = st.exit_code
+    # the status read as the job's, nothing of its session left, and no main process seen exiting: a daemon?
+    left = (code is not None and st.parsed and not job.scheduler and st.supervisor is None and not st.leftovers
+            and not main_exited(main, progressed, code, []))
+    if (st.launcher_exit is not None or left) and not st.alive and job.log_path:  # nothing of the session is left
+        st.outside = await log_writers(ctx, job, st)
+        if st.outside and code is not None:  # the log is still written: the status was a launcher's
+            st.launcher_exit, st.exit_code, st.exit_at = code, None, None
+            job.launcher_exit = code
     if lead is None:
         return
     res = await ctx.run(f"head -c 4096 /proc/{int(lead.pid)}/cmdline 2>/dev/null", timeout=5)
@@ -189,11 +201,44 @@ async def follow_survivors(ctx: ActionContext, job: JobRecord, st: JobState, mai
         st.launcher_note = f"launcher exited {job.launcher_exit}; {_name(job)} continues"
 
 
+def writers_command(log_path: str) -> str:
+    """The ``/proc/PID/stat`` lines of every process whose stdout or stderr is the log, in one ``ls``."""
+    return (f"ls -l /proc/[0-9]*/fd/1 /proc/[0-9]*/fd/2 2>/dev/null | awk -v l={shlex.quote(log_path)} "
+            "'$NF == l { split($(NF-2), a, \"/\"); print a[3] }' | sort -u | "
+            "while read -r p; do cat /proc/$p/stat 2>/dev/null; echo; done")
+
+
+async def log_writers(ctx: ActionContext, job: JobRecord, st: JobState) -> list[ProcStat]:
+    """Live processes that still write the job's log although nothing of its group or session is
+    left: what left the session (``setsid``, a daemon's double fork) and trains on (one command)."""
+    res = await ctx.run(writers_command(job.log_path), timeout=10)
+    procs = [p for p in (read_stat(line) for line in res.text.splitlines() if line.strip()) if p is not None]
+    return [p for p in procs if not _gone(p) and p.pid != job.pid]
+
+
+def _outside(st: JobState) -> str:
+    p = st.outside[0]
+    more = f" (+{len(st.outside) - 1} more)" if len(st.outside) > 1 else ""
+    return (f"nothing of the job's session is left, but its log is still written by pid {p.pid} ({p.comm}){more}, which left "
+            "the session (setsid, or a daemon's double fork): cockpit neither follows nor stops it")
+
+
 def gone_cause(job: JobRecord, st: JobState, scan: LogScan) -> Cause | None:
     """How the job ended when its launcher exited first and what it left running is gone now (no
-    exit status to read: see the module doc); None when that is not the case."""
+    exit status to read: see the module doc); None when that is not the case.  A process that left
+    the session and still writes the log (:func:`log_writers`) is named: the job did not end there."""
     if st.launcher_exit is None or st.exit_code is not None or st.alive:
         return None
+    if st.outside:
+        data = {"launcher_exit": st.launcher_exit, "outside": [{"pid": p.pid, "comm": p.comm} for p in st.outside],
+                "last_progress": scan.last_progress, "first_error": scan.error()}
+        err = error_cause(scan)
+        head = f"launcher exited {st.launcher_exit}; {_outside(st)}"
+        if err is not None:
+            return Cause(err.layer, f"{head}: {err.detail}", err.advice, {**data, **err.data}, "died")
+        ok = st.launcher_exit == 0
+        return Cause(Layer.APP if ok else Layer.PROCESS, head + (f"; no error in its log after {scan.progress_count} progress lines" if ok else ""),
+                     "", data, "finished" if ok else "died")
     who = f"the {_name(job)}" if job.survivor_pid is not None else "what it left running"
     unseen = "its exit status was not observed (its launcher exited first)"
     after = None
