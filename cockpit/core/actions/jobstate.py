@@ -283,7 +283,7 @@ class JobReader:
 
     def _saw_main(self, st: JobState) -> None:
         lead = st.leader
-        if st.exit_code is None and st.supervisor is not None and st.alive and lead is not None and lead.comm not in _SHELLS:
+        if st.exit_code is None and st.supervisor is not None and st.alive and lead is not None:
             self.main, self.main_progressed = lead, self.scan.progress_count > 0
 
     def _date_backlog(self, st: JobState) -> None:

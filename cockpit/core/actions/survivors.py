@@ -101,22 +101,23 @@ def _name(job: JobRecord) -> str:
 
 def main_exited(main: ProcStat | None, progressed: bool, code: int, live: list[ProcStat]) -> bool:
     """The status is the job's own, not a launcher's: the job's main process, seen alive under its
-    supervisor (a program, not a wrapping shell), is what exited, and it failed or had made progress
-    before it did; what lives on are processes it started (data-loader workers notice their
-    parent's death only at their next status check, seconds later), not a trainer it left behind."""
-    if main is None or (code == 0 and not progressed):
-        return False  # never seen, or a program that exited 0 before any progress: a launcher, perhaps
+    supervisor, is what exited, and it failed, or it was a program (not a wrapping shell) that had
+    made progress before it exited 0; what lives on are processes it started (data-loader workers
+    notice their parent's death only at their next status check, seconds later; a ``train.sh``'s
+    ``nvidia-smi dmon &`` or heartbeat loop never), not a trainer it left behind."""
+    if main is None or (code == 0 and (not progressed or main.comm in _SHELLS)):
+        return False  # never seen, or exit 0 from a wrapper shell or before any progress: a launcher, perhaps
     return all(m.pid != main.pid or m.start_time != main.start_time for m in live)
 
 
 def leftovers_note(st: JobState) -> str:
-    """``; 1 process it started was still exiting (pid 74 python3)`` when the job's main process exited
-    before processes it started (:func:`main_exited`), else ""."""
+    """``; 1 process it started lives on (pid 74 python3)`` when the job's main process exited before
+    processes it started (:func:`main_exited`), else ""."""
     if not st.leftovers:
         return ""
     n = len(st.leftovers)
     who = ", ".join(f"pid {p.pid} {p.comm}" for p in st.leftovers[:3]) + (", …" if n > 3 else "")
-    return f"; {n} process{'es' if n > 1 else ''} it started {'were' if n > 1 else 'was'} still exiting ({who})"
+    return f"; {n} process{'es' if n > 1 else ''} it started live{'' if n > 1 else 's'} on ({who})"
 
 
 def adopt(job: JobRecord, st: JobState, main: ProcStat | None = None, progressed: bool = False) -> ProcStat | None:
