@@ -43,7 +43,7 @@ from .actions.job import JobRecord
 from .actions.jobstate import JobReader, LogScan
 from .actions.loopdeath import confirm_loop_death
 from .actions.nonfinite import diverged_cause
-from .actions.stall import detect_stall
+from .actions.stall import detect_stall, judged_stall
 from .actions.survivors import gone_cause, leftovers_note
 from .actions.verify import GONE_CONFIRM_S
 from .outcome import findings_text, log_findings
@@ -145,6 +145,7 @@ async def read_fate(ctx: ActionContext, job: JobRecord, reader: JobReader | None
         lead = st.leader
         stall = detect_stall(ctx.cfg.verify.stall_after, scan.clock, now, lead.state if lead else "",
                              gpu_util=gpu_util() if gpu_util else None, xid_since=xid_since)
+        stall = await judged_stall(ctx, stall, scan.clock, now, lead.state if lead else "", xid_since)  # GPUs not observed: read them
         if stall is not None:
             return Fate("stalled", stall.layer.value, stall.describe(), now, since, scan.last_progress)
         return Fate("running", None, st.describe(), now, since, scan.last_progress)

@@ -19,17 +19,23 @@ process stuck in ``D`` (``process``, or ``gpu`` when its wait channel names the 
 
 from __future__ import annotations
 
+import shlex
 import statistics
 import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from ..layers import Layer
+from ..remote.base import RemoteError
 from .causebase import fmt_secs
 
+if TYPE_CHECKING:
+    from .base import ActionContext
+
 __all__ = ["ProgressClock", "Stall", "detect_stall", "stall_threshold", "stall_layer", "stall_unknown", "AUTO_FLOOR_S",
-           "AUTO_FACTOR"]
+           "AUTO_FACTOR", "read_gpu_util", "judged_stall"]
 
 AUTO_FLOOR_S = 120.0
 AUTO_FACTOR = 10.0
@@ -150,3 +156,32 @@ def detect_stall(setting: float | str, clock: ProgressClock, now: float, leader_
     xid = xid_since(clock.last_at or now) if xid_since is not None else None
     layer, why = stall_layer(gpu_util, xid, leader_state)
     return Stall(silent, limit, clock.last_line, layer, why)
+
+
+async def read_gpu_util(ctx: ActionContext) -> list[float] | None:
+    """Every GPU's utilisation, read now with one ``nvidia-smi`` where ``[gpu] where`` says (None when
+    it cannot be read): the evidence a stall's layer needs when no observation holds it (verify, a
+    headless follower, ``cockpit status``)."""
+    gpu = ctx.cfg.gpu
+    cmd = f"{shlex.quote(gpu.nvidia_smi)} --query-gpu=utilization.gpu --format=csv,noheader,nounits"
+    try:
+        res = await (ctx.run_host if gpu.where == "host" else ctx.run)(cmd, timeout=5)
+    except RemoteError:
+        return None
+    if not res.ok:
+        return None
+    vals = [w.strip() for w in res.stdout.decode("utf-8", "replace").splitlines()]
+    return [float(v) for v in vals if v.replace(".", "", 1).isdigit()] or None
+
+
+async def judged_stall(ctx: ActionContext, stall: Stall | None, clock: ProgressClock, now: float, leader_state: str = "",
+                       xid_since: Callable[[float], str | None] | None = None) -> Stall | None:
+    """``stall`` with its layer judged on the GPUs' utilisation read now when nothing else placed it
+    (an ``app`` stall without evidence: a device-side hang read without GPU values was told ``app``)."""
+    if stall is None or stall.layer is not Layer.APP or stall.evidence:
+        return stall
+    util = await read_gpu_util(ctx)
+    if util is None:
+        return stall
+    layer, why = stall_layer(util, xid_since(clock.last_at or now) if xid_since is not None else None, leader_state)
+    return Stall(stall.silent_s, stall.threshold_s, stall.last_progress, layer, why)
