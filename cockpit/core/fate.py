@@ -44,7 +44,7 @@ from .actions.jobstate import JobReader, LogScan
 from .actions.loopdeath import confirm_loop_death
 from .actions.nonfinite import diverged_cause
 from .actions.stall import detect_stall, judged_stall
-from .actions.survivors import gone_cause, leftovers_note
+from .actions.survivors import gone_cause, leftovers_note, pipeline_note
 from .actions.verify import GONE_CONFIRM_S
 from .outcome import findings_text, log_findings
 from .probes.procs.zombies import zombie_grace
@@ -159,7 +159,7 @@ async def read_fate(ctx: ActionContext, job: JobRecord, reader: JobReader | None
         notes = findings_text(log_findings(scan, errors=True))
         before = " before any progress line" if scan.progress_re is not None and scan.progress_line is None else ""
         return Fate("finished", None, "exited with code 0" + before + short_of_total(scan, ctx.cfg.metrics.total_steps) + leftovers_note(st)
-                    + (f"; {notes}" if notes else ""),
+                    + pipeline_note(job.command or ctx.cfg.job.command) + (f"; {notes}" if notes else ""),
                     now, after, scan.last_progress)
     cause = await death_cause(ctx, job, st, scan)
     state = cause.state if cause.state in FATE_STATES else "died"

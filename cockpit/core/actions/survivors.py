@@ -63,7 +63,7 @@ from .jobrecord import JobRecord
 if TYPE_CHECKING:  # pragma: no cover - jobstate imports this module
     from .jobstate import JobState, LogScan
 
-__all__ = ["adopt", "follow_survivors", "gone_cause", "leftovers_note", "main_exited", "pick_survivor", "short_command"]
+__all__ = ["adopt", "follow_survivors", "gone_cause", "leftovers_note", "main_exited", "pipeline_note", "pick_survivor", "short_command"]
 
 _SHELLS = ("sh", "bash", "dash", "ash", "zsh", "busybox", "nohup", "env")
 #: the longest command line named in a verdict
@@ -108,6 +108,21 @@ def main_exited(main: ProcStat | None, progressed: bool, code: int, live: list[P
     if main is None or (code == 0 and (not progressed or main.comm in _SHELLS)):
         return False  # never seen, or exit 0 from a wrapper shell or before any progress: a launcher, perhaps
     return all(m.pid != main.pid or m.start_time != main.start_time for m in live)
+
+
+def pipeline_note(command: str) -> str:
+    """``; its status is its pipeline's last command's (tee out.log): the trainer's own is not observed
+    (set -o pipefail)`` when the job's command is a pipeline (``python3 train.py | tee out.log``: the
+    shell's status is ``tee``'s, 0 when the trainer exited 1 or was killed), else ""."""
+    try:
+        words = list(shlex.shlex(command, posix=True, punctuation_chars=True))
+    except ValueError:
+        return ""
+    pipes = [i for i, w in enumerate(words) if w in ("|", "|&")]
+    if not pipes:
+        return ""
+    last = short_command(words[pipes[-1] + 1:])
+    return f"; its status is its pipeline's last command's ({last}): the trainer's own is not observed (set -o pipefail)"
 
 
 def leftovers_note(st: JobState) -> str:

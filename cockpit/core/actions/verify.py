@@ -55,7 +55,7 @@ from .nonfinite import ADVICE as DIVERGED_ADVICE
 from .reattach import TargetLost, read_job
 from .stall import detect_stall, judged_stall, stall_threshold, stall_unknown
 from .startclock import Deadline, StartupClock, no_progress
-from .survivors import gone_cause, leftovers_note
+from .survivors import gone_cause, leftovers_note, pipeline_note
 
 __all__ = ["verify", "VERIFY_PLAN", "LogScan", "error_dict", "ERROR_GRACE_S"]
 
@@ -267,7 +267,8 @@ async def _judge(ctx: ActionContext, vb: VerdictBuilder, job: JobRecord, st: Job
         if finished:
             reached = (f"after reaching progress (last: {scan.last_progress[:120]})" if scan.last_progress
                        else f"after {cfg.job.healthy_after:g}s without a crash (healthy_after)")
-            al.ok(f"finished: {gone.detail if gone else describe_exit(0)} {reached}" + leftovers_note(st))
+            piped = "" if gone else pipeline_note(job.command or cfg.job.command)
+            al.ok(f"finished: {gone.detail if gone else describe_exit(0)} {reached}" + leftovers_note(st) + piped)
         elif quiet_end:
             al.ok(f"{describe_exit(0)} {fmt_secs(now - started)} after launch, before any progress" + leftovers_note(st))
         elif st.queued:
