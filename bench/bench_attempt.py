@@ -8,6 +8,9 @@ launch, verify until the progress marker and through the settle window (``[verif
 ``Engine.attempt`` also takes the target lock before and reads the first fate after the attempt's
 own total: shown apart ("+ Engine.attempt around it"), not in cockpit's share.
 
+"between the stages" is the attempt's total less its stages' own times: what runs between them in
+cockpit itself (journal writes, events, listeners, the code version read at the start).
+
 Each round is a **cold** attempt (a fresh Engine: a new SSH connection, nothing cached) followed by
 ``--warm`` **warm** attempts on the same engine (its connection kept).  cockpit's own share of an
 attempt = its total − the round's job-alone baseline − the settle window.
@@ -111,11 +114,11 @@ def report(kind: str, rows: list[dict[str, float]], settle_ms: float) -> dict[st
     """Prints the medians of one kind (cold or warm) and answers them."""
     out: dict[str, float] = {}
     print(f"{kind} (n={len(rows)})")
-    for k in ("job", "attempt", *PARTS, "share", "engine"):
+    for k in ("job", "attempt", *PARTS, "between", "share", "engine"):
         vals = [r[k] for r in rows]
         out[k] = statistics.median(vals)
         label = {"job": "job alone (baseline)", "attempt": "attempt total (run_attempt)",
-                 "engine": "+ Engine.attempt around it"}.get(k, k)
+                 "between": "between the stages", "engine": "+ Engine.attempt around it"}.get(k, k)
         if k == "share":
             label = f"cockpit's share (total-job-{settle_ms:g})"
         print(_row(label, vals))
@@ -174,6 +177,7 @@ async def main(n: int, delay: float, warm: int = 2, settle: float = 1.0, trace: 
                     row = {k: res.timings.get(k, 0.0) * 1000 for k in PARTS}
                     row["attempt"] = res.timings["total"] * 1000
                     row["job"] = base
+                    row["between"] = row["attempt"] - sum(row[k] for k in PARTS)  # journal, events, listeners
                     row["share"] = row["attempt"] - base - settle_ms
                     row["trips"] = TRIPS[0]
                     row["engine"] = wall - row["attempt"]
