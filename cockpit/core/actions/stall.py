@@ -162,6 +162,8 @@ async def read_gpu_util(ctx: ActionContext) -> list[float] | None:
     """Every GPU's utilisation, read now with one ``nvidia-smi`` where ``[gpu] where`` says (None when
     it cannot be read): the evidence a stall's layer needs when no observation holds it (verify, a
     headless follower, ``cockpit status``)."""
+    if ctx.transport.runtime.scheduler is not None:  # the job's GPUs are on its nodes, not where cockpit runs commands
+        return None
     gpu = ctx.cfg.gpu
     cmd = f"{shlex.quote(gpu.nvidia_smi)} --query-gpu=utilization.gpu --format=csv,noheader,nounits"
     try:
