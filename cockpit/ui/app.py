@@ -170,6 +170,7 @@ class CockpitApp(App[int]):
             self.title = "cockpit · demo"
         self.actions, self.views, self.targets = TargetActions(self), Views(self), Targets(self)
         self.settings, self.user, self.polling = Settings(self), UserActions(self), Polling(self)
+        self.settings.preselect_theme()
 
     # -- composition --------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
