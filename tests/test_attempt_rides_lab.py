@@ -109,6 +109,8 @@ def test_an_attempts_step_verdict_waits_for_the_next_durable_line(tmp_path: Path
     assert synced == [] and '"verdict"' in path.read_text().splitlines()[-1]  # written, not synced
     j.record_verdict(a, "stop", v.finish())
     assert len(synced) == 1  # a verdict is durable by default
+    j.record(a, "fate", durable=False, state="stopped")
+    assert len(synced) == 1 and '"stopped"' in path.read_text().splitlines()[-1]
     j.finish_attempt(a, Outcome.PASSED)
     assert len(synced) == 2
     assert [e for e in Journal(path).events() if e.get("event") == "verdict" and e.get("action") == "deploy"]

@@ -203,7 +203,8 @@ class Engine:
             self._viewed_fates[attempt] = fate
             self.publish(FateChanged(attempt, fate, self._outcome_of(attempt)))
             return
-        self.journal.record(attempt, FATE_EVENT, **fate.to_dict())
+        # inside an attempt's stop: the new job's record, fsynced when the spawn answers, syncs it too
+        self.journal.record(attempt, FATE_EVENT, durable=self.held_trace_reads is None, **fate.to_dict())
         if fate.final and self.held_trace_reads is not None:
             self.held_trace_reads.append(attempt)  # read once the new job is spawned (not in the launch's way)
         elif fate.final:

@@ -48,8 +48,9 @@ file lock, so two cockpits never hand out the same id).
 
 Writing: every event is one ``write`` of one line to a file opened in append mode, under
 ``fcntl.flock(LOCK_EX)``, then ``os.fsync`` (not for a ``stage``, nor for the verdict of an attempt's
-step before its end: a written line survives a crash of cockpit in the page cache, and the next
-fsynced event, the job record or the attempt's end, puts it on disk).  If the file does not end with a newline (a writer
+step before its end, nor for the old job's fate recorded by an attempt's stop: a written line
+survives a crash of cockpit in the page cache, and the next fsynced event, the job record or the
+attempt's end, puts it on disk).  If the file does not end with a newline (a writer
 died mid-line, or a write failed half-way on a full disk), a newline is written first so the torn
 fragment stays a line of its own and cannot corrupt the next event.  Every string of an event is
 redacted first (:mod:`cockpit.core.redact`), except the paths and names cockpit built to find its

@@ -313,12 +313,13 @@ class Journal:
             self._append(list)
             return not self._pending
 
-    def record(self, attempt: int, event: str, **fields: Any) -> dict[str, Any]:
-        """Append any event (``event`` is its type) for ``attempt``; returns what was written."""
+    def record(self, attempt: int, event: str, *, durable: bool = True, **fields: Any) -> dict[str, Any]:
+        """Append any event (``event`` is its type) for ``attempt``; returns what was written.
+        ``durable=False``: without its own fsync (a durable record follows a moment later)."""
         _check_id(attempt)
         if not isinstance(event, str) or not event:
             raise ValueError("event type must be a non-empty string")
-        return self._record(attempt, event, fields)
+        return self._record(attempt, event, fields, durable)
 
     def _record(self, attempt: int, event: str, fields: Mapping[str, Any], durable: bool = True) -> dict[str, Any]:
         ev = self._event(attempt, event, _jsonable(fields))  # returned as it is stored
