@@ -50,13 +50,22 @@ READ_MAX = 1 << 20
 _SHELLS = ("sh", "bash", "dash", "ash", "zsh", "busybox")
 
 
-def state_command(job: JobRecord, offset: int, read_max: int = READ_MAX) -> str:
+def state_command(job: JobRecord, offset: int, read_max: int = READ_MAX, *, follow: bool = False, moved: str | None = None) -> str:
     """The shell text of one probe (see the module doc); its output is parsed by :func:`parse_state`.
 
-    A negative ``offset`` reads only the log's last ``-offset`` bytes.
+    A negative ``offset`` reads only the log's last ``-offset`` bytes.  With ``follow`` (the log is
+    the supervisor's stdout: ``capture_output``), a log moved away under the job (logrotate's
+    rename and ``create``) is read where the job writes it: the supervisor's stdout while it lives,
+    then ``moved``, the path it was last seen at.
     """
     q = shlex.quote
     pg = int(job.pgid or job.pid or 0)
+    log = q(job.log_path)
+    where = f"lf={log}; "
+    if follow:  # the supervisor's stdout is the log, unless it was moved (a name that starts with the log's)
+        where += (f"if [ -n \"$p\" ] && [ -f /proc/$p/fd/1 ]; then [ /proc/$p/fd/1 -ef {log} ] || {{ m=$(readlink /proc/$p/fd/1); "
+                  f"case \"$m\" in {log}?*) lf=/proc/$p/fd/1; echo \"moved=$m\";; esac; }}; "
+                  + (f"elif [ -f {q(moved)} ]; then lf={q(moved)}; echo \"moved=\"{q(moved)}; " if moved else "") + "fi; ")
     return (
         f"p=$(cat {q(job.pid_file)} 2>/dev/null); echo \"pid=$p\"; "
         "echo \"init=$(cat /proc/1/stat 2>/dev/null)\"; echo @@stat; "
@@ -69,10 +78,11 @@ def state_command(job: JobRecord, offset: int, read_max: int = READ_MAX) -> str:
         f"echo @@exit; echo \"exit=$(cat {q(job.exit_file)} 2>/dev/null)\"; "
         f"echo \"exit_mtime=$(stat -c %Y {q(job.exit_file)} 2>/dev/null)\"; "
         # the log's size after the exit file: every byte the job wrote before its status is in this reading
-        f"if [ -e {q(job.log_path)} ]; then echo \"size=$(wc -c < {q(job.log_path)})\"; echo \"log_mtime=$(stat -c %Y {q(job.log_path)})\"; "
+        + where +
+        "if [ -e \"$lf\" ]; then echo \"size=$(wc -c < \"$lf\")\"; echo \"log_mtime=$(stat -L -c %Y \"$lf\")\"; "
         "else echo size=-1; fi; echo \"now=$(date +%s)\"; echo \"tz=$(date +%z)\"; "
-        + (f"echo @@log; tail -c +{offset + 1} {q(job.log_path)} 2>/dev/null | head -c {int(read_max)}" if offset >= 0 else
-           f"echo @@log; tail -c {-offset} {q(job.log_path)} 2>/dev/null")
+        + (f"echo @@log; tail -c +{offset + 1} \"$lf\" 2>/dev/null | head -c {int(read_max)}" if offset >= 0 else
+           f"echo @@log; tail -c {-offset} \"$lf\" 2>/dev/null")
     )
 
 
@@ -104,6 +114,8 @@ class JobState:
     launcher_note: str = ""
     #: processes the job's main process started, alive after its own exit status was written (:mod:`.survivors`)
     leftovers: list[ProcStat] = field(default_factory=list)
+    #: where the job's log went while the job writes on to it (renamed by a log rotation), read there
+    log_moved: str | None = None
     #: processes outside the job's session that still write its log, once nothing of the job is left (:mod:`.survivors`)
     outside: list[ProcStat] = field(default_factory=list)
 
@@ -162,6 +174,8 @@ class JobState:
         if lead is None:
             return "no job process"
         text = f"{lead.comm} pid {lead.pid} {lead.state}, {lead.threads} threads"
+        if self.log_moved:
+            text += f"; its log was moved to {self.log_moved} (rotated?), and is read there"
         return f"{self.launcher_note}: {text}" if self.launcher_note else text
 
     # -- what a scheduler's state (cockpit.core.slurm) says differently; a plain job has none of it
@@ -207,6 +221,8 @@ def parse_state(out: bytes, job: JobRecord) -> JobState:
             st.exit_at = float(v)
         elif k == "size" and v.lstrip("-").isdigit():
             st.log_size = int(v)
+        elif k == "moved" and v:
+            st.log_moved = v.removesuffix(" (deleted)")
         elif k == "log_mtime" and v.isdigit():
             st.log_mtime = float(v)
         elif k == "now" and v.isdigit():
@@ -280,6 +296,8 @@ class JobReader:
         #: seen by then: when it is what exits, its status is the job's (:func:`~.survivors.main_exited`)
         self.main: ProcStat | None = None
         self.main_progressed = False
+        #: where the log was last seen moved to (:func:`state_command`'s ``follow``)
+        self.moved: str | None = None
 
     def _saw_main(self, st: JobState) -> None:
         lead = st.leader
@@ -291,7 +309,7 @@ class JobReader:
         self.first = False
 
     def command(self, offset: int) -> str:
-        return state_command(self.job, offset)
+        return state_command(self.job, offset, follow=self.ctx.cfg.job.capture_output and not self.job.scheduler, moved=self.moved)
 
     def parse(self, out: bytes) -> JobState:
         return parse_state(out, self.job)
@@ -301,6 +319,7 @@ class JobReader:
         while True:
             res = await self.ctx.run(self.command(self.offset), timeout=10)
             st = self.parse(res.stdout)
+            self.moved = st.log_moved or self.moved
             await follow_survivors(self.ctx, self.job, st, self.main, self.main_progressed)  # a launcher that exited is not the job's end
             if self.offset < 0:  # a tail read: start at the first whole line, go on from the end
                 cut = st.data.find(b"\n") + 1 if st.log_size > -self.offset else 0

@@ -1,0 +1,44 @@
+"""A log rotated under the job (renamed, a new empty file made: logrotate's ``create``) is read
+where the job writes it.
+
+The job writes on to its stdout, the renamed file; cockpit read the new empty file by its path:
+verify ended ``pending`` ("log is empty") for a job that was stepping, the fate read ``stalled
+(app)`` while it trained on, and its crash would have gone unseen.  The reader now follows the
+supervisor's stdout when it is no longer the log's path, and the moved file once the supervisor is
+gone, and says where the log went.
+"""
+
+from __future__ import annotations
+
+import shlex
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cockpit.core.layers import Outcome
+from tests.lab import await_for
+from tests.lab.runs import JOBS, fate_of
+
+pytestmark = pytest.mark.lab
+
+
+async def test_a_rotated_log_is_read_where_the_job_writes_it(lab: Any, lab_config: Any, engines: Any) -> None:
+    ws = Path(lab.workspace(200))
+    shutil.copy(JOBS / "rotate_log.py", ws / "rotate_log.py")
+    gate = ws / "rotate-gate"
+    gate.unlink(missing_ok=True)
+    cfg = lab_config(job={"command": shlex.join([lab.jobsim_argv()[0], str(ws / "rotate_log.py"), str(gate)])},
+                     verify={"settle": 1.0, "stall_after": 5, "fate_interval": 0.3})
+    eng = engines(cfg)
+    try:
+        res = await eng.attempt("log rotated under the job")
+        assert res.outcome is Outcome.PASSED and res.job is not None, res.verdict.summary()
+        alive = next(s for s in res.verdict.stages if s.name.endswith("alive"))
+        assert f"its log was moved to {res.job.log_path}.1" in alive.detail, alive.detail
+    finally:
+        gate.touch()  # the job crashes now, into the moved file
+    await await_for(lambda: (f := fate_of(cfg, res.attempt)) is not None and f.final, 20, "the final fate")
+    fate = fate_of(cfg, res.attempt)
+    assert (fate.state, fate.layer) == ("died", "app") and "checkpoint shard 3 is corrupt" in fate.cause, fate
