@@ -92,10 +92,11 @@ async def test_sigkill_without_traceback_is_reported_as_signal_9(lab, make_cfg, 
 
 async def test_slow_log_is_pending_then_passed(lab, make_cfg, engines):
     ws = lab.workspace()
-    # the job writes its own log (attempt 1's name), and only after 8 s of loading: longer than the
-    # lab's healthy_after and SSH keepalive (5 s), well inside startup_timeout
-    cfg = make_cfg(job={"command": job(lab, "--steps", 0, "--interval", 0.1, "--log", f"{ws}/slow-1.log", "--log-delay", 8),
-                        "log": f"{ws}/slow-{{attempt}}.log", "capture_output": False, "startup_timeout": 40})
+    # the job writes its own log (attempt 1's name), and only after 4 s of loading: longer than
+    # healthy_after and the SSH keepalive (both 1.5 s here), well inside startup_timeout
+    cfg = make_cfg(job={"command": job(lab, "--steps", 0, "--interval", 0.1, "--log", f"{ws}/slow-1.log", "--log-delay", 4),
+                        "log": f"{ws}/slow-{{attempt}}.log", "capture_output": False, "startup_timeout": 40, "healthy_after": 1.5},
+                   ssh={"keepalive_interval": 1.5})
     eng = engines(cfg)
     ctx = ActionContext(cfg, eng.transport)
     v, rec = await launch(ctx, 1)
@@ -107,7 +108,7 @@ async def test_slow_log_is_pending_then_passed(lab, make_cfg, engines):
     t0 = time.monotonic()
     final = await verify(ctx, rec)
     assert final.ok, final.summary()
-    assert time.monotonic() - t0 > 4  # it really waited for the log instead of failing
+    assert time.monotonic() - t0 > 2  # it really waited for the log instead of failing
 
 
 async def test_launch_survives_the_pct_exec_that_started_it(lab, make_cfg, engines):

@@ -66,8 +66,11 @@ RUNTIMES = ("pct", "docker", "podman", "host", "slurm")
 ENGINE_CT = {"docker": 251, "podman": 252}
 
 STEPS = ("--steps", 0, "--interval", 0.05)
-#: the crash comes 2 s after the first step: well after the 0.5 s settle window, even with five rows at once
-LATE = 40
+#: the crash (and the finish) waits for the cell's go-file, which the cell creates once the attempt passed
+GO = ("--go-file", "{go}")
+LATE = 5
+#: the hang comes 2 s after the first step: well after the 0.5 s settle window, even with five rows at once
+HANG_AT = 40
 #: the seed's race: the drafter threads die at the first step, the training loop runs on for ever
 RACE = ("--steps", 0, "--interval", 0.05, "--threads", 3, "--crash", "fx", "--crash-at", 1, "--keep-stepping", -1)
 DRAFTERS = "drafter-0, drafter-1, drafter-2"
@@ -99,12 +102,26 @@ class Row:
                         cache={"paths": [str(self.slurm.dir / "cache")]}, gpu=None,
                         slurm={"partition": PARTITION, "queue_wait": 3})
         else:
-            work = f"{self.lab.workspace(self.ctid or 200)}/fates-{self.name}"
+            work = self.workdir()
             over.update(job={**job, "workdir": work, "log": f"{work}/train-{{attempt}}.log"}, deploy={"dest": f"{work}/src"})
             if self.name == "host":
                 over["gpu"] = None
         self.lab.write_config(path, **over)
         return load_config(path)
+
+    def workdir(self) -> str:
+        return str(self.slurm.work) if self.slurm is not None else f"{self.lab.workspace(self.ctid or 200)}/fates-{self.name}"
+
+    def touch(self, path: str, *, remove: bool = False) -> None:
+        """Create (or remove) a file where the job runs: the job's go-file."""
+        if self.slurm is not None or self.ctid is None:
+            if remove:
+                Path(path).unlink(missing_ok=True)
+            else:
+                Path(path).touch()
+        else:
+            r = self.lab.exec_in(self.ctid, f"{'rm -f' if remove else 'touch'} {path}")
+            assert r.returncode == 0, r.stderr
 
     def cancel(self, job: Any) -> None:
         """Cancelled from outside, as the user would: scancel, or kill -TERM of the job's process group."""
@@ -137,10 +154,10 @@ class Row:
 
 #: case → (the job's arguments, [verify] overrides); the fate each runtime must read is :func:`expected`
 CASES: dict[str, tuple[tuple[object, ...], dict[str, Any]]] = {
-    "finish": (("--steps", 40, "--interval", 0.05), {}),
-    "signal": ((*STEPS, "--crash", "sigkill", "--crash-at", LATE), {}),
-    "loopdeath": ((*STEPS, "--crash", "loopdeath", "--crash-at", LATE), {}),
-    "hang": ((*STEPS, "--hang", "syscall", "--hang-at", LATE), {"stall_after": 1.0}),
+    "finish": (("--steps", 5, "--interval", 0.05, *GO), {}),
+    "signal": ((*STEPS, "--crash", "sigkill", "--crash-at", LATE, *GO), {}),
+    "loopdeath": ((*STEPS, "--crash", "loopdeath", "--crash-at", LATE, *GO), {}),
+    "hang": ((*STEPS, "--hang", "syscall", "--hang-at", HANG_AT), {"stall_after": 1.0}),
     "cancel": (STEPS, {}),
 }
 
@@ -183,7 +200,9 @@ def stages(v: Any) -> str:
 
 async def _case(row: Row, case: str, made: list[Engine]) -> None:
     args, verify = CASES[case]
-    cfg = row.config(*args, **verify)
+    go = f"{row.workdir()}/go-{case}"
+    await asyncio.to_thread(row.touch, go, remove=True)
+    cfg = row.config(*(str(a).replace("{go}", go) for a in args), **verify)
     eng = Engine(cfg)  # a new cockpit, as `cockpit attempt` is; its job is left running for the next cell's stop stage
     made.append(eng)
     res = await eng.attempt(f"{row.name}: {case}", wait=True)
@@ -191,6 +210,8 @@ async def _case(row: Row, case: str, made: list[Engine]) -> None:
     assert res.job is not None and res.job.started
     if case == "cancel":
         await asyncio.to_thread(row.cancel, res.job)
+    if "--go-file" in args:
+        await asyncio.to_thread(row.touch, go)
     state = expected(row.name, case)[0]
 
     def reached() -> Any:

@@ -24,6 +24,7 @@ import shutil
 import socket
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -124,11 +125,14 @@ def test_config_before_and_after_reach_the_same_target(world: World, sub: tuple[
     """``cockpit --config B sub`` and ``cockpit sub --config B`` both reach B, never ./cockpit.toml;
     and plain ``cockpit sub`` from the directory reaches ./cockpit.toml."""
     other = str(world.boxes["otherbox"].dir / "B.toml")
-    for argv in (["--config", other, *_cmd(sub, "otherbox")], [*_cmd(sub, "otherbox"), "--config", other]):
-        r = world.run(*argv)
-        assert world.reached(r) == {"otherbox"}, f"cockpit {shlex.join(argv)} → rc {r.returncode}\n{r.stdout}{r.stderr}"
-        assert "usage:" not in r.stderr
-    r = world.run(*_cmd(sub, "cwdone"))
+    # the plain run (./cockpit.toml, its journal beside it) runs while the two on B run one after the other
+    with ThreadPoolExecutor(1) as pool:
+        plain = pool.submit(world.run, *_cmd(sub, "cwdone"))
+        for argv in (["--config", other, *_cmd(sub, "otherbox")], [*_cmd(sub, "otherbox"), "--config", other]):
+            r = world.run(*argv)
+            assert world.reached(r) == {"otherbox"}, f"cockpit {shlex.join(argv)} → rc {r.returncode}\n{r.stdout}{r.stderr}"
+            assert "usage:" not in r.stderr
+        r = plain.result()
     assert "cwdone" in world.reached(r) <= {"cwdone", "cwdtwo"}, f"cockpit {shlex.join(sub)} → {r.stdout}{r.stderr}"
 
 

@@ -30,8 +30,8 @@ pytestmark = pytest.mark.lab
 DRAFTERS = ("drafter-0", "drafter-1", "drafter-2")
 
 
-def loopdeath_job(lab, crash_at: int) -> str:
-    return lab.jobsim_command("--steps", 0, "--interval", 0.05, "--crash", "loopdeath", "--crash-at", crash_at)
+def loopdeath_job(lab, crash_at: int, *more: object) -> str:
+    return lab.jobsim_command("--steps", 0, "--interval", 0.05, "--crash", "loopdeath", "--crash-at", crash_at, *more)
 
 
 def assert_loop_death_cause(cause: str) -> None:
@@ -48,11 +48,14 @@ def job_threads(lab, log_path: str) -> list[str]:
 
 
 async def test_a_dead_loop_under_live_threads_is_died_in_status_history_and_verify(lab, lab_config, engines, tmp_path):
-    cfg = lab_config(job={"command": loopdeath_job(lab, 100)})  # 5 s in: after the 1 s settle window
+    go = f"{lab.workspace()}/loopdeath.go"  # the loop dies once the attempt has passed and the test creates it
+    lab.exec_in(200, f"rm -f {go}")
+    cfg = lab_config(job={"command": loopdeath_job(lab, 5, "--go-file", go)})
     eng = engines(cfg)
     res = await eng.attempt("diverges after it passed", follow=False)  # nobody follows: the headless path
     assert res.outcome is Outcome.PASSED, res.verdict.summary()
     log_path = res.job.log_path
+    lab.exec_in(200, f"touch {go}")
     await await_for(lambda: "FloatingPointError: loss is nan" in lab.exec_in(200, f"cat {log_path}").stdout,
                    timeout=20, interval=0.2)
     assert set(DRAFTERS) <= set(job_threads(lab, log_path))  # the process lives on, held by them

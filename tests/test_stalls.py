@@ -84,7 +84,8 @@ async def test_progress_that_resumes_clears_the_stall(lab, lab_config, engines):
 
 
 async def test_slow_but_steady_progress_is_never_flagged(lab, lab_config, engines):
-    cfg = lab_config(job={"command": job(lab, "--steps", 0, "--interval", 0.05, "--eval-every", 10, "--eval-seconds", 1.0)},
+    # short steps (0.02 s): each 1 s evaluation is 50 median steps long, yet under the 3 s threshold
+    cfg = lab_config(job={"command": job(lab, "--steps", 0, "--interval", 0.02, "--eval-every", 10, "--eval-seconds", 1.0)},
                      verify={"stall_after": 3})
     eng = engines(cfg)
     res = await eng.attempt("evaluation every 10 steps")

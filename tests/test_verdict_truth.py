@@ -243,7 +243,9 @@ async def test_a_workdir_that_can_never_exist_is_still_a_container_failure(lab, 
 # -- 5. one launch, one set of files; strays ---------------------------------------------------------
 
 async def test_a_stray_from_another_journal_cannot_leak_its_exit_status(lab, lab_config, tmp_path, engines):
-    command = job(lab, "--steps", 80, "--interval", 0.1)
+    # each copy runs until the test creates its go-file (named by its process group), then exits 0
+    lab.exec_in(200, f"rm -f {lab.workspace()}/go-*")
+    command = job(lab, "--steps", 1, "--interval", 0.1, "--go-file", f"{lab.workspace()}/go-{{pgid}}")
     cfg_a = lab_config(job={"command": command}, journal={"path": str(tmp_path / "a" / "journal.jsonl")})
     cfg_b = lab_config(job={"command": command, "strays": "leave"}, journal={"path": str(tmp_path / "b" / "journal.jsonl")})
     a = engines(cfg_a)
@@ -255,6 +257,8 @@ async def test_a_stray_from_another_journal_cannot_leak_its_exit_status(lab, lab
     assert "1 copy of the job that cockpit did not start" in strays.detail and "left running" in strays.detail
     assert res_a.job.pid_file != res_b.job.pid_file and res_a.job.exit_file != res_b.job.exit_file
     # A's job exits 0 while B's is still young: B's verdict and fate are B's own
+    assert res_a.job.pgid is not None and res_a.job.pgid != res_b.job.pgid
+    lab.exec_in(200, f"touch {lab.workspace()}/go-{res_a.job.pgid}")
     await await_for(lambda: lab.exec_in(200, f"cat {res_a.job.exit_file} 2>/dev/null").stdout.strip() != "", timeout=20, interval=0.2)
     v = await b.run_action("verify")
     alive = [s for s in v.stages if s.name == "alive"][0]

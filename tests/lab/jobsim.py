@@ -302,6 +302,7 @@ def parse(argv):
     p.add_argument("--gpu-mem", type=int, default=0, help="hold a GPU context of this many MiB (the lab's nvidia-smi lists it)")
     p.add_argument("--gpu", type=int, default=0, help="the GPU index of --gpu-mem")
     p.add_argument("--gpu-procs", type=int, default=1, help="processes holding a context each (ranks): K-1 are forked")
+    p.add_argument("--go-file", help="--crash and the last of --steps wait until this file exists ({pgid}: the job's process group)")
     p.add_argument("--mark-file", help="write the wall-clock time of the fatal event here (benchmarks: event → verdict latency)")
     return p.parse_args(argv)
 
@@ -359,7 +360,7 @@ def main(argv=None):
     if args.log:
         open_log(args)
     crash = None if is_fixed(args.fixed_file) else args.crash
-
+    go = (args.go_file or "").replace("{pgid}", str(os.getpgrp()))  # held until the test creates it
     if crash == "syntax":
         emit(tb_syntax(), sys.stderr)
         return 1
@@ -399,7 +400,7 @@ def main(argv=None):
         for t in threads:
             t.join()
         died_at = time.monotonic()
-    while args.steps == 0 or step < args.steps:
+    while args.steps == 0 or step < args.steps or (go and not os.path.exists(go)):
         step += 1
         if crash == "fx" and step >= fx_step and died_at is None:
             step_now[0] = step
@@ -408,7 +409,7 @@ def main(argv=None):
             for t in threads:
                 t.join()
             return 1  # every drafter died: the trainer gives up without a word
-        if crash is not None and crash != "fx" and step >= args.crash_at:
+        if crash is not None and crash != "fx" and step >= args.crash_at and not (go and not os.path.exists(go)):
             return do_crash(crash, step, args)
         if args.hang and step == args.hang_at:
             hang(args.hang, args)
