@@ -394,3 +394,15 @@ def _layer(v: Any) -> Layer | str | None:
 
 def _value(v: Any) -> Any:
     return v.value if isinstance(v, Enum) else v
+
+
+def _check_id(attempt: Any) -> None:
+    if not isinstance(attempt, int) or isinstance(attempt, bool) or attempt < 1:
+        raise ValueError(f"attempt id must be a positive int, not {attempt!r}")
+
+
+def _name(target: Any) -> str | None:
+    if target is None:
+        return None
+    name = getattr(target, "name", target)
+    return str(name)

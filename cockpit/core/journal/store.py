@@ -32,8 +32,10 @@ from .records import (
     STAGE,
     VERDICT,
     AttemptRecord,
+    _check_id,
     _dumps,
     _jsonable,
+    _name,
     _num,
     _opt_int,
     _parse,
@@ -56,11 +58,6 @@ def redact_event(fields: Mapping[str, Any], redactor: Redactor) -> dict[str, Any
 def default_journal_path(config_path: str | os.PathLike[str]) -> Path:
     """``.cockpit/journal.jsonl`` beside the config file."""
     return Path(config_path).resolve().parent / ".cockpit" / "journal.jsonl"
-
-
-# --------------------------------------------------------------------------------------------
-# The journal
-# --------------------------------------------------------------------------------------------
 
 
 class Journal:
@@ -485,20 +482,3 @@ class Journal:
             return []
         by_id = {r.attempt: r for r in self.attempts()}
         return [by_id[i] for i in ids if i in by_id]
-
-
-# --------------------------------------------------------------------------------------------
-# Low-level helpers
-# --------------------------------------------------------------------------------------------
-
-
-def _check_id(attempt: Any) -> None:
-    if not isinstance(attempt, int) or isinstance(attempt, bool) or attempt < 1:
-        raise ValueError(f"attempt id must be a positive int, not {attempt!r}")
-
-
-def _name(target: Any) -> str | None:
-    if target is None:
-        return None
-    name = getattr(target, "name", target)
-    return str(name)
