@@ -202,10 +202,15 @@ class SSHTransport(Transport):
                             stdin: Any) -> asyncssh.SSHClientProcess[bytes] | None:
         """One try at a channel in the slot the caller took: its process (the slot stays taken until
         the channel is closed), or None when sshd refused it (the slot given back, the limit lowered)."""
+        beside = slots.in_use > 1  # others are open: a refusal means "wait for one of them"
         try:
-            if slots.in_use > 1:  # others are open: a refusal means "wait for one of them"
-                proc = await conn.create_process(command, encoding=None, stdin=stdin)
-            else:
+            try:
+                proc = await (conn.create_process(command, encoding=None, stdin=stdin) if beside else self._open(conn, command, stdin=stdin))
+            except asyncssh.ChannelOpenError:
+                if not beside or slots.in_use > 1:
+                    raise
+                # the others closed while it was asked: sshd may count them until it has reaped what
+                # ran in them, so this is no proof that it allows none beside the session; ask alone
                 proc = await self._open(conn, command, stdin=stdin)
         except asyncssh.ChannelOpenError as e:
             if slots.refused() <= 0:
