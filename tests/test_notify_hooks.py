@@ -428,14 +428,17 @@ def jobsim(lab: Any, *args: Any) -> str:
 @pytest.mark.lab
 async def test_a_passed_job_that_dies_later_notifies_the_command_and_the_webhook(lab, lab_config, engines, tmp_path):
     argv, out = recorder(tmp_path)
+    go = f"{lab.workspace()}/late-crash.go"  # the crash waits for it: created once the attempt has passed
+    lab.exec_in(200, f"rm -f {go}")
     with Hook() as hook:
-        cfg = lab_config(job={"command": jobsim(lab, "--steps", 0, "--interval", 0.05, "--crash", "exc", "--crash-at", 40)},
+        cfg = lab_config(job={"command": jobsim(lab, "--steps", 0, "--interval", 0.05, "--crash", "exc", "--crash-at", 40, "--go-file", go)},
                          notify={"command": argv, "webhook": hook.url})
         eng = engines(cfg)
         n = Notifier(cfg, terminal=False)
         n.attach(eng)
         res = await eng.attempt("late crash")
         assert res.outcome is Outcome.PASSED, res.verdict.summary()
+        lab.exec_in(200, f"touch {go}")
         got = await await_for(lambda: len(received(out)) >= 2 and received(out), timeout=20)
         await await_for(lambda: len(hook.requests) >= 2, timeout=10)
         await n.drain()
