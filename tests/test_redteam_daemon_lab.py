@@ -11,8 +11,6 @@ that still writes the log, and say cockpit neither follows nor stops it.
 from __future__ import annotations
 
 import asyncio
-import shlex
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -20,17 +18,15 @@ import pytest
 
 from cockpit.core.fate import read_fate
 from tests.lab import await_for
-from tests.lab.runs import JOBS
+from tests.lab.runs import script_command
 
 pytestmark = pytest.mark.lab
 
 
 async def test_a_reading_names_the_daemon_that_still_writes_the_log(lab: Any, lab_config: Any, engines: Any) -> None:
-    ws = Path(lab.workspace(200))
-    shutil.copy(JOBS / "daemon_trainer.py", ws / "daemon_trainer.py")
-    gate = ws / "daemon-gate"
+    gate = Path(lab.workspace(200)) / "daemon-gate"
     gate.unlink(missing_ok=True)
-    cfg = lab_config(job={"command": shlex.join([lab.jobsim_argv()[0], str(ws / "daemon_trainer.py"), str(gate)])},
+    cfg = lab_config(job={"command": script_command(lab, "daemon_trainer.py", gate)},
                      verify={"settle": 1.0, "fate_interval": 0.3})
     eng = engines(cfg)
     try:

@@ -10,8 +10,6 @@ gone, and says where the log went.
 
 from __future__ import annotations
 
-import shlex
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -19,17 +17,15 @@ import pytest
 
 from cockpit.core.layers import Outcome
 from tests.lab import await_for
-from tests.lab.runs import JOBS, fate_of
+from tests.lab.runs import fate_of, script_command
 
 pytestmark = pytest.mark.lab
 
 
 async def test_a_rotated_log_is_read_where_the_job_writes_it(lab: Any, lab_config: Any, engines: Any) -> None:
-    ws = Path(lab.workspace(200))
-    shutil.copy(JOBS / "rotate_log.py", ws / "rotate_log.py")
-    gate = ws / "rotate-gate"
+    gate = Path(lab.workspace(200)) / "rotate-gate"
     gate.unlink(missing_ok=True)
-    cfg = lab_config(job={"command": shlex.join([lab.jobsim_argv()[0], str(ws / "rotate_log.py"), str(gate)])},
+    cfg = lab_config(job={"command": script_command(lab, "rotate_log.py", gate)},
                      verify={"settle": 1.0, "stall_after": 5, "fate_interval": 0.3})
     eng = engines(cfg)
     try:

@@ -10,8 +10,6 @@
 
 from __future__ import annotations
 
-import shlex
-import shutil
 import time
 from pathlib import Path
 from typing import Any
@@ -21,15 +19,13 @@ import pytest
 from cockpit.core.actions.jobstate import JobReader, JobState
 from cockpit.core.layers import Layer, Outcome
 from tests.lab import await_for
-from tests.lab.runs import JOBS, fate_of
+from tests.lab.runs import fate_of, script_command
 
 pytestmark = pytest.mark.lab
 
 
 def _command(lab: Any, arg: str) -> str:
-    ws = Path(lab.workspace(200))
-    shutil.copy(JOBS / "quiet_exit.py", ws / "quiet_exit.py")
-    return shlex.join([lab.jobsim_argv()[0], str(ws / "quiet_exit.py"), arg])
+    return script_command(lab, "quiet_exit.py", arg)
 
 
 async def test_a_job_read_healthy_for_healthy_after_that_exits_0_passes(lab: Any, lab_config: Any, engines: Any, monkeypatch: Any) -> None:

@@ -9,25 +9,19 @@
 
 from __future__ import annotations
 
-import shlex
-import shutil
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from cockpit.core.layers import Layer, Outcome
 from tests.lab import await_for
-from tests.lab.runs import JOBS, fate_of
+from tests.lab.runs import fate_of, script_command
 
 pytestmark = pytest.mark.lab
 
 
 def _config(lab: Any, lab_config: Any, sig: str) -> Any:
-    ws = Path(lab.workspace(200))
-    shutil.copy(JOBS / "signal_self.py", ws / "signal_self.py")
-    cmd = shlex.join([lab.jobsim_argv()[0], str(ws / "signal_self.py"), sig])
-    return lab_config(job={"command": cmd}, verify={"settle": 5.0, "fate_interval": 0.3})
+    return lab_config(job={"command": script_command(lab, "signal_self.py", sig)}, verify={"settle": 5.0, "fate_interval": 0.3})
 
 
 @pytest.mark.parametrize(("sig", "words"), [

@@ -10,9 +10,6 @@ the stall is seen.
 from __future__ import annotations
 
 import asyncio
-import shlex
-import shutil
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,7 +17,7 @@ import pytest
 from cockpit.core.fate import read_fate
 from cockpit.core.layers import Outcome
 from tests.lab import await_for
-from tests.lab.runs import JOBS, fate_of
+from tests.lab.runs import fate_of, script_command
 
 pytestmark = pytest.mark.lab
 
@@ -31,10 +28,8 @@ H100 = {"index": 0, "name": "NVIDIA H100 80GB HBM3", "uuid": "GPU-redteam-0"}
                                                       (0, "app", "every GPU idle (0%)")])
 async def test_a_stall_is_placed_by_the_gpus_utilisation(util: int, layer: str, words: str, lab: Any, lab_config: Any,
                                                          engines: Any) -> None:
-    ws = Path(lab.workspace(200))
-    shutil.copy(JOBS / "steps_then_hang.py", ws / "steps_then_hang.py")
     lab.set_gpu_state("normal", gpus=[{**H100, "utilization.gpu": util}])
-    cfg = lab_config(job={"command": shlex.join([lab.jobsim_argv()[0], str(ws / "steps_then_hang.py")])},
+    cfg = lab_config(job={"command": script_command(lab, "steps_then_hang.py")},
                      verify={"settle": 5.0, "stall_after": 1.5, "fate_interval": 0.3})
     eng = engines(cfg)
     res = await eng.attempt(f"hang, GPU at {util}%")
