@@ -15,7 +15,7 @@ signal     it dies by SIGKILL with no traceback (as the OOM        ``died (proce
 loopdeath  its main thread raises while 3 non-daemon threads       ``died (app)``, the exception and
            keep the process alive (``jobsim --crash loopdeath``);  the threads named (Slurm: the
            then the user stops it: nothing left, still ``died``    threads live on its nodes, unnamed)
-hang       its main thread blocks in a read nobody answers         ``stalled`` (``stall_after`` 1 s)
+hang       its main thread blocks in a read nobody answers         ``stalled`` (``stall_after`` 3 s)
 cancel     cancelled from outside: ``kill -TERM`` of its process   ``vanished (process)``: gone with
            group inside the target (a user's ``kill``, ``docker    its supervisor, no exit status;
            exec … kill``), ``scancel`` on Slurm                    Slurm: ``stopped`` (CANCELLED)
@@ -69,7 +69,8 @@ STEPS = ("--steps", 0, "--interval", 0.05)
 #: the crash (and the finish) waits for the cell's go-file, which the cell creates once the attempt passed
 GO = ("--go-file", "{go}")
 LATE = 5
-#: the hang comes 2 s after the first step: well after the 0.5 s settle window, even with five rows at once
+#: the hang comes once the cell's go-file is there (the attempt passed), at step 40 at the earliest;
+#: its stall window, 3 s, is one a job starved of CPU under load does not fall silent for in the settle window
 HANG_AT = 40
 #: the seed's race: the drafter threads die at the first step, the training loop runs on for ever
 RACE = ("--steps", 0, "--interval", 0.05, "--threads", 3, "--crash", "fx", "--crash-at", 1, "--keep-stepping", -1)
@@ -157,7 +158,7 @@ CASES: dict[str, tuple[tuple[object, ...], dict[str, Any]]] = {
     "finish": (("--steps", 5, "--interval", 0.05, *GO), {}),
     "signal": ((*STEPS, "--crash", "sigkill", "--crash-at", LATE, *GO), {}),
     "loopdeath": ((*STEPS, "--crash", "loopdeath", "--crash-at", LATE, *GO), {}),
-    "hang": ((*STEPS, "--hang", "syscall", "--hang-at", HANG_AT), {"stall_after": 1.0}),
+    "hang": ((*STEPS, "--hang", "syscall", "--hang-at", HANG_AT, *GO), {"stall_after": 3.0}),
     "cancel": (STEPS, {}),
 }
 

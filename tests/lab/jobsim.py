@@ -302,7 +302,7 @@ def parse(argv):
     p.add_argument("--gpu-mem", type=int, default=0, help="hold a GPU context of this many MiB (the lab's nvidia-smi lists it)")
     p.add_argument("--gpu", type=int, default=0, help="the GPU index of --gpu-mem")
     p.add_argument("--gpu-procs", type=int, default=1, help="processes holding a context each (ranks): K-1 are forked")
-    p.add_argument("--go-file", help="--crash and the last of --steps wait until this file exists ({pgid}: the job's process group)")
+    p.add_argument("--go-file", help="--crash, --hang and the last of --steps wait until this file exists ({pgid}: the job's process group)")
     p.add_argument("--mark-file", help="write the wall-clock time of the fatal event here (benchmarks: event → verdict latency)")
     return p.parse_args(argv)
 
@@ -411,8 +411,9 @@ def main(argv=None):
             return 1  # every drafter died: the trainer gives up without a word
         if crash is not None and crash != "fx" and step >= args.crash_at and not (go and not os.path.exists(go)):
             return do_crash(crash, step, args)
-        if args.hang and step == args.hang_at:
+        if args.hang and step >= args.hang_at and not (go and not os.path.exists(go)):
             hang(args.hang, args)
+            args.hang = None  # once (a pause returns)
         if args.eval_every and step % args.eval_every == 0:
             time.sleep(args.eval_seconds)  # a silent evaluation: slow, not stalled
         emit(f"step {step} loss {loss_at(step, args.seed):.4f} lr {args.lr}")
