@@ -46,6 +46,8 @@ TORCH_PYTHON = os.environ.get("COCKPIT_TORCH_PYTHON", "")
 pytestmark = [
     pytest.mark.lab,
     pytest.mark.torch,
+    # a hang guard, no timing: up to three real compiles a test take minutes on a loaded 2-core machine
+    pytest.mark.timeout(300),
     pytest.mark.skipif(not TORCH_PYTHON, reason="set COCKPIT_TORCH_PYTHON to a Python that has torch"),
     # every lab container mounts its own tmpfs on /tmp: a venv under the host's /tmp is not there
     pytest.mark.skipif(os.path.realpath(TORCH_PYTHON or "/").startswith("/tmp/") or TORCH_PYTHON.startswith("/tmp/"),
