@@ -258,6 +258,15 @@ def stage(verdict: Any, name: str) -> Any:
     return found[-1]
 
 
+async def step(aw: Any, what: str, deadline: float = 100.0) -> Any:
+    """One step of a long test, with a deadline of its own: a step that never ends fails by name
+    (the module's hang guard would say only that the test ran out of time)."""
+    try:
+        return await asyncio.wait_for(aw, deadline)
+    except asyncio.TimeoutError:
+        pytest.fail(f"{what} did not end within {deadline:g} s")
+
+
 async def test_the_cache_proven_cold_after_clear_cache_and_warm_on_a_relaunch_and_history_has_it(lab: Any, lab_config: Any, engines: Any) -> None:
     ind = Path(lab.workspace()) / f"inductor-{uuid.uuid4().hex[:8]}"
     cfg = lab_config(job=torch_job(lab, "cache_extern", env={"TORCHINDUCTOR_CACHE_DIR": str(ind)}), cache={"paths": [str(ind)]})
@@ -265,7 +274,7 @@ async def test_the_cache_proven_cold_after_clear_cache_and_warm_on_a_relaunch_an
     watch = Watch(eng, lab)
     try:
         watch.start()
-        first = await eng.attempt("first: the cache is filled")
+        first = await step(eng.attempt("first: the cache is filled"), "the first attempt")
         assert first.outcome is Outcome.PASSED, first.verdict.summary()
         cold = stage(first.verdict, "compile cache")
         assert (cold.status, cold.layer, cold.data["state"]) == (Status.OK, Layer.APP, "cold"), cold
@@ -274,7 +283,7 @@ async def test_the_cache_proven_cold_after_clear_cache_and_warm_on_a_relaunch_an
         assert s1.cache_state == "cold" and s1.frame("project") is not None
 
         # a relaunch clears nothing: the same graphs hit the cache the first attempt filled
-        rel = await eng.run_action("relaunch")
+        rel = await step(eng.run_action("relaunch"), "the relaunch")
         assert rel.failed_stage is None, rel.summary()
         warm = stage(rel, "compile cache")
         hits, lookups = warm.data["hits"], warm.data["hits"] + warm.data["misses"]
@@ -285,14 +294,14 @@ async def test_the_cache_proven_cold_after_clear_cache_and_warm_on_a_relaunch_an
         assert relaunched != first.attempt
 
         # clear-cache removes the cache the job uses, and says it is gone
-        cleared = await eng.run_action("clear-cache")
+        cleared = await step(eng.run_action("clear-cache"), "clear-cache")
         assert cleared.failed_stage is None, cleared.summary()
         assert not ind.exists() and stage(cleared, "gone").status is Status.OK
 
         # the next attempt: every lookup a miss after the clear, proven by the job's own trace
         watch.start()
         since = len(watch.updates)
-        second = await eng.attempt("second: after clear-cache")
+        second = await step(eng.attempt("second: after clear-cache"), "the second attempt")
         assert second.outcome is Outcome.PASSED, second.verdict.summary()
         proven = stage(second.verdict, "compile cache")
         assert (proven.status, proven.layer) == (Status.OK, Layer.APP), proven
