@@ -9,8 +9,7 @@ from typing import Any
 
 import pytest
 
-from cockpit.core.actions.compiletrace import prepare_trace, trace_plan
-from cockpit.core.actions.launchprep import trace_command
+from cockpit.core.actions.compiletrace import prepare_trace, trace_command, trace_plan
 from cockpit.core.journal import Journal
 from cockpit.core.layers import Layer, Outcome, Stage, Status, Verdict
 from cockpit.core.remote.base import CommandResult

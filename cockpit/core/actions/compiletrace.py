@@ -19,7 +19,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..config import Config
     from .base import ActionContext
 
-__all__ = ["TracePlan", "trace_plan", "prepare_trace", "DEFAULT_SUBDIR"]
+__all__ = ["TracePlan", "trace_plan", "prepare_trace", "trace_command", "DEFAULT_SUBDIR"]
 
 DEFAULT_SUBDIR = ".cockpit-trace"
 _IN_COMMAND = re.compile(r"(?:^|[\s;&|(])(?:export\s+)?TORCH_TRACE=(\"[^\"]*\"|'[^']*'|[^\s;&|]+)")
@@ -66,19 +66,31 @@ def prune_list(names: list[str], template: str, attempt: int, keep: int) -> list
     return [n for _, n in numbered[max(0, keep - 1):]] if keep > 0 else []
 
 
-async def prepare_trace(ctx: ActionContext, plan: TracePlan, attempt: int) -> str:
-    """Make a managed trace directory empty and ready, remove older attempts' beyond ``keep`` and
-    ``max_mb``; returns what was done, for the stage's detail."""
+def trace_command(plan: TracePlan) -> str | None:
+    """What :func:`prepare_trace` runs first for ``plan`` (None: nothing): the directory emptied and
+    made, and the sizes of every attempt's directory.  Safe to run twice, so the launch's
+    ``prepare`` batch carries it as a rider (:meth:`.base.ActionContext.ride`) and
+    :func:`prepare_trace` gets that answer instead of a round trip of its own."""
     if not plan.managed or not plan.directory:
-        return f"TORCH_TRACE={plan.directory} (the job's own)" if plan.directory else ""
+        return None
     q = shlex.quote
     glob = q(plan.template.split("{attempt}", 1)[0]) + "*"
     d = q(plan.directory)
     # three forks at most (rm where there is something, mkdir, one du for every directory): no
     # subshell, du and cut per directory
-    res = await ctx.run(f"{{ [ ! -e {d} ] || rm -rf {d}; }}; mkdir -p {d} || exit 3; set --; "
-                        f"for d in {glob}; do [ -d \"$d\" ] && set -- \"$@\" \"$d\"; done; "
-                        "[ $# -eq 0 ] || du -sk -- \"$@\" 2>/dev/null; true", timeout=20)
+    return (f"{{ [ ! -e {d} ] || rm -rf {d}; }}; mkdir -p {d} || exit 3; set --; "
+            f"for d in {glob}; do [ -d \"$d\" ] && set -- \"$@\" \"$d\"; done; "
+            "[ $# -eq 0 ] || du -sk -- \"$@\" 2>/dev/null; true")
+
+
+async def prepare_trace(ctx: ActionContext, plan: TracePlan, attempt: int) -> str:
+    """Make a managed trace directory empty and ready, remove older attempts' beyond ``keep`` and
+    ``max_mb``; returns what was done, for the stage's detail."""
+    command = trace_command(plan)
+    if command is None:
+        return f"TORCH_TRACE={plan.directory} (the job's own)" if plan.directory else ""
+    q = shlex.quote
+    res = await ctx.run(command, timeout=20)
     if res.exit_code == 3:
         return f"could not create the trace directory {plan.directory}"
     sizes: dict[str, int] = {}

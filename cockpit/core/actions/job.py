@@ -43,7 +43,7 @@ import time
 from ..layers import Evidence, Layer, Verdict
 from ..procstat import ProcStat, read_stat
 from .base import ActionContext, StageFailed, VerdictBuilder, check
-from .compiletrace import prepare_trace, trace_plan
+from .compiletrace import prepare_trace, trace_command, trace_plan
 from .jobrecord import (
     KNOWN_REAPERS,
     JobRecord,
@@ -57,7 +57,6 @@ from .jobrecord import (
     unit_safe,
     unsafe_ids,
 )
-from .launchprep import trace_command
 from .stop import stop
 
 __all__ = ["signal_group", "unsafe_ids", "JobRecord", "launch", "stop", "read_stat", "ProcStat", "signal_name", "KNOWN_REAPERS", "ps_table",
