@@ -1,8 +1,10 @@
 """One guard for handlers that touch widgets.
 
 A message can arrive after the panes it updates were removed (the app is closing, the screen is
-being rebuilt): the handler then has nothing to do.  :func:`while_mounted` turns the one exception
-that means so (``NoMatches``) into a debug log line instead of a crash.
+being rebuilt): the handler then has nothing to do.  :func:`while_mounted` turns the two exceptions
+that mean so into a debug log line instead of a crash: ``NoMatches`` (the pane is gone) and
+``ScreenStackError`` (every screen is gone: the app is shutting down, and a compile or log update
+posted just before still reaches its handler).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import logging
 from collections.abc import Callable
 from typing import Any, TypeVar, cast
 
+from textual.app import ScreenStackError
 from textual.css.query import NoMatches
 
 __all__ = ["while_mounted"]
@@ -29,7 +32,7 @@ def while_mounted(handler: _H) -> _H:
     def run(self: Any, *args: Any, **kw: Any) -> None:  # Any: whatever handler it wraps (app, controller, pane)
         try:
             handler(self, *args, **kw)
-        except NoMatches:
-            log.debug("%s after its panes were removed: ignored", handler.__name__)
+        except (NoMatches, ScreenStackError):
+            log.debug("%s after its panes (or screens) were removed: ignored", handler.__name__)
 
     return cast(_H, run)
