@@ -14,17 +14,20 @@ import os
 import shlex
 import time
 from dataclasses import dataclass
-
-import asyncssh
+from typing import TYPE_CHECKING
 
 from ..layers import Layer
 from ..remote.base import RemoteError, Transport
-from ..remote.ssh import SSHTransport
-from ..remote.sshopts import SSHParams
-from ..runtimes.host import HostRuntime
 from .model import HostReport
 from .parse import parse_report
 from .script import build_script
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..remote.sshopts import SSHParams
+
+# asyncssh, the SSH transport and the runtimes are imported where a host is reached, not here:
+# ``cockpit --help`` and every command that connects to nothing import this module (through
+# ``cockpit init``'s parser) and would pay for them (tests/test_cli_startup.py)
 
 __all__ = ["DiscoverySpec", "discover", "run_discovery", "host_fingerprint", "untrusted_key_message"]
 
@@ -57,6 +60,8 @@ class DiscoverySpec:
         return cls(host=host, user=user if at else None, container=container or None, **kw)  # type: ignore[arg-type]
 
     def params(self) -> SSHParams:
+        from ..remote.sshopts import SSHParams
+
         return SSHParams(host=self.host, port=self.port, user=self.user, known_hosts=self.known_hosts,
                          identity_file=[self.identity_file] if self.identity_file else None,
                          connect_timeout=self.connect_timeout, ssh_config=self.ssh_config)
@@ -83,6 +88,9 @@ async def discover(spec: DiscoverySpec, *, timeout: float = 60.0) -> HostReport:
     if spec.known_hosts and not os.path.exists(os.path.expanduser(spec.known_hosts)):
         raise RemoteError(Layer.SSH, untrusted_key_message(spec, await host_fingerprint(spec)),
                           hint=f"{spec.known_hosts} does not exist; cockpit never trusts a host key by itself; nothing was run")
+    from ..remote.ssh import SSHTransport
+    from ..runtimes.host import HostRuntime
+
     transport = SSHTransport(spec.params(), HostRuntime())
     try:
         return await run_discovery(transport, spec, timeout=timeout)
@@ -98,6 +106,8 @@ async def discover(spec: DiscoverySpec, *, timeout: float = 60.0) -> HostReport:
 async def host_fingerprint(spec: DiscoverySpec) -> str | None:
     """The SHA256 fingerprint of the host key the server offers (read without trusting it,
     only to show it), or None when it cannot be had."""
+    import asyncssh
+
     try:
         key = await asyncio.wait_for(asyncssh.get_server_host_key(spec.host, spec.port or 22), spec.connect_timeout)
     except (OSError, asyncssh.Error, asyncio.TimeoutError, TimeoutError):

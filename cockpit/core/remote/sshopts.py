@@ -34,8 +34,6 @@ import time
 from dataclasses import dataclass
 from typing import Any, cast
 
-import asyncssh
-
 from ..layers import Layer
 from .base import RemoteError
 
@@ -142,6 +140,8 @@ def keyscan_hint(params: SSHParams, known_hosts: str | None = None) -> str:
 
 def explain_connect_error(exc: BaseException, params: SSHParams) -> RemoteError:
     """Turn whatever asyncssh/OS raised while connecting into an actionable ``ssh`` error."""
+    import asyncssh  # here, not at the top: ssh_params and ssh_argv serve commands that never connect
+
     where = params.where
     kh = params.known_hosts or "~/.ssh/known_hosts"
     if isinstance(exc, asyncssh.HostKeyNotVerifiable):
@@ -254,6 +254,8 @@ def connection_options(params: SSHParams) -> dict[str, Any]:
                               hint=f"{keyscan_hint(params)}; nothing was run")
     if params.identity_file:
         _check_keys(params.identity_file, Layer.CONFIG, "[ssh] identity_file")
+    import asyncssh
+
     # the ssh config as asyncssh reads it, without loading a key (client_keys=None): its files are judged first
     probe = asyncssh.SSHClientConnectionOptions(host=params.host, **{**kw, "client_keys": None})
     if not params.identity_file:
