@@ -30,7 +30,6 @@ from ..core.discover import DiscoverySpec, config_text, discover, write_config
 from ..core.layers import Verdict
 from ..core.remote.base import RemoteError
 from ..core.render import render_verdict
-from ..core.target_lock import Busy as TargetBusy
 from .args import Resolved, add_globals, shown_path
 from .common import EXIT_BUSY, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, Busy, emit, engine_session, safe_text, with_engine
 from .discover import NothingChosen, _candidates, choose_here
@@ -154,6 +153,8 @@ def prepare(args: argparse.Namespace) -> Prepared:
     if pid is None:
         _say("process: no running training job to adopt: the TUI opens on the target")
         return Prepared(cfg, path, written)
+    from ..core.target_lock import Busy as TargetBusy  # here: the runtimes it imports cost every command's start-up
+
     quiet = argparse.Namespace(json=True)
     try:
         v: Verdict = asyncio.run(engine_session(quiet, cfg, lambda eng: eng.adopt(pid, follow=False, now=True)))
