@@ -10,16 +10,18 @@ is plain data (JSON-ready); every part carries ``collected_at`` so a reader can 
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .compile_report import alert_findings, summary_of
 from .config import Config
 from .connectivity import check_connectivity
-from .engine import Engine
 from .fate import latest_fate
 from .journal import AttemptRecord, writer_state
 from .layers import Outcome, Status, Verdict
 from .remote.base import RemoteError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .engine import Engine
 
 __all__ = ["collect_status", "latest_attempt", "as_read", "compile_findings"]
 
@@ -67,6 +69,8 @@ async def collect_status(cfg: Config, *, quick: bool = False, engine: Engine | N
     """The report (see the module doc).  ``engine``: one kept between calls (the target strip's
     watch: its connection and session stay), else one made and closed here; ``reconcile=False``:
     only read the journal (another engine in this process follows that target's job)."""
+    from .engine import Engine  # here: ``history`` reads as_read without the engine's import cost
+
     eng = engine if engine is not None else Engine(cfg, recover=False)  # status only reads: it never closes attempts in the journal
     try:
         verdict = Verdict("status")
