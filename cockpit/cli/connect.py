@@ -23,16 +23,18 @@ import shlex
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..core.config import Config, ConfigError, load_config
-from ..core.discover import DiscoverySpec, config_text, discover, write_config
 from ..core.layers import Verdict
 from ..core.remote.base import RemoteError
 from ..core.render import render_verdict
 from .args import Resolved, add_globals, shown_path
 from .common import EXIT_BUSY, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, Busy, emit, engine_session, safe_text, with_engine
 from .discover import NothingChosen, _candidates, choose_here
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..core.discover import DiscoverySpec
 
 __all__ = ["add_parser", "cmd_adopt", "cmd_connect", "prepare", "Prepared"]
 
@@ -102,6 +104,8 @@ def _same_target(cfg: Config, spec: DiscoverySpec, container: str | None) -> boo
 
 def _config(args: argparse.Namespace, spec: DiscoverySpec) -> tuple[Config, Path, bool, int | None]:
     """Discover, choose, write (or reuse) the config; returns it, its path, whether it was written, the job's pid."""
+    from ..core.discover import config_text, discover, write_config
+
     try:
         report = asyncio.run(discover(spec, timeout=args.timeout))
     except RemoteError as e:
@@ -143,6 +147,8 @@ def _config(args: argparse.Namespace, spec: DiscoverySpec) -> tuple[Config, Path
 
 def prepare(args: argparse.Namespace) -> Prepared:
     """Everything ``connect`` does before the TUI (see the module doc); :class:`ConnectError` with the exit code."""
+    from ..core.discover import DiscoverySpec
+
     try:
         spec = DiscoverySpec.parse(args.where, port=args.port, identity_file=args.identity, known_hosts=args.known_hosts)
     except ValueError as e:

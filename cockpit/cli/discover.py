@@ -19,13 +19,18 @@ import asyncio
 import json
 import shlex
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..core.config import ConfigError
-from ..core.discover import Candidate, DiscoverySpec, FileExists, HostReport, config_text, discover, rank, write_config
 from ..core.remote.base import RemoteError
 from .args import add_globals
 from .common import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, safe_text
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..core.discover import Candidate, DiscoverySpec, HostReport
+
+# cockpit.core.discover is imported by the functions that run init: every command builds this
+# module's parser, and only init needs discovery (tests/test_cli_startup.py)
 
 __all__ = ["add_parser", "cmd_init", "choose", "choose_here", "NothingChosen"]
 
@@ -115,6 +120,8 @@ def choose_here(cands: list[Candidate], *, yes: bool, host: str = "") -> Candida
 
 def _candidates(report: HostReport, spec: DiscoverySpec) -> list[Candidate] | str:
     """The ranked candidates, or why there is none (a message naming its layer)."""
+    from ..core.discover import rank
+
     cands = rank(report)
     if spec.container:
         cands = [c for c in cands if c.target.container == spec.container or c.target.name == spec.container]
@@ -137,6 +144,8 @@ def _candidates(report: HostReport, spec: DiscoverySpec) -> list[Candidate] | st
 
 
 def cmd_init(args: argparse.Namespace, cfg: Any = None) -> int:
+    from ..core.discover import DiscoverySpec, discover
+
     try:
         spec = DiscoverySpec.parse(args.where, port=args.port, identity_file=args.identity, known_hosts=args.known_hosts)
     except ValueError as e:
@@ -180,6 +189,8 @@ def cmd_init(args: argparse.Namespace, cfg: Any = None) -> int:
 
 
 def _write(args: argparse.Namespace, spec: DiscoverySpec, picked: Candidate) -> int:
+    from ..core.discover import FileExists, config_text, write_config
+
     job = picked.job
     line = "cockpit init " + shlex.join([args.where] + (["--port", str(args.port)] if args.port else []))
     try:
