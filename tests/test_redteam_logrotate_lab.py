@@ -38,3 +38,24 @@ async def test_a_rotated_log_is_read_where_the_job_writes_it(lab: Any, lab_confi
     await await_for(lambda: (f := fate_of(cfg, res.attempt)) is not None and f.final, 20, "the final fate")
     fate = fate_of(cfg, res.attempt)
     assert (fate.state, fate.layer) == ("died", "app") and "checkpoint shard 3 is corrupt" in fate.cause, fate
+
+
+async def test_a_log_truncated_in_place_and_regrown_is_read_from_its_start(lab: Any, lab_config: Any, engines: Any) -> None:
+    # logrotate's copytruncate: the same file, emptied, then written past the old offset before the
+    # next read; the crash's traceback sits where the old bytes were
+    gate = Path(lab.workspace(200)) / "copytruncate-gate"
+    gate.unlink(missing_ok=True)
+    cfg = lab_config(job={"command": script_command(lab, "copytruncate_log.py", gate), "progress_pattern": r"step \d+"},
+                     verify={"settle": 1.0, "stall_after": 30, "fate_interval": 0.3})
+    eng = engines(cfg)
+    try:
+        res = await eng.attempt("log truncated in place under the job")
+        assert res.outcome is Outcome.PASSED and res.job is not None, res.verdict.summary()
+        reader = eng.follower.reader if eng.follower is not None else None
+        assert reader is not None and reader.offset > 0  # the follower read the 5 steps: its offset is past them
+    finally:
+        gate.touch()  # the rotation and the crash
+    await await_for(lambda: (f := fate_of(cfg, res.attempt)) is not None and f.final, 20, "the final fate")
+    fate = fate_of(cfg, res.attempt)
+    assert (fate.state, fate.layer) == ("died", "app") and "checkpoint shard 3 is corrupt" in fate.cause, fate
+    assert reader.rewrites == 1

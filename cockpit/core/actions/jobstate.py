@@ -14,7 +14,11 @@ Verify (before the verdict) and the fate follower (after it) both judge the job 
 * the log's size, read *after* the exit file, and the bytes appended since ``offset``: every byte
   the job wrote before its status is in the reading that shows the status (read before it, the
   traceback a crashing job writes a moment before its exit could fall outside that reading, and
-  the verdict said "with no traceback in the log").
+  the verdict said "with no traceback in the log").  :class:`JobReader` asks for the last
+  :data:`OVERLAP` bytes it read too and checks they are still there: a log truncated in place and
+  written past the old offset between two reads (logrotate's ``copytruncate`` on the job's
+  ``>>`` log, a second ``python train.py > log``) is read again from its start, never from the
+  middle of new text (whose first lines, a traceback, would go unseen).
 
 **The job is not its supervisor.**  The supervisor is a ``/bin/sh`` that waits for the command;
 :attr:`JobState.leader` is the job's own main process (the supervisor's child, or that child's
@@ -47,6 +51,8 @@ __all__ = ["JobState", "JobReader", "reader_for", "LogScan", "state_command", "p
            "MAX_LINE"]
 
 READ_MAX = 1 << 20
+#: bytes before its offset a reader reads again to tell a rewritten log from a grown one
+OVERLAP = 64
 _SHELLS = ("sh", "bash", "dash", "ash", "zsh", "busybox")
 
 
@@ -298,6 +304,10 @@ class JobReader:
         self.main_progressed = False
         #: where the log was last seen moved to (:func:`state_command`'s ``follow``)
         self.moved: str | None = None
+        #: the last bytes read (up to :data:`OVERLAP`): asked for again before the offset
+        self.seen_tail = b""
+        #: times the log was found rewritten under the reader (truncated, then past the old offset)
+        self.rewrites = 0
 
     def _saw_main(self, st: JobState) -> None:
         lead = st.leader
@@ -317,7 +327,8 @@ class JobReader:
     async def read(self) -> JobState:
         read = 0
         while True:
-            res = await self.ctx.run(self.command(self.offset), timeout=10)
+            back = len(self.seen_tail) if self.offset > 0 else 0
+            res = await self.ctx.run(self.command(self.offset - back), timeout=10)
             st = self.parse(res.stdout)
             self.moved = st.log_moved or self.moved
             await follow_survivors(self.ctx, self.job, st, self.main, self.main_progressed)  # a launcher that exited is not the job's end
@@ -334,11 +345,17 @@ class JobReader:
                     self.scan.flush()
                 return st
             if st.log_size >= 0 and st.log_size < self.offset:  # truncated or replaced under us
-                self.offset = 0
+                self.offset, self.seen_tail = 0, b""
+                continue
+            head, st.data = st.data[:back], st.data[back:]  # short: nothing could be read this time
+            if st.log_size >= 0 and len(head) == back and head != self.seen_tail:  # rewritten past the old offset
+                self.offset, self.seen_tail = 0, b""
+                self.rewrites += 1
                 continue
             if st.data and st.log_size >= 0:  # bytes written after the size was taken are read next time
                 st.data = st.data[: max(0, st.log_size - self.offset)]
             self.offset += len(st.data)
+            self.seen_tail = (self.seen_tail + st.data)[-OVERLAP:]
             read += len(st.data)
             await self.scan.feed_async(st.data)
             self.scan.clock.tick()
