@@ -4,14 +4,16 @@ a terminal, and running work with an engine (made, notified, shown live and clos
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import os
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..core.config import Config
+
+if TYPE_CHECKING:  # pragma: no cover
+    import asyncio
 
 __all__ = ["EXIT_OK", "EXIT_FAILED", "EXIT_USAGE", "EXIT_PENDING", "EXIT_BUSY", "EXIT_INTERRUPTED", "emit", "safe_text",
            "confirm", "Busy", "with_engine", "engine_session", "quiet", "outcome_exit", "journal_fault", "journal_trouble"]
@@ -53,6 +55,8 @@ class Busy(Exception):
 
 def with_engine(args: argparse.Namespace, cfg: Config, work: Callable[[Any], Any]) -> Any:
     """Run ``work(engine)`` in a fresh event loop (live stages on a terminal's stderr); Busy → exit 75."""
+    import asyncio
+
     from ..core.engine import Busy as EngineBusy
 
     try:
@@ -71,6 +75,8 @@ def quiet(args: argparse.Namespace) -> argparse.Namespace:
 async def engine_session(args: argparse.Namespace, cfg: Config, work: Callable[[Any], Any], *, hangup: bool = False) -> Any:
     """``work(engine)`` with the engine made, notified, shown live and closed around it (one
     target; a group runs one of these per target in the same event loop)."""
+    import asyncio
+
     from ..core.engine import Engine
     from ..core.notify import Notifier
     from .progress import LiveStages, live_wanted
@@ -101,6 +107,7 @@ def _end_on_hangup(task: asyncio.Task[Any] | None) -> None:
     interrupt does: the task is cancelled, so the journal closes the attempt ``interrupted`` and the
     connection is closed, instead of the process dying mid-write.  After SIGHUP, stdout and stderr
     point at /dev/null: the terminal is gone and writing to it would fail (EIO)."""
+    import asyncio
     import signal
 
     def end(signum: int) -> None:

@@ -18,7 +18,6 @@ Registered in ``cockpit/cli/main.py`` with ``add_parser(sub)``.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import shlex
 import sys
 from dataclasses import dataclass
@@ -104,6 +103,8 @@ def _same_target(cfg: Config, spec: DiscoverySpec, container: str | None) -> boo
 
 def _config(args: argparse.Namespace, spec: DiscoverySpec) -> tuple[Config, Path, bool, int | None]:
     """Discover, choose, write (or reuse) the config; returns it, its path, whether it was written, the job's pid."""
+    import asyncio
+
     from ..core.discover import config_text, discover, write_config
 
     try:
@@ -159,6 +160,8 @@ def prepare(args: argparse.Namespace) -> Prepared:
     if pid is None:
         _say("process: no running training job to adopt: the TUI opens on the target")
         return Prepared(cfg, path, written)
+    import asyncio
+
     from ..core.target_lock import Busy as TargetBusy  # here: the runtimes it imports cost every command's start-up
 
     quiet = argparse.Namespace(json=True)

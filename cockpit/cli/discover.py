@@ -15,7 +15,6 @@ Registered in ``cockpit/cli/main.py`` with ``add_parser(sub)``.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import shlex
 import sys
@@ -144,6 +143,8 @@ def _candidates(report: HostReport, spec: DiscoverySpec) -> list[Candidate] | st
 
 
 def cmd_init(args: argparse.Namespace, cfg: Any = None) -> int:
+    import asyncio
+
     from ..core.discover import DiscoverySpec, discover
 
     try:

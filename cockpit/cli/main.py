@@ -8,7 +8,6 @@ is queued by the scheduler, not yet verified: neither passed nor failed), 130 in
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import os
 import sys
@@ -142,6 +141,8 @@ def resolve_config(args: argparse.Namespace) -> Config:
 
 
 def cmd_status(args: argparse.Namespace, cfg: Config) -> int:
+    import asyncio
+
     from ..core.status import collect_status
 
     fan = members(args, cfg)
@@ -357,13 +358,21 @@ def main(argv: Sequence[str] | None = None) -> int:
             sys.stdout.write("\n")
         print(f"cockpit: config error: {e.message}", file=sys.stderr)
         return EXIT_USAGE
-    except (KeyboardInterrupt, asyncio.CancelledError):  # Ctrl-C; SIGHUP or SIGTERM (see _end_on_hangup)
+    except _interrupts():  # Ctrl-C; SIGHUP or SIGTERM (see _end_on_hangup)
         print("cockpit: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     except BrokenPipeError:  # `cockpit history | head`: the reader left; say nothing more
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return EXIT_OK
+
+
+def _interrupts() -> tuple[type[BaseException], ...]:
+    """What ends a command as interrupted: Ctrl-C, and asyncio's CancelledError where a command ran
+    an event loop (one can be raised only then: asyncio is imported by the commands that use it,
+    not at start-up, where it would cost every command, ``--help`` too)."""
+    aio = sys.modules.get("asyncio")
+    return (KeyboardInterrupt,) if aio is None else (KeyboardInterrupt, aio.CancelledError)
 
 
 def _acts(args: argparse.Namespace) -> bool:

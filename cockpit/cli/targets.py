@@ -15,7 +15,6 @@ target.  With ``--json`` it is one document::
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -68,6 +67,8 @@ def combine(results: dict[str, dict[str, Any]]) -> dict[str, Any]:
 def fan_out(args: argparse.Namespace, cfg: Config, label: str, names: list[str],
             one: Callable[[Config], Awaitable[dict[str, Any]]], render: Callable[[dict[str, Any]], str]) -> int:
     """Run ``one(target_config)`` for every name at once; print and return the exit code."""
+    import asyncio
+
     from .common import emit
 
     configs = {n: cfg.for_target(n) for n in names}

@@ -16,7 +16,6 @@ Registered in ``cockpit/cli/main.py`` with ``add_parser(sub)``; also runs alone:
 from __future__ import annotations
 
 import argparse
-import asyncio
 import contextlib
 import json
 import signal
@@ -96,6 +95,8 @@ def _text_line(p: dict[str, Any]) -> str:
 
 
 def cmd_watch(args: argparse.Namespace, cfg: Any) -> int:
+    import asyncio
+
     from ..core.config import ConfigError
 
     src = cfg.deploy_source
@@ -130,6 +131,8 @@ def _on_fate(args: argparse.Namespace, ev: Any) -> None:
 
 
 async def _watch(args: argparse.Namespace, cfg: Any) -> int:
+    import asyncio
+
     from ..core.engine import Busy, Engine
     from ..core.loop import AttemptLoop, NoteCounter, loop_config, watcher_for
     from ..core.notify import Notifier
