@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
@@ -349,15 +348,12 @@ def test_classify_lines_helper() -> None:
     assert c.final_error.kind == "killed"
 
 
-def test_classifier_is_fast_on_step_lines() -> None:
+def test_step_lines_are_never_matches() -> None:
+    # the classifier's speed on such lines is measured in bench/bench_classifier.py, not asserted here
     c = Classifier()
-    lines = [f"[2025-01-14 01:23:45] step {i}/50000 loss={2.0 + i % 7 / 10:.4f} lr=3.0e-04 tok/s=48211" for i in range(100_000)]
-    t = time.perf_counter()
-    for line in lines:
-        c.feed(line)
-    dt = time.perf_counter() - t
-    assert c.matches == type(c.matches)() or not c.matches
-    assert 100_000 / dt > 100_000, f"{100_000 / dt:.0f} lines/s"  # loose: the bench measures the real figure
+    for i in range(20_000):
+        c.feed(f"[2025-01-14 01:23:45] step {i}/50000 loss={2.0 + i % 7 / 10:.4f} lr=3.0e-04 tok/s=48211")
+    assert not c.matches and c.error_count == 0 and c.first_error is None
 
 
 # -- ignored signatures, dead threads, error count ----------------------------------------------
