@@ -61,13 +61,13 @@ def test_templates_read_every_line_as_the_general_forms_do() -> None:
     rng = random.Random(7)
     fast, ref = MetricParser(), _reference()
     used = 0
-    for _ in range(20_000):
+    for _ in range(5_000):
         base = rng.choice(BASES)
         line = base if rng.random() < 0.2 else _mutate(rng, base)
         form = fast.shapes.get(shape(line))
         used += form is not None and form.match(line) is not None
         assert _key(fast.parse(line)) == _key(ref.parse(line)), line
-    assert used > 10_000  # most lines were read by a template, not by the general forms
+    assert used > 2_500  # most lines were read by a template, not by the general forms
 
 
 def test_a_template_matches_only_digits_changed_and_keeps_a_key_words_length() -> None:
