@@ -54,8 +54,7 @@ async def test_a_running_container_passes_and_the_job_runs_inside_it(lab, engine
     res = await eng.attempt("baseline")
     assert res.outcome is Outcome.PASSED, stages(res.verdict)
     host = next(s for s in res.verdict.stages if s.name == "connect: host answers")
-    assert f"container {name} is running" in host.detail
-    assert f"{kind} inspect --format" in str(host.evidence)  # asked through the engine, not pct
+    assert host.detail == f"container {name} is running (its shell answers)"  # no {kind} inspect needed
     shell = next(s for s in res.verdict.stages if s.name == "connect: target shell answers")
     assert name in shell.detail  # the hostname inside is the container's, not the host's
     # the job's pid is the one the container sees: it is in the container's own pid namespace
@@ -72,6 +71,7 @@ async def test_a_stopped_container_is_untested_host_with_the_start_command(lab, 
     assert (res.outcome, res.verdict.layer) == (Outcome.UNTESTED, Layer.HOST), stages(res.verdict)
     failed = res.verdict.failed_stage
     assert "stopped" in failed.detail and f"{kind} start {name}" in failed.advice
+    assert f"{kind} inspect --format" in str(failed.evidence)  # asked through the engine, not pct
     assert all(s.status is Status.NOT_REACHED for s in res.verdict.stages if s.name.startswith(("deploy", "launch", "verify")))
 
 
