@@ -264,11 +264,12 @@ class LogFollowerState:
             raw = raw[: self.max_line_bytes]
         text = raw.decode("utf-8", "replace")
         if cut:
-            text = text.rstrip("\ufffd")
-        text = sanitize(text)
-        if cut:
-            text += f" … [{cut} bytes cut]"
+            # the mark is cleaned with the text: a carriage return just before the cut is then not
+            # the line's end (dropped) but what the cut bytes overprinted (a progress bar's last state)
+            text = sanitize(text.rstrip("\ufffd") + f" … [{cut} bytes cut]")
             self.lines_cut += 1
+        else:
+            text = sanitize(text)
         self.ring.append(text)
         upd.lines.append(text)
         r = self.classifier.feed(text)
