@@ -144,7 +144,7 @@ async def _after_ssh(transport: Transport, cfg: Config, v: Verdict, done: Callab
         if lines and lines[-1].startswith(_WD_MARK + " "):
             said = lines.pop()[len(_WD_MARK) + 1:]
             res = CommandResult(res.command, res.exit_code, "".join(ln + "\n" for ln in lines).encode(), res.stderr, res.duration_s, res.timed_out)
-        if res.ok and res.text.startswith("ok"):
+        if _says_ok(res):
             who = " ".join(res.text.split()[1:])
             ok = done(Stage("target shell answers", Status.OK, Layer.CONTAINER, f"shell in {rt.describe()} answers ({who})", evidence=res.evidence(),
                             duration_s=max(res.duration_s, time.monotonic() - t0)))
@@ -189,10 +189,15 @@ async def _answered(probe: asyncio.Future[CommandResult]) -> CommandResult | Non
     """The target shell's answer when it answered ``ok``; None when it failed or did not answer
     (judged by stage 3 after the host stage names the runtime's view)."""
     try:
-        res = await asyncio.shield(probe)
+        res = await probe
     except RemoteError:
         return None
-    return res if res.ok and res.text.startswith("ok") else None
+    return res if _says_ok(res) else None
+
+
+def _says_ok(res: CommandResult) -> bool:
+    """The target shell ran :func:`_shell_command` (its first line ``ok``)."""
+    return res.ok and res.text.startswith("ok")
 
 
 _WD_MARK = "cockpit-workdir"
