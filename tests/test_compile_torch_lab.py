@@ -78,7 +78,6 @@ class Watch:
         self.t0 = time.monotonic()
         self._sampler: asyncio.Task[None] | None = None
         eng.subscribe(self.on)
-        eng._test_watches = [*getattr(eng, "_test_watches", []), self]  # a failed wait's message names what it saw
 
     def on(self, ev: Event) -> None:
         if isinstance(ev, CompileUpdated):
@@ -126,18 +125,14 @@ class Watch:
         return m
 
 
-def compile_state(eng: Any, journal: Journal, want: dict[int, str]) -> str:
+def compile_state(eng: Any, journal: Journal, want: dict[int, str], updates: list[CompileUpdated]) -> str:
     """What each attempt's journal and the engine's compile watch hold (a failed wait's message)."""
     watch = eng.compile
     got = {a: ((r := journal.get(a)) and r.compile and r.compile.get("cache_state")) for a in want}
-    finals = {a: any(u.final for u in watch_updates(eng) if u.attempt == a) for a in want}
+    finals = {a: any(u.final for u in updates if u.attempt == a) for a in want}
     return (f"want {want}, journal {got}; followers {sorted(watch.followers)} finishing {sorted(watch._finishing)} "
             f"verdict {sorted(watch._verdict)} summaries { {a: s.cache_state for a, s in watch.summaries.items()} } "
             f"final updates {finals}; tasks {sorted(t.get_name() for t in watch._tasks)}")
-
-
-def watch_updates(eng: Any) -> list[CompileUpdated]:
-    return [u for w in getattr(eng, "_test_watches", []) for u in w.updates]
 
 
 def cockpit(cfg: Any, *args: str) -> Any:
@@ -334,7 +329,7 @@ async def test_the_cache_proven_cold_after_clear_cache_and_warm_on_a_relaunch_an
         want = {first.attempt: "cold", relaunched: "warm", second.attempt: "cold"}
         journal = Journal(cfg.journal_path)
         await await_for(lambda: all((r := journal.get(a)) is not None and r.compile is not None and r.compile["cache_state"] == st
-                                    for a, st in want.items()), FINAL, lambda: "the compile events in the journal: " + compile_state(eng, journal, want))
+                                    for a, st in want.items()), FINAL, lambda: "the compile events in the journal: " + compile_state(eng, journal, want, watch.updates))
         history = {r["attempt"]: r for r in cockpit(cfg, "history", "--json")}
         for a, st in want.items():
             c = history[a]["compile"]
