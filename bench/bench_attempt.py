@@ -2,7 +2,7 @@
 
 Baseline (same run, before each round): the job itself, started directly with ``pct exec 200 -- …``
 on the lab host, timed from the call to its first ``step`` line.  Then ``Engine.attempt()`` with the
-same job: connect, deploy (a small source tree), clear caches, stop the previous job (+ strays),
+same job: connect, deploy (a small source tree), stop the previous job (+ strays), clear caches,
 launch, verify until the progress marker and through the settle window (``[verify] settle``).
 
 ``Engine.attempt`` also takes the target lock before and reads the first fate after the attempt's
@@ -40,7 +40,7 @@ from cockpit.core.remote.hostsession import HostSession  # noqa: E402
 from cockpit.core.remote.ssh import SSHTransport  # noqa: E402
 from tests.lab import Lab  # noqa: E402
 
-PARTS = ("connect", "deploy", "clear-cache", "stop", "launch", "verify", "compile cache")
+PARTS = ("connect", "deploy", "stop", "clear-cache", "launch", "verify", "compile cache")
 
 
 #: round trips to the target (a command through the session, a pipelined batch, a host command, a channel)

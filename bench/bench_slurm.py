@@ -180,7 +180,7 @@ def report(plain: list[dict[str, float]], ck: list[dict[str, float]], poll: floa
           f"seeing the step line: {med(ck, 'seen') - med(plain, 'seen'):+.3f}s")
     print(f"  raw totals (submit → first step seen), scheduler noise included: by hand {med(plain, 'total'):.2f}s, "
           f"cockpit {med(ck, 'total'):.2f}s")
-    keys = ["connect", "deploy", "clear-cache", "stop", "launch", "verify", "total"]
+    keys = ["connect", "deploy", "stop", "clear-cache", "launch", "verify", "total"]
     print(f"\nthe whole cockpit attempt (median s; verify includes Slurm's queue, the job's start and the settle window of {settle:g}s):")
     print("  " + ", ".join(f"{k} {med(ck, 'a:' + k):.3f}" for k in keys if all('a:' + k in r for r in ck))
           + f"; then stop (scancel, confirmed) {med(ck, 'a:stop after'):.3f}")

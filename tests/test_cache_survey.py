@@ -77,3 +77,37 @@ def test_without_configured_paths_only_the_roots_are_judged(tmp_path: Path) -> N
     out = subprocess.run(["sh", "-c", script], capture_output=True, text=True, timeout=30).stdout
     assert [ln.split()[2] for ln in out.splitlines() if ln.startswith("cockpit-cache ")] == ["0", "1"]
     assert "cockpit-guard-exit 0" in out
+
+
+def _guard(paths: list[str], workdir: Path, *, path_env: str | None = None) -> subprocess.CompletedProcess[str]:
+    from cockpit.core.actions.cache_guard import guard_script
+    env = None if path_env is None else {"PATH": path_env}
+    return subprocess.run(["/bin/sh", "-c", guard_script(paths, str(workdir), "", remove=True, measure=False)],
+                          capture_output=True, text=True, env=env, timeout=30)
+
+
+def test_a_removal_with_nothing_there_resolves_nothing_and_one_with_something_judges_all(tmp_path: Path) -> None:
+    from cockpit.core.actions.cache_guard import parse_guard
+    a, b = str(tmp_path / "a"), str(tmp_path / "b\tc")
+    # realpath and readlink on PATH count their calls: the fast path resolves nothing
+    bare, calls = tmp_path / "bin", tmp_path / "calls"
+    bare.mkdir()
+    for tool in ("realpath", "readlink"):
+        real = subprocess.run(["sh", "-c", f"command -v {tool}"], capture_output=True, text=True).stdout.strip()
+        (bare / tool).write_text(f"#!/bin/sh\necho {tool} >> {calls}\nexec {real} \"$@\"\n")
+        (bare / tool).chmod(0o755)
+    path = f"{bare}:/usr/bin:/bin"
+    r = _guard([a, b], tmp_path / "wd", path_env=path)
+    assert r.returncode == 0, r.stderr
+    assert [(j.index, j.what, j.resolved) for j in parse_guard(r.stdout, [a, b])] == [(0, "absent", a), (1, "absent", b)]
+    assert not calls.exists(), calls.read_text()
+    (tmp_path / "b\tc").mkdir()  # one there: every path is judged again, and the one there removed
+    r = _guard([a, b], tmp_path / "wd", path_env=path)
+    assert r.returncode == 0, r.stderr
+    assert [(j.index, j.what) for j in parse_guard(r.stdout, [a, b])] == [(0, "absent"), (1, "removed")]
+    assert calls.exists()  # judged: resolved on the target
+    assert not (tmp_path / "b\tc").exists()
+    (tmp_path / "a").symlink_to(tmp_path / "wd")  # a link is there too: judged (and refused), never removed
+    r = _guard([a], tmp_path / "wd")
+    assert r.returncode == 3 and [j.what for j in parse_guard(r.stdout, [a])] == ["refused"], (r.returncode, r.stdout)
+    assert (tmp_path / "a").is_symlink()

@@ -146,3 +146,32 @@ async def test_a_relaunch_says_the_warm_hits_as_information(lab: Any, lab_config
     assert v.failed_stage is None, v.summary()
     st = stage(v, "compile cache")
     assert (st.status, st.layer, st.detail) == (Status.OK, Layer.APP, "warm: 2/2 hits (no clear-cache this attempt)")
+
+
+async def test_an_old_job_that_writes_its_cache_as_it_stops_does_not_refill_the_clear(
+        lab: Any, lab_config: Any, engines: Any, base: Path) -> None:
+    # the old job writes a cache entry on TERM: stopped after clear-cache, it would refill the
+    # cleared cache and the new job would hit it ("the cache cockpit cleared is not the one the job
+    # uses", a lie: it is the same cache).  Stop comes first, and the removal does not trust the
+    # measure taken before stop (the cache was absent then)
+    cache = base / "inductor"
+    folds = []
+    for case in ("cache_cold", "cache_warm"):
+        folds.append(base / f"fixture-{case}")
+        shutil.copytree(FIXTURES / case, folds[-1])
+    script_command(lab, "replay_trace.py")
+    cmd = script_command(lab, "cache_on_exit.py", *folds, "--over", 1, "--steps", 400, "--interval", 0.05)
+    eng = engines(lab_config(job={"command": cmd, "env": {"TORCHINDUCTOR_CACHE_DIR": str(cache)}},
+                             cache={"paths": [str(cache)]}))
+    first = await eng.attempt("cold")
+    assert first.outcome is Outcome.PASSED, first.verdict.summary()
+    assert not cache.exists()  # the replayed job writes no cache of its own while it runs
+    second = await eng.attempt("again, the old job flushing as it stops")
+    assert second.outcome is Outcome.PASSED, second.verdict.summary()
+    names = [s.name.split(":")[0] for s in second.verdict.stages]
+    assert names.index("stop") < names.index("clear-cache") < names.index("launch"), names
+    assert "flushed the compile cache on exit" in Path(eng.cfg.log_path(first.attempt)).read_text()
+    removed = stage(second.verdict, "clear-cache: remove")
+    assert "removed 1 path(s)" in removed.detail and "made since the measure" in removed.detail, removed.detail
+    st = stage(second.verdict, "compile cache")
+    assert st.detail == "cold ✔: 2 graphs, every one a cache miss after clear-cache", st.detail

@@ -134,7 +134,7 @@ async def test_every_remote_command_with_hostile_values_leaves_no_marker(lab, la
     sent: list[str] = []
     spy(eng.transport, sent)
 
-    # deploy → clear-cache → stop and strays → launch → verify, through the real engine
+    # deploy → stop and strays → clear-cache → launch → verify, through the real engine
     res = await eng.attempt(h.p("note"))
     fs = res.verdict.failed_stage
     assert res.outcome is Outcome.PASSED, (fs.name, fs.layer, fs.detail[-600:], fs.evidence) if fs else res.outcome

@@ -42,7 +42,7 @@ class ActionSpec:
 
 TABLE: tuple[ActionSpec, ...] = (
     ActionSpec("attempt", "Attempt",
-               "Try a fix: deploy → clear caches → stop (and strays) → launch → verify until healthy; recorded in the journal with its fate"),
+               "Try a fix: deploy → stop (and strays) → clear caches → launch → verify until healthy; recorded in the journal with its fate"),
     ActionSpec("deploy", "Deploy", "Copy [deploy] source into the target (creating it) and verify every file's checksum"),
     ActionSpec("clear-cache", "Clear cache", "Remove the [cache] paths (compile caches) and verify they are gone",
                confirm="Clear the compile caches?"),

@@ -1,10 +1,16 @@
-"""One attempt: note → connect → deploy → clear caches → stop (+ strays) → launch → verify → compile cache.
+"""One attempt: note → connect → deploy → stop (+ strays) → clear caches → launch → verify → compile cache.
 
 :func:`run_attempt` is the sequence itself, journalled as it goes; the :class:`~.engine.Engine`
 wraps it with the target lock, the events and the fate follower.  Every attempt, whether a key,
 the attempt-on-save loop or ``cockpit attempt`` started it, goes through here.  After a passed
 verify of a job that writes a torch.compile trace, the ``compile cache`` stage
 (:mod:`.compile_cache`) proves the clear: every graph a cache miss after clear-cache.
+
+Stop comes before clear-cache: an old job that goes on compiling refills a cache cleared under it,
+and the new job would then hit entries the old one wrote (the compile cache stage would call the
+clear a lie).  What the old job's environment says of its caches is still read while it runs:
+clear-cache's inventory rides in deploy's round trip; its removal, after stop, does not trust
+that earlier reading of what is absent (:func:`~.actions.cache.clear_cache`).
 """
 
 from __future__ import annotations
@@ -33,7 +39,11 @@ from .stagelog import StageRecorder
 if TYPE_CHECKING:  # pragma: no cover
     from .engine import Engine
 
-__all__ = ["AttemptResult", "run_attempt", "Tee"]
+__all__ = ["AttemptResult", "run_attempt", "Tee", "INVENTORY_MAX_AGE_S"]
+
+#: how old clear-cache's inventory (read during deploy) may be once stop is done: stop's own
+#: waits (TERM's grace, the zombies' reaping) are seconds, and the reading is of what the old job used
+INVENTORY_MAX_AGE_S = 120.0
 
 
 @dataclass
@@ -109,7 +119,9 @@ async def run_attempt(engine: Engine, note: str, make_ctx: Callable[[Callable[[s
     changes: asyncio.Future[dict[str, Any]] | None = None
     try:
         if (inventory := caches_command(ctx)) is not None:
-            ctx.ride(inventory)  # a read: clear-cache's inventory rides in deploy's round trip (its answer, its stage)
+            # a read: clear-cache's inventory rides in deploy's round trip (its answer, its stage), taken
+            # while the old job still runs (its environment names its caches) and used after stop
+            ctx.ride(inventory, max_age_s=INVENTORY_MAX_AGE_S)
         # the source read and a small upload started while connect waits for the host (judged only after it)
         ahead = start_ahead(ctx, version)
         try:
@@ -123,8 +135,8 @@ async def run_attempt(engine: Engine, note: str, make_ctx: Callable[[Callable[[s
         timings["connect"] = time.monotonic() - t
         steps: list[tuple[str, Callable[[Verdict], Awaitable[Any]]]] = [
             ("deploy", lambda v: deploy(ctx, v, ahead=ahead)),
-            ("clear-cache", lambda v: clear_cache(ctx, v)),
             ("stop", lambda v: stop_step(ctx, v)),
+            ("clear-cache", lambda v: clear_cache(ctx, v)),
             ("launch", lambda v: launch(ctx, attempt_id, v)),
         ]
         for name, fn in steps:
@@ -144,11 +156,11 @@ async def run_attempt(engine: Engine, note: str, make_ctx: Callable[[Callable[[s
             source = cfg.deploy_source  # set whenever deploy left a manifest
             if name == "deploy" and sub.failed_stage is None and ctx.manifest and source is not None:
                 # what changed since the previous attempt's deploy: kept beside the journal (a thread of
-                # its own while clear-cache and stop wait for the target; done before the launch)
+                # its own while stop and clear-cache wait for the target; done before the launch)
                 changes = asyncio.ensure_future(asyncio.to_thread(
                     record_attempt_changes, journal, attempt_id, source, cfg.deploy.exclude,
                     max_bytes=cfg.loop.diff_max_bytes, deployed=ctx.manifest))
-            if name == "stop" and changes is not None:
+            if name == "clear-cache" and changes is not None:
                 ctx.changes, changes = await changes, None
             if name == "launch":
                 job = res[1]

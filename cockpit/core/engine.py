@@ -449,7 +449,7 @@ class Engine:
 
     # -- the attempt -------------------------------------------------------------------------
     async def attempt(self, note: str, *, wait: bool = False, trigger: str = "manual", follow: bool = True) -> AttemptResult:
-        """note → deploy → clear caches → stop → launch → verify; then the job is followed (fate)."""
+        """note → deploy → stop → clear caches → launch → verify; then the job is followed (fate)."""
         async with self.exclusive("attempt", wait=wait):
             t0 = time.monotonic()
             self.publish(ActionStarted("attempt", note, trigger))

@@ -66,12 +66,15 @@ class ActionContext:
     riders: list[str] = field(default_factory=list)
     #: what such a rider answered, by its exact text, and when (monotonic): :meth:`run` hands it out once
     answered: dict[str, tuple[float, CommandResult]] = field(default_factory=dict)
+    #: a rider whose answer may be older than :data:`RIDER_MAX_AGE_S` when its stage asks (seconds)
+    rider_ages: dict[str, float] = field(default_factory=dict)
 
     async def run(self, command: str, *, timeout: float = 10.0) -> CommandResult:
         """``command`` through the target's session; a rider of an earlier batch answered it a
         moment ago (at most :data:`RIDER_MAX_AGE_S`): that answer, once."""
         early = self.answered.pop(command, None)
-        if early is not None and time.monotonic() - early[0] <= RIDER_MAX_AGE_S:
+        max_age = self.rider_ages.pop(command, RIDER_MAX_AGE_S)
+        if early is not None and time.monotonic() - early[0] <= max_age:
             return early[1]
         return await self.transport.run(command, timeout=timeout)
 
@@ -83,10 +86,14 @@ class ActionContext:
             return await self.run(command, timeout=timeout)
         return await self.transport.run(command, timeout=timeout, cheap=True)
 
-    def ride(self, command: str) -> None:
-        """``command`` (exactly what a later stage will :meth:`run`) goes with the next batch."""
+    def ride(self, command: str, *, max_age_s: float = RIDER_MAX_AGE_S) -> None:
+        """``command`` (exactly what a later stage will :meth:`run`) goes with the next batch;
+        its answer serves that stage while at most ``max_age_s`` old (a reading meant to be taken
+        before a stage in between, such as the running job's environment before stop, may be older)."""
         if command not in self.riders:
             self.riders.append(command)
+        if max_age_s != RIDER_MAX_AGE_S:
+            self.rider_ages[command] = max_age_s
 
     async def run_many(self, commands: list[str], *, timeout: float = 10.0, cheap: bool = False) -> list[CommandResult]:
         """``commands`` in one round trip (:meth:`~cockpit.core.remote.base.Transport.run_many`;

@@ -140,29 +140,32 @@ async def clear_cache(ctx: ActionContext, verdict: Verdict | None = None) -> Ver
     sizes.update({p: next((f.kib for f in inv.roots if f.path == p), None) for p in extra})
     paths = paths + extra
     async with vb.stage("remove") as st:
-        if not sizes:
-            st.ok("nothing to remove")
-        else:  # judged again on the target in the command that removes: the authority
-            res = await ctx.run(guard_script(paths, workdir, dest, remove=True, measure=False), timeout=120)
-            done = parse_guard(res.text, paths)
-            _refuse(done, ctx)
-            if res.exit_code == REFUSED_EXIT or len(done) != len(paths):
-                check(res, Layer.CONTAINER, "removing the caches")
-                raise StageFailed(Layer.CONTAINER, f"removing the caches: the guard answered {len(done)} of {len(paths)} path(s)",
-                                  evidence=res.evidence())
-            rows = sorted(done, key=lambda j: j.index)
-            left = [j.resolved for j in rows if j.what == "left"]
-            if left:
-                raise StageFailed(Layer.CONTAINER, f"still present after rm: {', '.join(left)}", evidence=res.evidence(),
-                                  advice="a live process may be recreating it, or the filesystem is read-only")
-            gone = [j for j in rows if j.what == "removed"]
-            st.ok(f"removed {len(gone)} path(s), {sum(sizes.get(j.configured) or 0 for j in gone)} KiB: "
-                  + ", ".join(_resolved(j) for j in gone))
+        # every path, even one the measure found absent: that reading may predate a stage in between
+        # (an attempt reads it during deploy, and the old job it then stops may have written since);
+        # judged again on the target in the command that removes: the authority
+        res = await ctx.run(guard_script(paths, workdir, dest, remove=True, measure=False), timeout=120)
+        done = parse_guard(res.text, paths)
+        _refuse(done, ctx)
+        if res.exit_code == REFUSED_EXIT or len(done) != len(paths):
+            check(res, Layer.CONTAINER, "removing the caches")
+            raise StageFailed(Layer.CONTAINER, f"removing the caches: the guard answered {len(done)} of {len(paths)} path(s)",
+                              evidence=res.evidence())
+        rows = sorted(done, key=lambda j: j.index)
+        left = [j.resolved for j in rows if j.what == "left"]
+        if left:
+            raise StageFailed(Layer.CONTAINER, f"still present after rm: {', '.join(left)}", evidence=res.evidence(),
+                              advice="a live process may be recreating it, or the filesystem is read-only")
+        gone = [j for j in rows if j.what == "removed"]
+        late = [j for j in gone if j.configured not in sizes]  # absent when measured, there when removed
+        st.ok((f"removed {len(gone)} path(s), {sum(sizes.get(j.configured) or 0 for j in gone)} KiB"
+               + (f" (+{len(late)} made since the measure, size unknown)" if late else "") + ": "
+               + ", ".join(_resolved(j) for j in gone)) if gone else "nothing to remove (every path absent)",
+              made_since_measure=[j.configured for j in late])
     if vb.failed:
         return vb.finish()
     async with vb.stage("gone") as st:
-        if not sizes:  # nothing was there to remove: the measure's reading, a moment ago, is the proof
-            st.ok("all cache paths are gone (absent when measured)")
+        if not gone:  # nothing was there when the guard looked, in the removing command itself
+            st.ok("all cache paths are gone (absent when removed)")
         else:
             resolved = [j.resolved for j in rows]
             q = " ".join(shlex.quote(p) for p in resolved)

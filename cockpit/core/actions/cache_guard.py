@@ -9,7 +9,9 @@ workdir and deploy dest, ``/root``, ``/home/*`` and ``$HOME`` (``realpath -m``, 
 that breaks a rule is refused and *nothing* is removed (one bad entry is a config to fix, not a
 partial clear); otherwise it runs ``rm -rf --`` on the resolved paths, in the same command, so
 nothing the check saw can be swapped out by a later round trip.  The same script, without ``rm``,
-is the preview that measures (and that a confirmation can show).
+is the preview that measures (and that a confirmation can show).  A removal that finds none of
+its paths there (no file, no link) says each absent at once, resolving nothing: nothing is removed,
+so nothing needs judging, and the common case of a clear after a clear costs no forks.
 
 A cache path that is itself a symlink is refused (rule: no symlinks), naming what it points to:
 removing a link's target through the link surprises, and removing only the link clears no cache.
@@ -73,6 +75,8 @@ exv() { [ -e "$1" ] || return 1; __r=$(realpath -e -- "$1" 2>/dev/null) || __r=$
 ex() { exv "$1" || return $?; printf '%s\n' "$__r"; };
 under() { [ "$2" = / ] && return 0; case "$1" in "$2"|"$2"/*) return 0;; esac; return 1; };
 enc() { case "$1" in *"$NL"*|*"$T"*) printf 'hex:'; printf '%s' "$1" | od -An -v -tx1 | tr -d ' \n';; *) printf '%s' "$1";; esac; };
+if [ "$MODE" = remove ]; then e=0; for p in "$@"; do if [ -e "$p" ] || [ -L "$p" ]; then e=1; fi; done;
+  if [ "$e" = 0 ]; then i=0; for p in "$@"; do printf 'cockpit-cache %s %s absent - %s\n' "$n" "$i" "$(enc "$p")"; i=$((i+1)); done; exit 0; fi; fi;
 W=; [ -n "$WD" ] && rs "$WD" && W=$__r; D=; [ -n "$DE" ] && rs "$DE" && D=$__r;
 hn=0; addh() { rs "$1"; r=$__r; [ "$r" = / ] && return; eval "H_$hn=\$r"; hn=$((hn+1)); };
 addh /root; [ -n "${HOME:-}" ] && addh "$HOME"; rs /home; HB=$__r; for h in /home/*; do [ -L "$h" ] && addh "$h"; done;

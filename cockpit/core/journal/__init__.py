@@ -1,6 +1,6 @@
 """The attempt journal: an append-only JSON Lines record of every attempt, plus a Markdown export.
 
-An *attempt* is one try of a fix: note (hypothesis) → deploy → clear caches → stop → launch →
+An *attempt* is one try of a fix: note (hypothesis) → deploy → stop → clear caches → launch →
 verify, ending in an honest :class:`~cockpit.core.layers.Outcome`.  The journal writes one JSON
 object per line and never rewrites the file, so a crash can at worst leave one torn last line.
 
