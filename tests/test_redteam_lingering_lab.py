@@ -87,3 +87,24 @@ async def test_a_trainer_that_exited_0_is_finished_whatever_its_worker_says_on_i
     await await_for(lambda: (f := fate_of(cfg, res.attempt)) is not None and f.final, 20, "the final fate")
     fate = fate_of(cfg, res.attempt)
     assert (fate.state, fate.layer) == ("finished", None) and fate.cause.startswith("exited with code 0"), fate
+
+
+
+async def test_a_train_sh_that_exited_0_after_progress_is_finished_while_its_monitor_lingers(lab: Any, lab_config: Any,
+                                                                                             engines: Any, monkeypatch: Any) -> None:
+    # the trainer in the foreground ends 0, so does the script; its `sleep 60 &` monitor lives on:
+    # that read "running: launcher exited 0; trainer pid N (sleep 60) continues" for its whole minute
+    cfg, gate = _config(lab, lab_config, "exit0", monkeypatch, wrap=True)
+    eng = engines(cfg)
+    try:
+        res = await eng.attempt("train.sh exit 0, monitor lingers")
+        alive = next(s for s in res.verdict.stages if s.name.endswith("alive"))
+        assert res.outcome is Outcome.PASSED, res.verdict.summary()
+        assert alive.detail.startswith("finished: exited with code 0") and "launcher" not in alive.detail, alive.detail
+        assert "processes it started live on" in alive.detail and "sleep" in alive.detail, alive.detail
+        await await_for(lambda: (f := fate_of(cfg, res.attempt)) is not None and f.final, 20, "the final fate")
+        fate = fate_of(cfg, res.attempt)
+        assert (fate.state, fate.layer) == ("finished", None) and fate.cause.startswith("exited with code 0"), fate
+        assert "not observed" not in fate.cause, fate
+    finally:
+        gate.touch()

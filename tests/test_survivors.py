@@ -111,3 +111,21 @@ def test_the_survivor_and_its_command_as_named():
     assert pick_survivor([p for p in procs if p is not None]).pid == 8
     assert short_command(["/usr/bin/python3", "/work/x/train.py", "--out", "/data/run"]) == "python3 train.py --out /data/run"
     assert len(short_command(["python3", "t.py", "x" * 200])) == 80
+
+
+def test_a_wrapper_shell_that_exits_0_after_progress_is_the_jobs_end_unless_it_leaves_a_program() -> None:
+    from cockpit.core.actions.survivors import MainSeen, main_exited
+
+    sh = read_stat(stat(101, "bash", ppid=SUP))
+    trainer = read_stat(stat(102, "python3", ppid=101, start=5001))
+    worker = read_stat(stat(103, "python3", ppid=102, start=5002))
+    monitor = read_stat(stat(104, "sleep", ppid=101, start=5001))
+    assert sh and trainer and worker and monitor
+    seen = MainSeen.of(sh, [sh, trainer, worker, monitor], progressed=True)
+    assert seen.helpers == {(103, 5002)}  # started by a program: the trainer's worker
+    gone = [read_stat(stat(p.pid, p.comm, ppid=1, start=p.start_time)) for p in (worker, monitor)]
+    assert main_exited(seen, 0, [p for p in gone if p])  # a train.sh: its monitor and its trainer's worker linger
+    left = read_stat(stat(102, "python3", ppid=1, start=5001))
+    assert left and not main_exited(seen, 0, [left])  # a program it left behind: a launcher that waited, perhaps
+    assert not main_exited(MainSeen.of(sh, [sh, monitor], progressed=False), 0, [monitor])  # before progress: a launcher
+    assert main_exited(seen, 1, [left])  # a failure is the job's whatever lives on

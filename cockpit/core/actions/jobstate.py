@@ -4,7 +4,7 @@ Verify (before the verdict) and the fate follower (after it) both judge the job 
 :class:`JobState`, taken with *one* command through the persistent session:
 
 * the supervisor's pid (from this launch's pid file), the ``/proc/PID/stat`` lines of the
-  supervisor and of its descendants (two levels, from ``/proc/PID/task/*/children``; when the
+  supervisor and of its descendants (:data:`DEPTH` levels, from ``/proc/PID/task/*/children``; when the
   supervisor is gone, every process of the job's process group, so a job whose supervisor was
   killed alone is still found);
 * this launch's exit file, ``CODE SUPERVISOR_PID`` (a status written by another launch's
@@ -45,7 +45,7 @@ from .base import ActionContext
 from .jobrecord import JobRecord
 from .logline import MAX_LINE, tz_seconds
 from .logscan import LogScan, error_dict, make_scan
-from .survivors import follow_survivors
+from .survivors import MainSeen, follow_survivors
 
 __all__ = ["JobState", "JobReader", "reader_for", "LogScan", "state_command", "parse_state", "make_scan", "error_dict", "READ_MAX",
            "MAX_LINE"]
@@ -53,6 +53,9 @@ __all__ = ["JobState", "JobReader", "reader_for", "LogScan", "state_command", "p
 READ_MAX = 1 << 20
 #: bytes before its offset a reader reads again to tell a rewritten log from a grown one
 OVERLAP = 64
+#: how many levels of the supervisor's descendants a reading holds (supervisor → wrapping sh →
+#: train.sh → trainer → its workers: a trainer's workers are told from a trainer a launcher left)
+DEPTH = 4
 _SHELLS = ("sh", "bash", "dash", "ash", "zsh", "busybox")
 
 
@@ -76,9 +79,11 @@ def state_command(job: JobRecord, offset: int, read_max: int = READ_MAX, *, foll
         f"p=$(cat {q(job.pid_file)} 2>/dev/null); echo \"pid=$p\"; "
         "echo \"init=$(cat /proc/1/stat 2>/dev/null)\"; echo @@stat; "
         "if [ -n \"$p\" ] && [ -d /proc/$p ]; then "
-        "k=$(cat /proc/$p/task/*/children 2>/dev/null); g=; "
-        "for c in $k; do g=\"$g $(cat /proc/$c/task/*/children 2>/dev/null)\"; done; "
-        "for c in $p $k $g; do cat /proc/$c/stat 2>/dev/null; echo; done; "
+        # DEPTH levels of descendants, one cat a level (the globs expand in the shell): supervisor →
+        # wrapping sh → train.sh → trainer → its data-loader workers
+        f"a=$p; v=$p; for d in {' '.join(str(i) for i in range(DEPTH))}; do f=; for c in $v; do f=\"$f /proc/$c/task/*/children\"; done; "
+        "v=$(cat $f 2>/dev/null); [ -n \"$v\" ] || break; a=\"$a $v\"; done; "
+        "for c in $a; do read -r l 2>/dev/null </proc/$c/stat && echo \"$l\"; done; "
         f"else for f in /proc/[0-9]*/stat; do read -r l 2>/dev/null < \"$f\" && case \"$l\" in *\") \"?\" \"*\" {pg} \"*) echo \"$l\";; esac; done; fi; "
         # the exit file after the processes: a supervisor gone from the table wrote it before it went
         f"echo @@exit; echo \"exit=$(cat {q(job.exit_file)} 2>/dev/null)\"; "
@@ -298,10 +303,9 @@ class JobReader:
         self.log_seen = False
         self.last = JobState()
         self.first = True
-        #: the job's main process as last seen alive under its supervisor, and whether progress was
-        #: seen by then: when it is what exits, its status is the job's (:func:`~.survivors.main_exited`)
-        self.main: ProcStat | None = None
-        self.main_progressed = False
+        #: the job's main process as last seen alive under its supervisor (with whether progress was
+        #: seen by then): when it is what exits, its status is the job's (:func:`~.survivors.main_exited`)
+        self.main: MainSeen | None = None
         #: where the log was last seen moved to (:func:`state_command`'s ``follow``)
         self.moved: str | None = None
         #: the last bytes read (up to :data:`OVERLAP`): asked for again before the offset
@@ -312,7 +316,7 @@ class JobReader:
     def _saw_main(self, st: JobState) -> None:
         lead = st.leader
         if st.exit_code is None and st.supervisor is not None and st.alive and lead is not None:
-            self.main, self.main_progressed = lead, self.scan.progress_count > 0
+            self.main = MainSeen.of(lead, st.members, self.scan.progress_count > 0)
 
     def _date_backlog(self, st: JobState) -> None:
         date_backlog(self.scan.clock, st, self.first)
@@ -331,7 +335,7 @@ class JobReader:
             res = await self.ctx.run(self.command(self.offset - back), timeout=10)
             st = self.parse(res.stdout)
             self.moved = st.log_moved or self.moved
-            await follow_survivors(self.ctx, self.job, st, self.main, self.main_progressed)  # a launcher that exited is not the job's end
+            await follow_survivors(self.ctx, self.job, st, self.main)  # a launcher that exited is not the job's end
             if self.offset < 0:  # a tail read: start at the first whole line, go on from the end
                 cut = st.data.find(b"\n") + 1 if st.log_size > -self.offset else 0
                 await self.scan.feed_async(st.data[cut:])

@@ -37,6 +37,11 @@ five-second status check; a worker may write a ``BrokenPipeError`` on its way ou
 as leftovers (:func:`leftovers_note`), never followed as "the trainer".  Before, a trainer that
 exited 1 (or was killed) with a worker lingering read ``passed`` and ``finished``, and one that
 exited 0 read ``died (app)`` from its worker's traceback, "its exit status was not observed".
+A wrapping shell that exits 0 after progress is the job's end too when nothing it leaves could be
+a trainer (only shells and monitors such as ``sleep`` or ``nvidia-smi dmon``): a ``train.sh`` whose
+trainer ran in the foreground read "running: trainer pid N (sleep 60) continues" for as long as
+its monitor lived.  A shell that leaves a program behind after progress is still read as a
+launcher that waited for its trainer to start (it cannot be told apart by ``/proc``).
 
 **The end.**  The survivor is not cockpit's child, so its exit status is never observed.  When
 nothing of the group or session is left but a process that left the session still has the log as
@@ -52,6 +57,7 @@ from __future__ import annotations
 import os
 import shlex
 import time
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..layers import Layer
@@ -63,9 +69,12 @@ from .jobrecord import JobRecord
 if TYPE_CHECKING:  # pragma: no cover - jobstate imports this module
     from .jobstate import JobState, LogScan
 
-__all__ = ["adopt", "follow_survivors", "gone_cause", "leftovers_note", "main_exited", "pipeline_note", "pick_survivor", "short_command"]
+__all__ = ["MONITORS", "MainSeen", "adopt", "carries_on", "follow_survivors", "gone_cause", "leftovers_note", "main_exited", "pipeline_note", "pick_survivor", "short_command"]
 
 _SHELLS = ("sh", "bash", "dash", "ash", "zsh", "busybox", "nohup", "env")
+#: programs a ``train.sh`` leaves running beside its trainer that never carry the training on
+MONITORS = frozenset(("sleep", "nvidia-smi", "nvtop", "tail", "watch", "tee", "cat", "top", "htop", "dstat", "vmstat",
+                      "iostat", "mpstat", "pidstat", "sar", "free", "logger", "inotifywait", "dcgmi", "rocm-smi"))
 #: the longest command line named in a verdict
 MAX_CMD = 80
 #: a survivor followed this long is the job even if it never wrote to the log (one that goes
@@ -99,15 +108,45 @@ def _name(job: JobRecord) -> str:
     return f"trainer pid {job.survivor_pid}{what}"
 
 
-def main_exited(main: ProcStat | None, progressed: bool, code: int, live: list[ProcStat]) -> bool:
+def carries_on(p: ProcStat) -> bool:
+    """Could ``p`` be a trainer a launcher left behind?  Not a shell (it waits for what it runs)
+    and not a monitor (:data:`MONITORS`: ``sleep``, ``nvidia-smi dmon``, ``tail -f``…)."""
+    return p.comm not in _SHELLS and p.comm not in MONITORS
+
+
+@dataclass(frozen=True)
+class MainSeen:
+    """The job's main process as a reading last saw it alive under its supervisor: whether progress
+    was seen by then, and the processes then started by a program (not a shell) of the job, such as
+    a trainer's data-loader workers: those never carry the job on (:func:`main_exited`)."""
+
+    proc: ProcStat
+    progressed: bool = False
+    helpers: frozenset[tuple[int, int]] = frozenset()
+
+    @classmethod
+    def of(cls, lead: ProcStat, members: list[ProcStat], progressed: bool) -> MainSeen:
+        by_pid = {p.pid: p for p in [lead, *members]}
+        helpers = frozenset((p.pid, p.start_time) for p in members
+                            if (q := by_pid.get(p.ppid)) is not None and q.comm not in _SHELLS)
+        return cls(lead, progressed, helpers)
+
+
+def main_exited(main: MainSeen | None, code: int, live: list[ProcStat]) -> bool:
     """The status is the job's own, not a launcher's: the job's main process, seen alive under its
-    supervisor, is what exited, and it failed, or it was a program (not a wrapping shell) that had
-    made progress before it exited 0; what lives on are processes it started (data-loader workers
-    notice their parent's death only at their next status check, seconds later; a ``train.sh``'s
-    ``nvidia-smi dmon &`` or heartbeat loop never), not a trainer it left behind."""
-    if main is None or (code == 0 and (not progressed or main.comm in _SHELLS)):
-        return False  # never seen, or exit 0 from a wrapper shell or before any progress: a launcher, perhaps
-    return all(m.pid != main.pid or m.start_time != main.start_time for m in live)
+    supervisor, is what exited, and it failed, or it made progress before it exited 0 and was
+    either a program (not a wrapping shell) or a shell that left no possible trainer behind
+    (a ``train.sh`` that ran the trainer in the foreground, its ``nvidia-smi dmon &`` or ``sleep``
+    heartbeat lingering, the trainer's data-loader workers on their way out: :func:`carries_on`
+    and :attr:`MainSeen.helpers`); what lives on are processes it started (data-loader workers
+    notice their parent's death only at their next status check, seconds later; a monitor never),
+    not a trainer it left behind."""
+    if main is None or (code == 0 and not main.progressed):
+        return False  # never seen, or exit 0 before any progress: a launcher, perhaps
+    m0 = main.proc
+    if code == 0 and m0.comm in _SHELLS and any(carries_on(m) and (m.pid, m.start_time) not in main.helpers for m in live):
+        return False  # a wrapper shell that exits 0 leaving a program behind: a launcher that waited, perhaps
+    return all(m.pid != m0.pid or m.start_time != m0.start_time for m in live)
 
 
 def pipeline_note(command: str) -> str:
@@ -135,17 +174,17 @@ def leftovers_note(st: JobState) -> str:
     return f"; {n} process{'es' if n > 1 else ''} it started live{'' if n > 1 else 's'} on ({who})"
 
 
-def adopt(job: JobRecord, st: JobState, main: ProcStat | None = None, progressed: bool = False) -> ProcStat | None:
+def adopt(job: JobRecord, st: JobState, main: MainSeen | None = None) -> ProcStat | None:
     """Judge one parsed reading (see the module doc): a written exit status with live processes of
-    the group left is the launcher's, unless the job's main process ``main`` (as last seen alive,
-    with ``progressed``: progress seen by then) is what exited (:func:`main_exited`).  Returns the
+    the group left is the launcher's, unless the job's main process ``main`` (as last seen alive)
+    is what exited (:func:`main_exited`).  Returns the
     survivor when it is new to the record (its command line is worth reading once), else None.
     Changes ``st`` and ``job`` in place."""
     if job.scheduler or not st.parsed or st.exit_code is None or st.supervisor is not None:
         return None  # running under its supervisor, or a scheduler's job: nothing to adopt
     code = st.exit_code
     live = [m for m in st.members if not _gone(m)]
-    if job.survivor_pid is None and main_exited(main, progressed, code, live):
+    if job.survivor_pid is None and main_exited(main, code, live):
         st.leftovers = live  # the job's own status; what it started is on its way out
         return None
     if job.launcher_log_size is None and job.survivor_pid is None:
@@ -193,16 +232,15 @@ async def read_group(ctx: ActionContext, job: JobRecord, st: JobState) -> None:
     st.members = [p for p in members if job.pgid in (p.pgid, p.sid) and p.pid != sup]
 
 
-async def follow_survivors(ctx: ActionContext, job: JobRecord, st: JobState, main: ProcStat | None = None,
-                           progressed: bool = False) -> None:
+async def follow_survivors(ctx: ActionContext, job: JobRecord, st: JobState, main: MainSeen | None = None) -> None:
     """:func:`adopt`, and the new survivor's command line read once (the verdict names it)."""
     if needs_group(job, st) and job.pgid and job.pgid > 1:
         await read_group(ctx, job, st)
-    lead = adopt(job, st, main, progressed)
+    lead = adopt(job, st, main)
     code = st.exit_code
     # the status read as the job's, nothing of its session left, and no main process seen exiting: a daemon?
     left = (code is not None and st.parsed and not job.scheduler and st.supervisor is None and not st.leftovers
-            and not main_exited(main, progressed, code, []))
+            and not main_exited(main, code, []))
     if (st.launcher_exit is not None or left) and not st.alive and job.log_path:  # nothing of the session is left
         st.outside = await log_writers(ctx, job, st)
         if st.outside and code is not None:  # the log is still written: the status was a launcher's
