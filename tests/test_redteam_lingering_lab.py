@@ -108,3 +108,31 @@ async def test_a_train_sh_that_exited_0_after_progress_is_finished_while_its_mon
         assert "not observed" not in fate.cause, fate
     finally:
         gate.touch()
+
+
+async def test_a_fresh_cockpit_reads_a_trainers_failure_while_its_worker_lingers(lab: Any, lab_config: Any, engines: Any) -> None:
+    # the trainer dies (exit 1) after the attempt's cockpit is gone, its worker lingering: a fresh
+    # cockpit (status, a new TUI) never saw the trainer alive, and read its status as a launcher's:
+    # "running: launcher exited 1; trainer pid W (python3) continues" for as long as the worker lived
+    ws = Path(lab.workspace(200))
+    shutil.copy(JOBS / "linger_worker.py", ws / "linger_worker.py")
+    gate = ws / "linger-gate-fresh"
+    ends = Path(f"{gate}.end")
+    gate.unlink(missing_ok=True)
+    ends.unlink(missing_ok=True)
+    cmd = shlex.join([lab.jobsim_argv()[0], str(ws / "linger_worker.py"), "exit1", str(gate)])
+    cfg = lab_config(job={"command": cmd}, verify={"settle": 0.5})
+    try:
+        first = engines(cfg)
+        res = await first.attempt("trainer runs", follow=False)
+        assert res.outcome is Outcome.PASSED and res.job is not None, res.verdict.summary()
+        await first.close()
+        ends.touch()  # the trainer exits 1; its worker lingers until the gate
+        exit_file = Path(res.job.exit_file)
+        await await_for(lambda: exit_file.exists() and exit_file.read_text().strip() != "", 20, "the trainer's exit status")
+        fate = await engines(cfg).reconcile()
+        assert fate is not None and (fate.state, fate.layer) == ("died", "process"), fate
+        assert fate.cause.startswith("exited with code 1") and "launcher" not in fate.cause, fate.cause
+        assert "it started live" in fate.cause, fate.cause
+    finally:
+        gate.touch()

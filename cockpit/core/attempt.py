@@ -182,6 +182,8 @@ async def run_attempt(engine: Engine, note: str, make_ctx: Callable[[Callable[[s
                 sub.add(Stage("findings", Status.OK, Layer.APP, findings_text(findings),
                               data={"findings": [f.to_dict() for f in findings]}))
             journal.record_verdict(attempt_id, "verify", sub.finish(), durable=False)
+            if job.main_pid is not None:  # what verify saw of the job's main process: a later cockpit reads it
+                journal.record_job(attempt_id, job.main_fields(), durable=False)  # the attempt's end syncs it
             if verdict.failed_stage is None and not sub.pending and job.trace_dir:
                 t = time.monotonic()
                 found = await compile_cache_stage(ctx, job, cleared=ctx.caches is not None)

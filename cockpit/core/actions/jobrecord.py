@@ -62,6 +62,18 @@ class JobRecord:
     adopted: bool = False
     #: the directory of torch.compile's structured trace (``TORCH_TRACE``) the job writes; empty: none
     trace_dir: str = ""
+    #: the job's main process as verify last saw it alive under its supervisor (and whether progress
+    #: was seen by then), journalled after verify: a later cockpit that never saw it still tells the
+    #: trainer's own exit status from a launcher's while the workers it started linger (:mod:`.survivors`)
+    main_pid: int | None = None
+    main_start: int | None = None
+    main_comm: str = ""
+    main_progressed: bool = False
+
+    def main_fields(self) -> dict[str, Any]:
+        """The ``main_*`` fields (what a later ``job`` event adds to the record)."""
+        return {"main_pid": self.main_pid, "main_start": self.main_start, "main_comm": self.main_comm,
+                "main_progressed": self.main_progressed}
 
     @property
     def started(self) -> bool:

@@ -306,6 +306,9 @@ class JobReader:
         #: the job's main process as last seen alive under its supervisor (with whether progress was
         #: seen by then): when it is what exits, its status is the job's (:func:`~.survivors.main_exited`)
         self.main: MainSeen | None = None
+        if job.main_pid is not None and job.main_start is not None:  # journalled by an earlier cockpit's verify
+            self.main = MainSeen(ProcStat(job.main_pid, job.main_comm, "S", 0, job.pgid or 0, job.pgid or 0, job.main_start, 1),
+                                 job.main_progressed)
         #: where the log was last seen moved to (:func:`state_command`'s ``follow``)
         self.moved: str | None = None
         #: the last bytes read (up to :data:`OVERLAP`): asked for again before the offset
@@ -317,6 +320,8 @@ class JobReader:
         lead = st.leader
         if st.exit_code is None and st.supervisor is not None and st.alive and lead is not None:
             self.main = MainSeen.of(lead, st.members, self.scan.progress_count > 0)
+            job = self.job
+            job.main_pid, job.main_start, job.main_comm, job.main_progressed = lead.pid, lead.start_time, lead.comm, self.main.progressed
 
     def _date_backlog(self, st: JobState) -> None:
         date_backlog(self.scan.clock, st, self.first)

@@ -363,13 +363,14 @@ class Journal:
         _check_id(attempt)
         return self._record(attempt, VERDICT, {"action": str(action), "verdict": _jsonable(verdict)}, durable)
 
-    def record_job(self, attempt: int, job: Mapping[str, Any] | Any) -> dict[str, Any]:
-        """What launch recorded: ``unit``, ``pid``, ``start_time``, ``pgid``, ``log_path``…"""
+    def record_job(self, attempt: int, job: Mapping[str, Any] | Any, *, durable: bool = True) -> dict[str, Any]:
+        """What launch recorded: ``unit``, ``pid``, ``start_time``, ``pgid``, ``log_path``… (a later
+        ``job`` event adds to it: what verify saw of the main process)."""
         jd = _jsonable(job)
         if not isinstance(jd, dict):
             raise TypeError("job must be a mapping (or have to_dict())")
         jd = {k: v for k, v in jd.items() if k not in ("v", "ts", "event", "attempt")}  # the event carries those
-        return self.record(attempt, JOB, **jd)
+        return self.record(attempt, JOB, durable=durable, **jd)
 
     def record_diff(
         self,
