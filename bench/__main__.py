@@ -136,11 +136,16 @@ def main(argv: list[str] | None = None) -> int:
                                 epilog="python -m bench soak --help: the soak's options")
     p.add_argument("names", nargs="*", metavar="NAME", help="benchmarks to run (default: all)")
     p.add_argument("--quick", action="store_true", help="small n for each benchmark")
+    p.add_argument("--smoke", action="store_true", help="--quick with smaller n still: every row a coarse figure "
+                   "(the test suite's check that the benchmarks still run)")
     p.add_argument("--markdown", action="store_true", help="print the table as Markdown")
     p.add_argument("--verbose", "-v", action="store_true", help="show each benchmark's own printout")
     p.add_argument("--list", action="store_true", help="list the benchmarks and exit")
     p.add_argument("--rows-of", choices=list(BENCHES), help=argparse.SUPPRESS)
     args = p.parse_args(argv)
+    if args.smoke:  # the children (and this process's suite) read it
+        os.environ["COCKPIT_BENCH_SMOKE"] = "1"
+        args.quick = True
     if args.rows_of:
         return one(args.rows_of, args.quick)
     if args.list:

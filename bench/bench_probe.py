@@ -56,7 +56,7 @@ def show(name: str, xs: list[float], base: float | None) -> float:
     return med
 
 
-async def main(n: int) -> None:
+async def main(n: int, fresh_n: int | None = None) -> None:
     with Lab() as lab:
         lab.add_container(200)
         cfg_path = Path(tempfile.mkdtemp()) / "cockpit.toml"
@@ -64,7 +64,7 @@ async def main(n: int) -> None:
         cfg = load_config(cfg_path)
 
         fresh = []
-        for _ in range(max(10, n // 10)):
+        for _ in range(fresh_n or max(10, n // 10)):
             t0 = time.perf_counter()
             subprocess.run(lab.ssh_argv("pct exec 200 -- true"), check=True, stdin=subprocess.DEVNULL, capture_output=True)
             fresh.append(time.perf_counter() - t0)

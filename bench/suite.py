@@ -9,6 +9,7 @@ figures are coarser, the table is the same.
 from __future__ import annotations
 
 import asyncio
+import os
 import statistics
 from collections.abc import Callable
 
@@ -17,6 +18,14 @@ from bench.common import Row
 __all__ = ["BENCHES"]
 
 FRESH = "fresh `ssh … pct exec`"
+#: ``python -m bench --smoke`` (the test that keeps the benchmarks running as the code changes):
+#: smaller n still for the CPU-bound ones; every row still gets its figure, a coarse one
+SMOKE = os.environ.get("COCKPIT_BENCH_SMOKE") == "1"
+
+
+def _n(quick: bool, full: int, small: int, smoke: int) -> int:
+    """``full`` in a full run, ``small`` with ``--quick``, ``smoke`` with ``--smoke``."""
+    return full if not quick else smoke if SMOKE else small
 
 
 def probe(quick: bool) -> list[Row]:
@@ -31,7 +40,7 @@ def probe(quick: bool) -> list[Row]:
 
     bench_probe.show = keep
     try:
-        asyncio.run(bench_probe.main(20 if quick else 200))
+        asyncio.run(bench_probe.main(_n(quick, 200, 20, 5), fresh_n=3 if SMOKE else None))
     finally:
         bench_probe.show = show
     fresh = next(v for k, v in seen.items() if k.startswith("fresh"))
@@ -41,7 +50,7 @@ def probe(quick: bool) -> list[Row]:
 def refresh(quick: bool) -> list[Row]:
     from bench import bench_refresh
 
-    r = asyncio.run(bench_refresh.main(3 if quick else 50, fresh_n=2 if quick else None))
+    r = asyncio.run(bench_refresh.main(_n(quick, 50, 3, 2), fresh_n=(1 if SMOKE else 2) if quick else None))
     base = r.pop("baseline")
     rows = [Row("refresh", "full observation refresh", r.pop("full refresh"), "ms", base, "3 probes as " + FRESH)]
     before = {k.split(": ", 1)[1].split(",")[0]: (k.split(": ", 1)[1], v) for k, v in r.items() if k.startswith("before: ")}
@@ -55,7 +64,7 @@ def refresh(quick: bool) -> list[Row]:
 def classifier(quick: bool) -> list[Row]:
     from bench import bench_classifier
 
-    res = bench_classifier.measure(50_000 if quick else 1_000_000, 1 if quick else 3)
+    res = bench_classifier.measure(_n(quick, 1_000_000, 50_000, 5_000), 1 if quick else 3)
     return [Row("classifier", f"classifier, {name}", fast, "lines/s", naive, "every regex on every line") for name, fast, naive in res]
 
 
@@ -94,7 +103,7 @@ def stall(quick: bool) -> list[Row]:
 def gpu_procs(quick: bool) -> list[Row]:
     from bench import bench_gpu_procs
 
-    r = asyncio.run(bench_gpu_procs.main(3 if quick else 30))
+    r = asyncio.run(bench_gpu_procs.main(_n(quick, 30, 3, 2)))
     base = r.pop("before: both queries in the container")
     return [Row("gpu procs", f"GPU refresh, {name}", v, "ms", base, "both queries in the container (finds none)") for name, v in r.items()]
 
@@ -102,7 +111,7 @@ def gpu_procs(quick: bool) -> list[Row]:
 def metrics(quick: bool) -> list[Row]:
     from bench import bench_metrics
 
-    lines = bench_metrics.generate(20_000 if quick else 200_000, 0.1)
+    lines = bench_metrics.generate(_n(quick, 200_000, 20_000, 2_000), 0.1)
     repeat = 1 if quick else 3
     parse_ns = bench_metrics.per_line(bench_metrics.parse_all, lines, repeat)
     cls_ns = bench_metrics.per_line(bench_metrics.classify_all, lines, repeat)
@@ -144,7 +153,7 @@ def log_search(quick: bool) -> list[Row]:
 
     from bench import bench_log_search
 
-    args = argparse.Namespace(lines=50_000 if quick else 200_000, repeat=1 if quick else 3, gc="on")
+    args = argparse.Namespace(lines=_n(quick, 200_000, 50_000, 5_000), repeat=1 if quick else 3, gc="on")
     asyncio.run(bench_log_search.run(args))
     rows = []
     for mode, text, res in args.tables["on"]:

@@ -1,5 +1,5 @@
 """The benchmarks keep running as the code under them changes: the quick ones through ``python -m
-bench --quick`` (its lanes side by side), each row a figure, none failed.  A renamed argument or a
+bench --smoke`` (``--quick``'s lanes side by side, smaller n still), each row a figure, none failed.  A renamed argument or a
 moved function in cockpit otherwise shows up only when someone next measures."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ FAST = ("probe", "refresh", "gpu_procs", "classifier", "metrics", "log_search", 
 
 def test_the_fast_benchmarks_run_and_every_row_has_a_figure(tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    r = subprocess.run([sys.executable, "-m", "bench", "--quick", *FAST], cwd=REPO, env=env, capture_output=True, text=True, timeout=240)
+    r = subprocess.run([sys.executable, "-m", "bench", "--smoke", *FAST], cwd=REPO, env=env, capture_output=True, text=True, timeout=240)
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-4000:]
     rows = [ln.split() for ln in r.stdout.splitlines() if ln.split()[:1] and ln.split()[0] in {"probe", "refresh", "gpu", "classifier", "metrics", "log", "targets"}]
     benches = {row[0] for row in rows}
