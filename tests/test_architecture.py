@@ -17,6 +17,7 @@ nothing (the layer names, path checks, pattern checks, the action and key tables
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import pytest
@@ -106,13 +107,17 @@ def _faces_on_the_way(name: str, target: str) -> set[str]:
             if pkg in MODULES and not (name == pkg or name.startswith(pkg + "."))}
 
 
-GRAPH = {name: _imports(name, path) for name, path in MODULES.items()}
+@functools.cache
+def _graph() -> dict[str, set[str]]:
+    """Each module's imports: read when a test first asks (parsing every module costs seconds of
+    CPU, which each worker that only collects this file would pay at import time)."""
+    return {name: _imports(name, path) for name, path in MODULES.items()}
 
 
 def _closure(start: frozenset[str]) -> frozenset[str]:
     seen, todo = set(start), list(start)
     while todo:
-        for b in GRAPH.get(todo.pop(), ()):
+        for b in _graph().get(todo.pop(), ()):
             if b not in seen:
                 seen.add(b)
                 todo.append(b)
@@ -122,12 +127,14 @@ def _closure(start: frozenset[str]) -> frozenset[str]:
 #: the ground the config stands on: its leaf modules and what they import, and the packages whose
 #: face imports nothing when it runs (a lazy face: importing a leaf inside runs only that); on the
 #: config's floor
-_LEAVES = _closure(CONFIG_MAY_USE)
-GROUND = _LEAVES | {name for name, path in MODULES.items() if path.name == "__init__.py" and GRAPH[name] <= _LEAVES}
+@functools.cache
+def _ground() -> frozenset[str]:
+    leaves = _closure(CONFIG_MAY_USE)
+    return leaves | {name for name, path in MODULES.items() if path.name == "__init__.py" and _graph()[name] <= leaves}
 
 
 def _floor(name: str) -> int:
-    if name in GROUND:
+    if name in _ground():
         return 0
     for i, prefix in enumerate(FLOORS):
         if name == prefix or name.startswith(prefix + "."):
@@ -137,15 +144,16 @@ def _floor(name: str) -> int:
 
 def _cycles() -> list[list[str]]:
     """Strongly connected components of more than one module (Tarjan, iterative)."""
+    graph = _graph()
     index: dict[str, int] = {}
     low: dict[str, int] = {}
     stack: list[str] = []
     on: set[str] = set()
     out: list[list[str]] = []
-    for start in GRAPH:
+    for start in graph:
         if start in index:
             continue
-        work = [(start, iter(sorted(GRAPH[start])))]
+        work = [(start, iter(sorted(graph[start])))]
         index[start] = low[start] = len(index)
         stack.append(start)
         on.add(start)
@@ -157,7 +165,7 @@ def _cycles() -> list[list[str]]:
                     index[w] = low[w] = len(index)
                     stack.append(w)
                     on.add(w)
-                    work.append((w, iter(sorted(GRAPH[w]))))
+                    work.append((w, iter(sorted(graph[w]))))
                 elif w in on:
                     low[v] = min(low[v], index[w])
                 continue
@@ -179,9 +187,10 @@ def _cycles() -> list[list[str]]:
 
 def test_the_graph_is_read() -> None:
     assert LAZY_FACES["cockpit.core.journal"]["Journal"] == "cockpit.core.journal.store"
-    assert "cockpit.core.engine" in GRAPH and "cockpit.ui.app" in GRAPH and "cockpit.cli.main" in GRAPH
-    assert "cockpit.core.config" in GRAPH["cockpit.core.engine"]  # a known edge: the reader sees relative imports
-    assert len(GRAPH) > 150
+    graph = _graph()
+    assert "cockpit.core.engine" in graph and "cockpit.ui.app" in graph and "cockpit.cli.main" in graph
+    assert "cockpit.core.config" in graph["cockpit.core.engine"]  # a known edge: the reader sees relative imports
+    assert len(graph) > 150
 
 
 def test_no_import_cycle() -> None:
@@ -191,20 +200,20 @@ def test_no_import_cycle() -> None:
 
 
 def test_no_upward_import() -> None:
-    up = sorted(f"{a} -> {b}" for a, deps in GRAPH.items() for b in deps if _floor(b) > _floor(a) >= 0)
+    up = sorted(f"{a} -> {b}" for a, deps in _graph().items() for b in deps if _floor(b) > _floor(a) >= 0)
     assert not up, "imports that reach a higher floor (" + " < ".join(FLOORS) + "):\n  " + "\n  ".join(up)
 
 
 def test_the_config_is_the_floor() -> None:
-    out = sorted(f"{a} -> {b}" for a, deps in GRAPH.items() if _floor(a) == 0
+    out = sorted(f"{a} -> {b}" for a, deps in _graph().items() if _floor(a) == 0
                  for b in deps if _floor(b) != 0 and b != "cockpit" and b not in CONFIG_MAY_USE)
     assert not out, "the config uses more of the core than its leaf modules:\n  " + "\n  ".join(out)
-    for leaf in GROUND:  # and those stand on nothing of the config itself
-        assert not [b for b in GRAPH[leaf] if b.startswith("cockpit.core.config")], leaf
+    for leaf in _ground():  # and those stand on nothing of the config itself
+        assert not [b for b in _graph()[leaf] if b.startswith("cockpit.core.config")], leaf
 
 
 def test_no_module_imports_its_own_package_face() -> None:
-    bad = sorted(f"{a} -> {b}" for a, deps in GRAPH.items() for b in deps
+    bad = sorted(f"{a} -> {b}" for a, deps in _graph().items() for b in deps
                  if b != "cockpit" and a.startswith(b + ".") and (ROOT.parent / b.replace(".", "/") / "__init__.py").exists())
     assert not bad, "modules importing their own package's __init__ (import the sibling module instead):\n  " + "\n  ".join(bad)
 
@@ -212,6 +221,6 @@ def test_no_module_imports_its_own_package_face() -> None:
 @pytest.mark.parametrize("floor", ["cockpit.core", "cockpit.core.config"])
 def test_core_never_reaches_the_front_ends(floor: str) -> None:
     """Stated on its own, for the reader: nothing in the core names the UI, the CLI or the demo."""
-    reach = sorted(f"{a} -> {b}" for a, deps in GRAPH.items() if a == floor or a.startswith(floor + ".")
+    reach = sorted(f"{a} -> {b}" for a, deps in _graph().items() if a == floor or a.startswith(floor + ".")
                    for b in deps if _floor(b) >= FLOORS.index("cockpit.demo"))
     assert not reach, reach
