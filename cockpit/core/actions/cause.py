@@ -106,7 +106,8 @@ async def _death_cause(ctx: ActionContext, job: JobRecord, st: JobState, scan: L
                      "killed from outside together with its supervisor (kill -9 of the group, a reboot)", data, state, after, when)
     advice = "read the log tail; a SIGKILL without a traceback is often the OOM killer" if code == 137 else ""
     handled = handled_last(scan)  # logged below ERROR, then no progress: what it died of, most likely
-    how += f", right after a traceback it logged as a warning: {handled}" if handled else ", with no traceback in the log"
+    gone = ", its log was deleted while it ran: its last lines could not be read"  # a traceback may have gone with it
+    how += f", right after a traceback it logged as a warning: {handled}" if handled else gone if st.log_gone else ", with no traceback in the log"
     said = last_words(scan)
-    how += f"; its last line: {said}" if said and not handled else ""
+    how += f"; {'the last line read' if st.log_gone else 'its last line'}: {said}" if said and not handled else ""
     return Cause(Layer.PROCESS, how, advice, data, state, after, when)

@@ -127,6 +127,10 @@ class JobState:
     leftovers: list[ProcStat] = field(default_factory=list)
     #: where the job's log went while the job writes on to it (renamed by a log rotation), read there
     log_moved: str | None = None
+    #: the log the job writes to was deleted under it (read through its open descriptor while it lives)
+    log_deleted: bool = False
+    #: the log was deleted while the job ran, and cannot be read any more: its last bytes are lost
+    log_gone: bool = False
     #: processes outside the job's session that still write its log, once nothing of the job is left (:mod:`.survivors`)
     outside: list[ProcStat] = field(default_factory=list)
 
@@ -185,7 +189,9 @@ class JobState:
         if lead is None:
             return "no job process"
         text = f"{lead.comm} pid {lead.pid} {lead.state}, {lead.threads} threads"
-        if self.log_moved:
+        if self.log_deleted:
+            text += "; its log was deleted (it writes on into the deleted file, read through its open descriptor)"
+        elif self.log_moved:
             text += f"; its log was moved to {self.log_moved} (rotated?), and is read there"
         return f"{self.launcher_note}: {text}" if self.launcher_note else text
 
@@ -233,7 +239,7 @@ def parse_state(out: bytes, job: JobRecord) -> JobState:
         elif k == "size" and v.lstrip("-").isdigit():
             st.log_size = int(v)
         elif k == "moved" and v:
-            st.log_moved = v.removesuffix(" (deleted)")
+            st.log_moved, st.log_deleted = v.removesuffix(" (deleted)"), v.endswith(" (deleted)")
         elif k == "log_mtime" and v.isdigit():
             st.log_mtime = float(v)
         elif k == "now" and v.isdigit():
@@ -311,6 +317,8 @@ class JobReader:
                                  job.main_progressed)
         #: where the log was last seen moved to (:func:`state_command`'s ``follow``)
         self.moved: str | None = None
+        #: the log was seen deleted under the job (a later reading that finds no log cannot read its end)
+        self.deleted = False
         #: the last bytes read (up to :data:`OVERLAP`): asked for again before the offset
         self.seen_tail = b""
         #: times the log was found rewritten under the reader (truncated, then past the old offset)
@@ -340,6 +348,9 @@ class JobReader:
             res = await self.ctx.run(self.command(self.offset - back), timeout=10)
             st = self.parse(res.stdout)
             self.moved = st.log_moved or self.moved
+            self.deleted = self.deleted or st.log_deleted
+            # the captured log exists from the spawn on (its redirection comes first): gone is deleted
+            st.log_gone = st.log_size < 0 and st.spawned and (self.deleted or self.log_seen or self.console is None and not self.job.scheduler)
             await follow_survivors(self.ctx, self.job, st, self.main)  # a launcher that exited is not the job's end
             if self.offset < 0:  # a tail read: start at the first whole line, go on from the end
                 cut = st.data.find(b"\n") + 1 if st.log_size > -self.offset else 0
