@@ -75,8 +75,11 @@ def state_command(job: JobRecord, offset: int, read_max: int = READ_MAX, *, foll
         where += (f"if [ -n \"$p\" ] && [ -f /proc/$p/fd/1 ]; then [ /proc/$p/fd/1 -ef {log} ] || {{ m=$(readlink /proc/$p/fd/1); "
                   f"case \"$m\" in {log}?*) lf=/proc/$p/fd/1; echo \"moved=$m\";; esac; }}; "
                   + (f"elif [ -f {q(moved)} ]; then lf={q(moved)}; echo \"moved=\"{q(moved)}; " if moved else "") + "fi; ")
+    # a pid file deleted under the job (its output directory wiped) falls back to the journalled pid
+    # (parse_state checks its start time, so a reused pid is not the job)
+    recorded = f"[ -n \"$p\" ] || p={int(job.pid)}; " if job.pid and job.start_time is not None else ""
     return (
-        f"p=$(cat {q(job.pid_file)} 2>/dev/null); echo \"pid=$p\"; "
+        f"p=$(cat {q(job.pid_file)} 2>/dev/null); {recorded}echo \"pid=$p\"; "
         "echo \"init=$(cat /proc/1/stat 2>/dev/null)\"; echo @@stat; "
         "if [ -n \"$p\" ] && [ -d /proc/$p ]; then "
         # DEPTH levels of descendants, one cat a level (the globs expand in the shell): supervisor →
