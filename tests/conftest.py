@@ -109,6 +109,11 @@ def pytest_configure(config: pytest.Config) -> None:
     # re-sorted by their number of tests
     if hasattr(config.option, "loadscopereorder"):
         config.option.loadscopereorder = False
+    # the quick tier's property tests draw fewer examples (tests/examples.py); set before the
+    # test modules are imported, as their @settings are read then
+    from tests import examples
+
+    examples.QUICK = examples.quick_tier(config.getoption("markexpr", "") or "")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -23,8 +23,9 @@ from hypothesis import strategies as st
 
 from cockpit.core.layers import Layer, Severity
 from cockpit.core.probes.signatures import Classifier
+from tests.examples import examples
 
-SETTINGS = settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=examples(400), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 FX_KEY = "RuntimeError: Detected that you are using FX to symbolically trace"
 FX_LINE = FX_KEY + " a dynamo-optimized function. This is not supported at the moment."

@@ -32,6 +32,7 @@ from cockpit.core.compile import (
     shell_command,
     summarize,
 )
+from tests.examples import examples
 from tests.lab.util import wait_for
 
 FIXTURES = Path(__file__).parent / "fixtures" / "torch_trace"
@@ -293,7 +294,7 @@ def _signature(events: list) -> list[tuple[str, str, str, str]]:  # type: ignore
 WHOLE = _signature(parse_text(RAW, "a.log")[0])
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(cuts=st.lists(st.integers(min_value=0, max_value=len(RAW)), max_size=30))
 def test_chunks_cut_anywhere_give_the_same_events(cuts: list[int]) -> None:
     parser = TraceParser()
@@ -305,7 +306,7 @@ def test_chunks_cut_anywhere_give_the_same_events(cuts: list[int]) -> None:
     assert _signature(events) == WHOLE and parser.malformed == 0
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(30), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(steps=st.lists(st.tuples(st.integers(min_value=0, max_value=1), st.integers(min_value=1, max_value=20_000)), max_size=40))
 def test_two_ranks_interleaved(steps: list[tuple[int, int]]) -> None:
     names = ["dedicated_log_torch_trace_rank_0_a.log", "dedicated_log_torch_trace_rank_1_b.log"]
@@ -324,7 +325,7 @@ def test_two_ranks_interleaved(steps: list[tuple[int, int]]) -> None:
 GARBAGE = st.text(min_size=1, max_size=80).filter(lambda t: "\n" not in t and not t.startswith("\t") and t.strip() != "")
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(junk=st.lists(GARBAGE, min_size=1, max_size=8), where=st.lists(st.integers(min_value=0, max_value=10_000), min_size=8, max_size=8))
 def test_garbage_lines_are_counted_and_skipped(junk: list[str], where: list[int]) -> None:
     lines = RAW.decode().split("\n")
@@ -337,7 +338,7 @@ def test_garbage_lines_are_counted_and_skipped(junk: list[str], where: list[int]
     assert [sig[1:] for sig in _signature(events)] == [sig[1:] for sig in WHOLE]
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(blob=st.binary(max_size=2000), cut=st.integers(min_value=0, max_value=2000))
 def test_arbitrary_bytes_never_raise(blob: bytes, cut: int) -> None:
     parser = TraceParser(line_cap=512)

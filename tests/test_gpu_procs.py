@@ -30,6 +30,7 @@ from cockpit.core.probes.gpu import (
     parse_gpu_output,
     parse_proc_sections,
 )
+from tests.examples import examples
 
 UUID = "GPU-5b2c8f9e-3a41-4c7d-9e0b-6f1d2a3b4c5d"  # the lab emulator's default H100
 
@@ -290,7 +291,7 @@ SNIPPETS = [
 ]
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.one_of(lines, st.sampled_from(SNIPPETS)), max_size=40), st.sampled_from([None, 200, 7]))
 def test_hostile_or_malformed_output_never_crashes(parts: list[str], container: int | None) -> None:
     text = "\n".join(parts)

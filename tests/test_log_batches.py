@@ -11,8 +11,9 @@ from cockpit.core.probes.logs import LOG_MARK, LogFollowerState, LogRing, saniti
 from cockpit.core.probes.sig_prefilter import build_prefilter
 from cockpit.core.probes.sig_table import BUILTIN
 from cockpit.core.probes.signatures import load_signatures
+from tests.examples import examples
 
-FAST = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FAST = settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 STEP = "step {n} | loss 2.{n} | lr 3.000e-04 | tokens/s 12{n}"
 TRACEBACK = ["Traceback (most recent call last):", '  File "train.py", line 9, in <module>',

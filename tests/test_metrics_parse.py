@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from cockpit.core.config import ConfigError, parse_config
 from cockpit.core.metrics import AttemptMetrics, MetricParser, Reading, Series, goal
 from cockpit.core.metrics.report import at_steps
+from tests.examples import examples
 
 P = MetricParser()
 
@@ -192,7 +193,7 @@ def test_at_steps_matches_logged_steps_and_says_delta():
 LINE = st.text(alphabet=st.sampled_from(list("step loss=:{}'\"%|/[]<>,. 0123456789e-+_Epoch\r\x1bnaif█\t")), max_size=200)
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(400), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.one_of(LINE, st.text(max_size=300)))
 def test_malformed_lines_never_crash_and_give_finite_values(line):
     r = P.parse(line)

@@ -14,8 +14,9 @@ from cockpit.core.probes.kmsg import oom_killed, parse_kmsg
 from cockpit.core.probes.logs import LOG_MARK, LogFollowerState, sanitize
 from cockpit.core.probes.procs import Proc, ProcTree, analyse, parse_proc_records, parse_procps, parse_ps
 from cockpit.core.probes.signatures import BUILTIN, Classifier, _trie_regex, load_signatures
+from tests.examples import examples
 
-FAST = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FAST = settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 texts = st.text(alphabet=st.characters(codec="utf-8"), max_size=400)
 raw = st.binary(max_size=600)
@@ -201,7 +202,7 @@ KEYWORD_TEXT = st.lists(
 ).map("".join)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(KEYWORD_TEXT)
 def test_prefilter_never_hides_a_match(line: str) -> None:
     """On single ordinary lines the fast classifier agrees with running every regex."""

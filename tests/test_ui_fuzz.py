@@ -71,6 +71,7 @@ from cockpit.ui.panes.procs import ProcsPane
 from cockpit.ui.panes.verdict import VerdictStrip
 from cockpit.ui.screens import ConfirmScreen, HelpScreen, HypothesisScreen, VerdictScreen
 from cockpit.ui.screens.stacks import StacksScreen
+from tests.examples import examples as quick_or_full
 from tests.test_ui_support import FIXED, framed_log, local_config, make_engine
 
 SIZE = (120, 40)
@@ -192,7 +193,7 @@ def ui(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AppThread]:
 def fuzz(examples: int) -> settings:
     """``examples`` per test: each is a batch of hostile texts through every field of a pane or
     screen (the machine is small and shared: the whole file stays under ~20 s)."""
-    return settings(max_examples=examples, deadline=None,
+    return settings(max_examples=quick_or_full(examples), deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])
 
 # -- what reaches the terminal -----------------------------------------------------------------------

@@ -49,6 +49,7 @@ from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 from cockpit.core.text import LINE_CAP, sanitize, sanitize_data  # noqa: E402
+from tests.examples import examples  # noqa: E402
 
 #: what may never leave sanitize: C0 (but tab and, with newlines=True, newline), DEL, C1, bidi
 #: controls, line/paragraph separators, lone surrogates
@@ -59,7 +60,7 @@ _HOSTILE = st.lists(st.sampled_from(["\x1b[31m", "\x1b]2;t\x07", "\x1b]2;open", 
                     max_size=10).map("".join)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(text=_HOSTILE, cap=st.none() | st.integers(1, 80), newlines=st.booleans(), overprint=st.booleans())
 def test_sanitize_leaves_nothing_a_terminal_would_act_on(text: str, cap: int | None, newlines: bool, overprint: bool) -> None:
     out = sanitize(text, cap, newlines=newlines, overprint=overprint)
