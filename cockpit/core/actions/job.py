@@ -40,6 +40,7 @@ import os
 import shlex
 import time
 
+from ..config import Config
 from ..layers import Evidence, Layer, Verdict
 from ..procstat import ProcStat, read_stat
 from .base import ActionContext, StageFailed, VerdictBuilder, check
@@ -64,6 +65,16 @@ __all__ = ["signal_group", "unsafe_ids", "JobRecord", "launch", "stop", "read_st
 
 SUPERVISOR = '{ read -r s </proc/$$/stat && printf "%s\\n" "$s" >"$1.stat"; } 2>/dev/null; echo $$ >"$1"; /bin/sh -c "$3"; echo "$? $$" >"$2"'
 
+
+
+#: set for the job unless ``[job.env]`` sets it: into a file, Python's stdout is block-buffered, so a
+#: trainer's ``print`` reached the log kilobytes late, in bursts (read as no progress, or a stall)
+DEFAULT_ENV = {"PYTHONUNBUFFERED": "1"}
+
+
+def job_env(cfg: Config, attempt: int) -> dict[str, str]:
+    """The job's environment on top of the target's: :data:`DEFAULT_ENV`, ``[job.env]``, ``TORCH_TRACE``."""
+    return {**DEFAULT_ENV, **cfg.job.env, **trace_plan(cfg, attempt).env}  # TORCH_TRACE only where the job sets none itself
 
 
 def _job_paths(ctx: ActionContext, attempt: int, launch_id: str) -> tuple[str, str, str]:
@@ -126,12 +137,12 @@ async def launch(ctx: ActionContext, attempt: int, verdict: Verdict | None = Non
         return vb.finish(), None
 
     async with vb.stage("spawn") as st:
-        job_env = {**cfg.job.env, **plan.env}  # TORCH_TRACE only where the job sets none itself
-        env = " ".join(q(f"{k}={v}") for k, v in job_env.items())
+        env_vars = job_env(cfg, attempt)
+        env = " ".join(q(f"{k}={v}") for k, v in env_vars.items())
         envp = f"env {env} " if env else ""
         if rec.launcher == "systemd-run":
             rec.unit = f"cockpit-{unit_safe(cfg.display_name)}-{attempt}-{int(time.time())}"
-            envflags = " ".join(f"--setenv={q(f'{k}={v}')}" for k, v in job_env.items())
+            envflags = " ".join(f"--setenv={q(f'{k}={v}')}" for k, v in env_vars.items())
             inner = f"exec </dev/null >>{q(out)} 2>&1; " + SUPERVISOR
             cmd = (f"systemd-run --unit={q(rec.unit)} --collect --quiet -p WorkingDirectory={q(cfg.job.workdir)} "
                    f"-p UMask={q(cfg.job.umask.rjust(4, '0'))} {envflags} "
