@@ -18,12 +18,12 @@ import os
 QUICK = False
 
 
-def quick_tier(markexpr: str) -> bool:
-    """Whether a run selected by ``-m markexpr`` is the quick tier (one that leaves the lab out)."""
+def quick_tier(leaves_out_lab: bool) -> bool:
+    """Whether the run is the quick tier: one whose ``-m`` leaves the lab out, unless COCKPIT_EXAMPLES says."""
     choice = os.environ.get("COCKPIT_EXAMPLES", "")
     if choice in ("full", "quick"):
         return choice == "quick"
-    return "not lab" in " ".join(markexpr.split())
+    return leaves_out_lab
 
 
 def examples(n: int) -> int:
