@@ -215,6 +215,12 @@ class JobState:
         return {}
 
 
+def live_pids(st: JobState) -> frozenset[int]:
+    """The job's live processes in a reading: not its supervisor, not a shell, not a zombie."""
+    sup = st.supervisor.pid if st.supervisor is not None else None
+    return frozenset(m.pid for m in st.members if m.pid != sup and m.comm not in _SHELLS and not m.state.startswith(("Z", "X")))
+
+
 def _int(text: str) -> int | None:
     return int(text) if text.strip().isdigit() else None
 
@@ -326,8 +332,14 @@ class JobReader:
         self.seen_tail = b""
         #: times the log was found rewritten under the reader (truncated, then past the old offset)
         self.rewrites = 0
+        #: the job's live processes (:func:`live_pids`) at the last reading and at the one before it
+        self.pids: frozenset[int] = frozenset()
+        self.prev_pids: frozenset[int] = frozenset()
+        #: per loop-death candidate, the job's processes in the reading before it was first seen (:mod:`.loopdeath`)
+        self.loop_anchor: dict[Any, frozenset[int]] = {}
 
     def _saw_main(self, st: JobState) -> None:
+        self.prev_pids, self.pids = self.pids, live_pids(st)
         lead = st.leader
         if st.exit_code is None and st.supervisor is not None and st.alive and lead is not None:
             self.main = MainSeen.of(lead, st.members, self.scan.progress_count > 0)

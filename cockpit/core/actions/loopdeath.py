@@ -40,7 +40,7 @@ from ..remote.base import RemoteError
 from .base import ActionContext
 from .cause import Cause, fmt_secs
 from .jobrecord import JobRecord
-from .jobstate import JobReader, JobState, LogScan, error_dict
+from .jobstate import JobReader, JobState, LogScan, error_dict, live_pids
 from .stacks import parse_py_spy
 
 __all__ = ["LoopDeath", "LOOP_CONFIRM_S", "find_loop_death", "threads_command", "parse_threads", "held_by",
@@ -332,6 +332,9 @@ async def confirm_loop_death(ctx: ActionContext, job: JobRecord, reader: JobRead
     ld = find_loop_death(reader.scan)
     if ld is None:
         return st, None
+    # the job's processes just before the traceback was read: one of them gone since printed it and
+    # exited (a worker its agent restarts, a subprocess of the trainer), no loop of a held process
+    anchor = reader.loop_anchor.setdefault(_key(ld), reader.prev_pids)
     wait = unconfirmed_s(ld)
     if wait > 0:
         await asyncio.sleep(wait)
@@ -339,4 +342,11 @@ async def confirm_loop_death(ctx: ActionContext, job: JobRecord, reader: JobRead
         ld = find_loop_death(reader.scan)
         if not st.alive or ld is None or unconfirmed_s(ld) > 0:
             return st, None
+    if anchor - live_pids(st):
+        return st, None
     return st, await loop_death_cause(ctx, job, st, reader.scan, ld)
+
+
+def _key(ld: LoopDeath) -> Any:
+    m = ld.match
+    return m.chain_id if m.chain_id is not None else ("line", m.line_no)
