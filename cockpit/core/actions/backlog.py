@@ -32,11 +32,19 @@ __all__ = ["date_backlog", "read_console", "follow_undated"]
 FOLLOW_TICK_S = 0.5
 
 
-def date_backlog(clock: ProgressClock, st: JobState, first: bool) -> None:
-    """On a reader's first read: date its last progress line (see the module doc)."""
+#: how much earlier than the job's launch a line's stamp may read (clock skew, a rounded launch time)
+BEFORE_LAUNCH_S = 60.0
+
+
+def date_backlog(clock: ProgressClock, st: JobState, first: bool, launched_at: float | None = None) -> None:
+    """On a reader's first read: date its last progress line (see the module doc).  A stamp earlier
+    than the job's launch (``launched_at``, this machine's clock) is no time of writing: the job
+    stamps its lines in another zone than the target's (``TZ`` in its environment, UTC by ``gmtime``)."""
     if not first or clock.last_at is None or st.remote_now is None:
         return
     stamp = line_time(clock.last_line, st.remote_now, st.tz)
+    if stamp is not None and launched_at and stamp < launched_at + (st.remote_now - time.time()) - BEFORE_LAUNCH_S:
+        stamp = None
     if stamp is not None:
         clock.last_at = min(clock.last_at, time.time() - max(0.0, st.remote_now - stamp))
         return

@@ -1,0 +1,35 @@
+"""A log stamped in another zone than the target's is not hours of silence.
+
+A job whose environment sets ``TZ`` (or that logs UTC with ``time.gmtime`` on a machine east of
+UTC) writes naive timestamps that the target's ``date +%z`` places hours in the past.  cockpit
+dated the first lines it read by them: a job that had just started and stepped every 100 ms failed
+its settle window, ``failed (app)``: "stalled: no progress for 5h00m … a Python-side wait", and a
+later ``cockpit status`` said ``stalled`` of it too.  A line cannot have been written before the job
+was launched: a stamp earlier than that is not read as the line's time of writing.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from cockpit.core.engine import Engine
+from cockpit.core.layers import Outcome
+from tests.lab.runs import script_command
+
+pytestmark = pytest.mark.lab
+
+
+async def test_a_job_logging_in_a_zone_west_of_the_targets_is_not_stalled(lab: Any, lab_config: Any, engines: Any) -> None:
+    cfg = lab_config(job={"command": script_command(lab, "zoned_log.py"), "env": {"TZ": "Etc/GMT+5"}, "progress_pattern": r"step \d+"},
+                     verify={"settle": 1.0, "fate_interval": 0.3, "stall_after": 3})
+    eng = engines(cfg)
+    res = await eng.attempt("log stamped UTC-5")
+    assert res.outcome is Outcome.PASSED, res.verdict.summary()
+    fresh = Engine(cfg)
+    try:
+        fate = await fresh.reconcile()
+    finally:
+        await fresh.close()
+    assert fate is not None and fate.state == "running", fate
