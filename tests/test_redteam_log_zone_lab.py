@@ -33,3 +33,19 @@ async def test_a_job_logging_in_a_zone_west_of_the_targets_is_not_stalled(lab: A
     finally:
         await fresh.close()
     assert fate is not None and fate.state == "running", fate
+
+
+async def test_a_later_cockpit_dates_a_long_running_jobs_zoned_log_by_its_newest_line(lab: Any, lab_config: Any, engines: Any) -> None:
+    cfg = lab_config(job={"command": script_command(lab, "zoned_log.py"), "env": {"TZ": "Etc/GMT+5"}, "progress_pattern": r"step \d+"},
+                     verify={"settle": 1.0, "fate_interval": 0.3, "stall_after": 3})
+    eng = engines(cfg)
+    res = await eng.attempt("log stamped UTC-5")
+    assert res.outcome is Outcome.PASSED, res.verdict.summary()
+    fresh = Engine(cfg)
+    try:
+        assert fresh.job is not None
+        fresh.job.launched_at -= 6 * 3600  # launched six hours ago: its stamps (five hours behind) are after the launch
+        fate = await fresh.reconcile()
+    finally:
+        await fresh.close()
+    assert fate is not None and fate.state == "running", fate

@@ -36,13 +36,28 @@ FOLLOW_TICK_S = 0.5
 BEFORE_LAUNCH_S = 60.0
 
 
-def date_backlog(clock: ProgressClock, st: JobState, first: bool, launched_at: float | None = None) -> None:
-    """On a reader's first read: date its last progress line (see the module doc).  A stamp earlier
-    than the job's launch (``launched_at``, this machine's clock) is no time of writing: the job
-    stamps its lines in another zone than the target's (``TZ`` in its environment, UTC by ``gmtime``)."""
+def zone_lag(newest: str | None, st: JobState) -> float:
+    """How far the job's stamps lag the target's clock when it stamps them in another zone: the log's
+    newest line was written when the log was (its mtime), so its stamp reading a whole number of
+    quarter hours earlier (within a minute) is that zone's offset; 0 otherwise."""
+    stamp = line_time(newest, st.remote_now, st.tz) if st.remote_now is not None else None
+    if stamp is None or st.log_mtime is None:
+        return 0.0
+    lag = st.log_mtime - stamp
+    quarters = round(lag / 900) * 900
+    return float(quarters) if quarters and abs(lag - quarters) <= BEFORE_LAUNCH_S else 0.0
+
+
+def date_backlog(clock: ProgressClock, st: JobState, first: bool, launched_at: float | None = None, newest: str | None = None) -> None:
+    """On a reader's first read: date its last progress line (see the module doc), its stamp moved
+    by :func:`zone_lag`.  A stamp earlier than the job's launch (``launched_at``, this machine's
+    clock) is no time of writing either: the job stamps its lines in another zone than the target's
+    (``TZ`` in its environment, UTC by ``gmtime``)."""
     if not first or clock.last_at is None or st.remote_now is None:
         return
     stamp = line_time(clock.last_line, st.remote_now, st.tz)
+    if stamp is not None:
+        stamp += zone_lag(newest, st)
     if stamp is not None and launched_at and stamp < launched_at + (st.remote_now - time.time()) - BEFORE_LAUNCH_S:
         stamp = None
     if stamp is not None:

@@ -347,7 +347,7 @@ class JobReader:
             job.main_pid, job.main_start, job.main_comm, job.main_progressed = lead.pid, lead.start_time, lead.comm, self.main.progressed
 
     def _date_backlog(self, st: JobState) -> None:
-        date_backlog(self.scan.clock, st, self.first, self.job.launched_at)
+        date_backlog(self.scan.clock, st, self.first, self.job.launched_at, self.scan.tail_lines[-1] if self.scan.tail_lines else None)
         self.first = False
 
     def command(self, offset: int) -> str:
