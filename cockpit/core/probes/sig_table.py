@@ -273,6 +273,28 @@ BUILTIN: tuple[Signature, ...] = (
         keywords=("WON'T CONVERT",),
     ),
     Signature(
+        # PyTorch's main process on a worker the kernel killed: the container's memory, not the code
+        r"DataLoader worker \(pid\(?s?\)? [\d, ]+\) is killed by signal: Killed",
+        Layer.CONTAINER,
+        "a DataLoader worker was killed by SIGKILL (the OOM killer?)",
+        "Read the host's kernel messages for an OOM kill; raise the container's memory limit, or use fewer "
+        "DataLoader workers (num_workers) or a smaller prefetch_factor.",
+        kind="dataloader-worker-killed",
+        priority=72,
+        keywords=("killed by signal: Killed",),
+    ),
+    Signature(
+        # a worker's SIGBUS: the batches it hands over live in /dev/shm, which was full
+        r"Unexpected bus error encountered in worker|DataLoader worker \(pid\(?s?\)? [\d, ]+\) is killed by signal: Bus error",
+        Layer.CONTAINER,
+        "a DataLoader worker died of SIGBUS: /dev/shm too small?",
+        "Raise the container's shared memory (docker run --shm-size=16g, a larger /dev/shm mount), or use "
+        "fewer DataLoader workers.",
+        kind="dataloader-worker-shm",
+        priority=72,
+        keywords=("Unexpected bus error", "killed by signal: Bus error"),
+    ),
+    Signature(
         r"ChildFailedError",
         Layer.APP,
         "a torchrun worker failed",
