@@ -208,12 +208,43 @@ async def _wait_gone(ctx: ActionContext, job: JobRecord, timeout: float, first: 
         pause = min(POLL_MAX_S, pause * 2)
 
 
+def _left_session(before: Table, table: Table, job: JobRecord) -> list[ProcStat]:
+    """Processes the job started (descendants of its processes before stop) in a session of their
+    own (``setsid``, ``start_new_session=True``): not the job's, so not signalled, and still alive."""
+    kids: dict[int, list[ProcStat]] = {}
+    for p in before.procs:
+        kids.setdefault(p.ppid, []).append(p)
+    mine = {p.pid for p in _mine(before, job)}
+    todo, out = list(mine), []
+    while todo:
+        for c in kids.get(todo.pop(), []):
+            if c.pid not in mine and not _zombie(c):
+                mine.add(c.pid)
+                out.append(c)
+                todo.append(c.pid)
+    now = {_key(p) for p in table.procs if not _zombie(p)}
+    return [p for p in out if _key(p) in now and job.pgid not in (p.pgid, p.sid)]
+
+
+def _left_note(left: list[ProcStat]) -> str:
+    if not left:
+        return ""
+    names = ", ".join(f"pid {p.pid} ({p.comm})" for p in left[:8])
+    n = len(left)
+    return (f"; {n} process{'es' if n != 1 else ''} it started in a session of {'their' if n != 1 else 'its'} own "
+            f"live{'s' if n == 1 else ''} on, not stopped: {names}")
+
+
 async def _nothing_left(ctx: ActionContext, job: JobRecord, before: Table, st: Any) -> None:
     grace = zombie_grace(ctx.cfg)
     table = await proc_table(ctx, riders=True)  # the job is gone or going: the strays scan may ride here
     mine = _mine(table, job)
     if not mine:
-        st.ok("no process of the job is left")
+        left = _left_session(before, table, job)
+        if left:
+            st.ok("no process of the job's group or session is left" + _left_note(left), left_running=[p.pid for p in left])
+        else:
+            st.ok("no process of the job is left")
         return
     zombies_before = {_key(p) for p in _mine(before, job) if _zombie(p)}
 
@@ -243,7 +274,7 @@ async def _nothing_left(ctx: ActionContext, job: JobRecord, before: Table, st: A
     reaped = len(waiting - {_key(p) for p in mine})
     if not mine:
         st.ok(f"no process of the job is left ({reaped} zombie{'s' if reaped != 1 else ''} reaped within "
-              f"{waited:.1f}s of the check)", reaped_zombies=reaped, waited_s=round(waited, 2))
+              f"{waited:.1f}s of the check)" + _left_note(_left_session(before, table, job)), reaped_zombies=reaped, waited_s=round(waited, 2))
         return
     raise _leftovers(ctx, job, table, mine, waiting, pid1_kids, grace, waited)
 
