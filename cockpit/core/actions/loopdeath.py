@@ -43,7 +43,7 @@ from .jobrecord import JobRecord
 from .jobstate import JobReader, JobState, LogScan, error_dict, live_pids
 from .stacks import parse_py_spy
 
-__all__ = ["LoopDeath", "LOOP_CONFIRM_S", "find_loop_death", "threads_command", "parse_threads", "held_by",
+__all__ = ["LoopDeath", "LOOP_CONFIRM_S", "find_loop_death", "note_loop_death", "ended_with", "threads_command", "parse_threads", "held_by",
            "loop_death_cause", "unconfirmed_s", "confirm_loop_death", "python_names"]
 
 log = logging.getLogger(__name__)
@@ -329,12 +329,9 @@ async def loop_death_cause(ctx: ActionContext, job: JobRecord, st: JobState, sca
 async def confirm_loop_death(ctx: ActionContext, job: JobRecord, reader: JobReader, st: JobState) -> tuple[JobState, Cause | None]:
     """With the job alive: its loop death once it counts (read again after :data:`LOOP_CONFIRM_S`
     when it was seen only now), and the job's state as last read (it may have exited meanwhile)."""
-    ld = find_loop_death(reader.scan)
+    ld = note_loop_death(reader, find_loop_death(reader.scan))
     if ld is None:
         return st, None
-    # the job's processes just before the traceback was read: one of them gone since printed it and
-    # exited (a worker its agent restarts, a subprocess of the trainer), no loop of a held process
-    anchor = reader.loop_anchor.setdefault(_key(ld), reader.prev_pids)
     wait = unconfirmed_s(ld)
     if wait > 0:
         await asyncio.sleep(wait)
@@ -342,7 +339,7 @@ async def confirm_loop_death(ctx: ActionContext, job: JobRecord, reader: JobRead
         ld = find_loop_death(reader.scan)
         if not st.alive or ld is None or unconfirmed_s(ld) > 0:
             return st, None
-    if anchor - live_pids(st):
+    if ended_with(reader, ld, st):
         return st, None
     return st, await loop_death_cause(ctx, job, st, reader.scan, ld)
 
@@ -350,3 +347,17 @@ async def confirm_loop_death(ctx: ActionContext, job: JobRecord, reader: JobRead
 def _key(ld: LoopDeath) -> Any:
     m = ld.match
     return m.chain_id if m.chain_id is not None else ("line", m.line_no)
+
+
+def note_loop_death(reader: JobReader, ld: LoopDeath | None) -> LoopDeath | None:
+    """Keep the job's processes of the reading before ``ld`` was first read (:func:`ended_with`); returns ``ld``."""
+    if ld is not None:
+        reader.loop_anchor.setdefault(_key(ld), reader.prev_pids)
+    return ld
+
+
+def ended_with(reader: JobReader, ld: LoopDeath, st: JobState) -> bool:
+    """A process of the job that lived just before the traceback was read is gone: it printed the
+    traceback and exited (a worker its agent restarts, a subprocess of the trainer), so the traceback
+    is no loop of a held process."""
+    return bool(reader.loop_anchor.get(_key(ld), frozenset()) - live_pids(st))

@@ -50,7 +50,7 @@ from .base import ActionContext, StageFailed, VerdictBuilder
 from .cause import death_cause, error_cause, fmt_secs
 from .job import JobRecord, describe_exit
 from .jobstate import JobReader, JobState, LogScan, error_dict, make_scan
-from .loopdeath import find_loop_death, loop_death_cause, unconfirmed_s
+from .loopdeath import ended_with, find_loop_death, loop_death_cause, note_loop_death, unconfirmed_s
 from .nonfinite import ADVICE as DIVERGED_ADVICE
 from .reattach import TargetLost, read_job
 from .stall import detect_stall, judged_stall, stall_threshold, stall_unknown
@@ -101,6 +101,8 @@ class _Watch:
         self.undated_since: float | None = None
         #: faults survived while watching (a lost connection, a dead shell), said in the verdict
         self.notes: list[str] = []
+        #: the main-thread traceback in the log was a process's that exited since (:func:`.loopdeath.ended_with`)
+        self.loop_ended = False
 
     def settled_death(self, st: JobState, now: float) -> bool:
         """The job is dead for sure: its exit status is written, or it has been gone a while without one."""
@@ -152,7 +154,9 @@ async def verify(ctx: ActionContext, job: JobRecord, verdict: Verdict | None = N
         dl = await clock.at(now)
         w.note(st, scan, now, healthy_at, has_marker, reader.log_seen)
         # the main thread died and the process lives on: wait until that counts (or the process exits)
-        loop_pending = st.alive and w.error_at is not None and unconfirmed_s(find_loop_death(scan, now), now) > 0
+        ld = note_loop_death(reader, find_loop_death(scan, now))
+        w.loop_ended = ld is not None and ended_with(reader, ld, st)  # its writer exited: no held loop (:mod:`.loopdeath`)
+        loop_pending = st.alive and w.error_at is not None and unconfirmed_s(ld, now) > 0
         # a backlog whose last progress has no time of its own: follow one stall window before judging
         undated = st.alive and not st.queued and stall_unknown(cfg.verify.stall_after, scan.clock, now, job.launched_at) is not None
         if undated and w.undated_since is None:
@@ -277,7 +281,7 @@ async def _judge(ctx: ActionContext, vb: VerdictBuilder, job: JobRecord, st: Job
             cause = gone if gone is not None else await death_cause(ctx, job, st, scan)
             detail, data = await _compiled(ctx, job, cause.full, cause.data)
             raise StageFailed(cause.layer, detail, evidence=evidence, advice=cause.advice, data=data)
-        elif (ld := find_loop_death(scan)) is not None and unconfirmed_s(ld) == 0:
+        elif (ld := find_loop_death(scan)) is not None and unconfirmed_s(ld) == 0 and not w.loop_ended:
             cause = await loop_death_cause(ctx, job, st, scan, ld)
             raise StageFailed(cause.layer, cause.full, evidence=evidence, advice=cause.advice, data=cause.data)
         else:
