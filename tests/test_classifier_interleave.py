@@ -18,7 +18,7 @@ from __future__ import annotations
 import functools
 import random
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from cockpit.core.layers import Layer, Severity
@@ -125,6 +125,51 @@ def test_whole_lines_interleaved_every_thread_counts(lines: list[str]) -> None:
 
 @SETTINGS
 @given(interleaved_log(mid_line=True))
+# every exception line garbled: one cut inside a frame's word (`raise RuntimeErRuntimeError: …`)
+@example(
+    lines=['Exception in thread drafter-2:Exception in thread drafter-0:step',
+     ' 0 lossException in thread drafter-1:Traceback (most recent call last):',
+     ' 2.00',
+     '00',
+     'Traceback (most recent call last):',
+     '  File "/us  File "/usr/lib/python3.11/threading.py", line 1045, in _b',
+     'ootstrap_inner',
+     '    self.run()',
+     'r/lib/python3.11/threading.py", line 1045, in _bootstrap_  File "/worksstep 1 loss 1.9900',
+     'stTraceback (most recent call last):',
+     'pace/drafter.py", line 63, in run',
+     '    compile_drafter(self)',
+     '  File "/usr/lib/python3.11/threading.py", line 1045, in _bootstrap_inner',
+     '    self.run()',
+     '  File "/workspace/drafter.py", line 77, in compile_drafteep 2 loss 1.9800',
+     '  File "/workspace/drafter.py", line 63, in run',
+     '    compile_dinner',
+     '    self.run()',
+     'r',
+     '    drafter.forward(0.5)',
+     '  File "/workspace/rafter(self)',
+     'minitorch/_dynamo/eval_frame.py", line 43, in _fn',
+     '    raise Ru  File  File "/workspace/drafter.py", line 77, in comntimeError(',
+     'steppile_drafter',
+     '   RuntimeError: Detected that you are using FX to symbolically trace a dynamo-optimized function. This  drafter.forward(0.5)',
+     ' "/workspace/drafter.py", line  3 loss is not supported at the m63, in run',
+     'oment.',
+     '1.9700',
+     'step 4 l    compile_drafter(self)',
+     '   File "/workspace/drafter.py", line 77, in compile_drafter',
+     '    drafter.forward(0.5)',
+     ' File "/workspace/minitorch/_dynamo/eval_frame.py", line 43, in _fn',
+     '    raise RuntimeError(',
+     '  File "/workspace/minitorch/_dynamo/eval_frame.py", line 43, in _fn',
+     '    raise RuntimeErRuntimeError: Detected that you are using FX to symbolically trace a dynamo-optimized function. This is not supported at the moment.',
+     'oss 1.9600',
+     'step 5ror(',
+     ' RuntimeError: Detected that you are using FX to symbolically trace a dynamoloss 1.9500',
+     'step 6 loss 1.9400',
+     '-optimized function. This is not supporstep 7 loss 1.93ted at the moment.',
+     '00',
+     'step 8 loss 1.9200'],
+)
 def test_writes_cut_mid_line_still_count_every_thread(lines: list[str]) -> None:
     c = classify(lines)
     first = c.first_error

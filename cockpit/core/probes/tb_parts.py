@@ -168,9 +168,10 @@ def split_glued(line: str) -> list[str]:
     return parts
 
 
-_EXC_START = re.compile(
-    r"(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Warning|Failed)(?=:\s)"
-)
+_EXC_NAME = r"(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Warning|Failed)(?=:\s)"
+#: every place an exception name may start, overlapping ones too: ``raise RuntimeErRuntimeError: …``
+#: (a frame cut inside a word, then another writer's exception line) holds one inside a longer word
+_EXC_START = re.compile(f"(?=({_EXC_NAME}))")
 
 
 def glued_exception_at(body: str, frame: bool) -> int:
