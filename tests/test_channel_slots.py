@@ -77,3 +77,21 @@ async def test_an_open_whose_caller_goes_is_finished_and_handed_over() -> None:
     assert caller.cancelled() and handed == [] and not gate.cancelled()  # the open goes on
     gate.set_result("channel")  # the answer comes after the caller went
     await await_for(lambda: handed == ["channel"], 5)
+
+
+def test_only_granted_channels_raise_a_learned_limit() -> None:
+    # a refusal taught 2; three slots acquired in a burst (the limit raised to 3 by a grant), two
+    # channels granted while the third's open is still asked: sshd has granted 2, so no raise to 4
+    s = ChannelSlots(limit=7)
+    for _ in range(3):
+        s.in_use += 1
+    s.refused()
+    assert (s.learned, s.limit, s.in_use) == (2, 2, 2)
+    s.opened()  # one of the two open: slots still asked for do not count
+    assert s.limit == 2
+    s.opened()  # both granted with every slot taken: sshd may allow one more
+    assert s.limit == 3
+    s.in_use += 1  # the third slot, its open still asked for
+    s.closed()
+    s.opened()  # granted: two open again (one closed), three slots: no raise
+    assert s.limit == 3 and s.open == 2

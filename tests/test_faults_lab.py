@@ -229,7 +229,9 @@ async def test_a_low_max_sessions_is_learned_and_commands_wait_for_a_slot(lab, l
         assert (await t.run("echo in")).ok
         rs = await asyncio.wait_for(asyncio.gather(*[t.run_host(f"sleep 0.2; echo {i}") for i in range(8)]), 30)
         assert [r.text for r in rs] == [f"{i}\n" for i in range(8)]  # every one ran, none refused to the caller
-        assert t.slots.learned is not None and t.slots.limit <= 3 and t.slots.in_use == 0  # learned, lowered from 7
+        # learned (the session and two more: at most 2 beside it) and lowered from 7; a grant with every
+        # slot open may offer one more since (sshd frees a closed channel before its close is acknowledged)
+        assert t.slots.learned is not None and t.slots.learned <= 2 and t.slots.limit < t.slots.full and t.slots.in_use == 0
         assert faults.channel_count(lab) == 1
     finally:
         await t.close()

@@ -40,6 +40,8 @@ class ChannelSlots:
         self.in_use = 0
         #: the limit sshd taught us (None: no channel was refused on this connection)
         self.learned: int | None = None
+        #: slots whose channel sshd granted (opened, not yet closed)
+        self.open = 0
         self._waiters: list[asyncio.Future[None]] = []
 
     @property
@@ -95,10 +97,19 @@ class ChannelSlots:
         await self._until(lambda: self.limit < n)
 
     def opened(self) -> None:
-        """A channel opened with every slot taken: sshd may allow more than learned (a refusal can
-        come from a channel sshd had not yet freed), so offer one more slot; a refusal takes it back."""
-        if self.learned is not None and self.in_use >= self.limit and self.limit < self.full:
+        """A channel opened, and with it every slot holds an open channel: sshd may allow more than
+        learned (a refusal can come from a channel sshd had not yet freed), so offer one more slot;
+        a refusal takes it back.  Slots still waiting for their channel's open do not count: sshd
+        has granted those no channel yet (counted, a burst of opens under load raised the limit
+        past what sshd allows, and each extra slot cost a refusal)."""
+        self.open += 1
+        if self.learned is not None and self.open >= self.limit and self.limit < self.full:
             self.limit += 1
+
+    def closed(self) -> None:
+        """A channel that :meth:`opened` is closed: its slot given back."""
+        self.open = max(0, self.open - 1)
+        self.release()
 
     def reset(self) -> None:
         """A new connection: sshd gets the benefit of the doubt again."""

@@ -87,7 +87,7 @@ class HostSession:
         way when sshd allows too few channels (:meth:`_give_way`)."""
         def release_once() -> None:
             if self._shells.pop(shell, None) is not None:
-                slots.release()
+                slots.closed()
 
         shell = SSHShell(proc, on_close=release_once)
         self._shells[shell] = asyncio.ensure_future(self._give_way(slots, shell, proc))
@@ -192,4 +192,4 @@ def _drop(slots: ChannelSlots, proc: Any) -> None:
     except (asyncssh.Error, OSError) as e:  # its connection is gone: the channel went with it
         log.debug("closing a host shell's channel: %r", e)
     finally:
-        slots.release()
+        slots.closed()

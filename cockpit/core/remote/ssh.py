@@ -310,7 +310,7 @@ async def _close_channel(proc: asyncssh.SSHClientProcess[bytes], slots: ChannelS
     except (asyncio.TimeoutError, TimeoutError, asyncssh.Error, OSError) as e:
         log.debug("closing a channel: %r", e)
     finally:
-        slots.release()
+        slots.closed()
 
 
 def _signum(name: str) -> int:
