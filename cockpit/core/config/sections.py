@@ -169,7 +169,7 @@ class JobConfig:
     capture_output: bool = _f(True, "true: cockpit writes the job's stdout and stderr to the log; false: the job writes [job] log itself (its console output goes to LOG.console).")
     stop_timeout: float = _f(10.0, "Seconds between SIGTERM and SIGKILL when stopping the job.", check=_positive)
     zombie_grace: float = _f(2.0, "Seconds a fresh zombie of the job (an orphan PID 1 has yet to reap, right after stop; a main process its supervisor has yet to reap and record) is re-checked before it counts as left over or as the job's death; PID 1 is said not to reap only when one outlives it.", check=_non_negative)
-    env: dict[str, str] = _f(doc="Environment variables for the job (values are strings).", factory=dict, check=_env_keys)
+    env: dict[str, str] = _f(doc="Environment variables for the job (values are strings). PYTHONUNBUFFERED is \"1\" unless set here (\"\" turns it off): into a file, Python's print is block-buffered and the log would arrive in bursts.", factory=dict, check=_env_keys)
     umask: str = _f("022", "The job's umask (octal): its logs and checkpoints readable by a teammate; \"077\" keeps them private.", check=_umask)
     py_spy: str = _f("", "py-spy inside the target, for the threads' stacks of a stalled job (cockpit stacks); empty: py-spy on the target's PATH, else the kernel's view of each thread. One line, not starting with '-'.", check=command_word)
     dump_before_stop: bool = _f(True, "Before stop or relaunch of a stalled job, save every thread's stack with its attempt: the one piece of evidence a hang leaves.")
