@@ -15,10 +15,9 @@ from typing import Any
 
 import pytest
 
-from cockpit.core.engine import Engine
 from cockpit.core.layers import Outcome
 from tests.lab import await_for
-from tests.lab.runs import fate_of, script_command
+from tests.lab.runs import fate_of, fresh_fate, script_command
 
 pytestmark = pytest.mark.lab
 
@@ -53,11 +52,7 @@ async def test_a_later_cockpit_says_a_running_jobs_log_was_deleted_not_moved(lab
     log = Path(eng.job.log_path)
     gate.touch()
     await await_for(lambda: not log.exists(), 10, "the job to delete its log")
-    fresh = Engine(cfg)
-    try:
-        fate = await fresh.reconcile()
-    finally:
-        await fresh.close()
+    fate = await fresh_fate(cfg)
     Path(f"{gate}.end").touch()
     assert fate is not None and fate.state == "running", fate
     assert "moved" not in fate.cause and "rotated" not in fate.cause, fate

@@ -16,31 +16,28 @@ import pytest
 
 from cockpit.core.engine import Engine
 from cockpit.core.layers import Outcome
-from tests.lab.runs import script_command
+from tests.lab.runs import fresh_fate, script_command
 
 pytestmark = pytest.mark.lab
 
 
-async def test_a_job_logging_in_a_zone_west_of_the_targets_is_not_stalled(lab: Any, lab_config: Any, engines: Any) -> None:
+async def _passed(lab: Any, lab_config: Any, engines: Any) -> Any:
+    """The config of a job that logs stamped UTC-5 and steps every 100 ms, after its passed attempt."""
     cfg = lab_config(job={"command": script_command(lab, "zoned_log.py"), "env": {"TZ": "Etc/GMT+5"}, "progress_pattern": r"step \d+"},
                      verify={"settle": 1.0, "fate_interval": 0.3, "stall_after": 3})
-    eng = engines(cfg)
-    res = await eng.attempt("log stamped UTC-5")
+    res = await engines(cfg).attempt("log stamped UTC-5")
     assert res.outcome is Outcome.PASSED, res.verdict.summary()
-    fresh = Engine(cfg)
-    try:
-        fate = await fresh.reconcile()
-    finally:
-        await fresh.close()
+    return cfg
+
+
+async def test_a_job_logging_in_a_zone_west_of_the_targets_is_not_stalled(lab: Any, lab_config: Any, engines: Any) -> None:
+    cfg = await _passed(lab, lab_config, engines)
+    fate = await fresh_fate(cfg)
     assert fate is not None and fate.state == "running", fate
 
 
 async def test_a_later_cockpit_dates_a_long_running_jobs_zoned_log_by_its_newest_line(lab: Any, lab_config: Any, engines: Any) -> None:
-    cfg = lab_config(job={"command": script_command(lab, "zoned_log.py"), "env": {"TZ": "Etc/GMT+5"}, "progress_pattern": r"step \d+"},
-                     verify={"settle": 1.0, "fate_interval": 0.3, "stall_after": 3})
-    eng = engines(cfg)
-    res = await eng.attempt("log stamped UTC-5")
-    assert res.outcome is Outcome.PASSED, res.verdict.summary()
+    cfg = await _passed(lab, lab_config, engines)
     fresh = Engine(cfg)
     try:
         assert fresh.job is not None

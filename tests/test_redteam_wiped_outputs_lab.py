@@ -16,10 +16,9 @@ from typing import Any
 
 import pytest
 
-from cockpit.core.engine import Engine
 from cockpit.core.layers import Outcome
 from tests.lab import await_for
-from tests.lab.runs import fate_of, script_command
+from tests.lab.runs import fate_of, fresh_fate, script_command
 
 pytestmark = pytest.mark.lab
 
@@ -43,11 +42,7 @@ async def test_a_job_that_wiped_its_output_directory_runs_on(lab: Any, lab_confi
     pid_file = Path(eng.job.pid_file)
     gate.touch()
     await await_for(lambda: not pid_file.exists(), 10, "the job to wipe its output directory")
-    fresh = Engine(cfg)
-    try:
-        fate = await fresh.reconcile()
-    finally:
-        await fresh.close()
+    fate = await fresh_fate(cfg)
     Path(f"{gate}.end").touch()
     assert fate is not None and fate.state == "running", fate
     await await_for(lambda: (f := fate_of(cfg, res.attempt)) is not None and f.final, 20, "the final fate")

@@ -16,7 +16,7 @@ from typing import Any
 from cockpit.core.fate import latest_fate
 from cockpit.core.journal import Journal
 
-__all__ = ["JOBS", "script_command", "fate_of", "pct_or_docker"]
+__all__ = ["JOBS", "script_command", "fate_of", "fresh_fate", "pct_or_docker"]
 
 JOBS = Path(__file__).parent / "jobs"
 
@@ -32,6 +32,18 @@ def fate_of(cfg: Any, attempt: int) -> Any:
     """The attempt's latest fate as the journal holds it (None before any)."""
     rec = Journal(cfg.journal_path).get(attempt)
     return latest_fate(rec) if rec is not None else None
+
+
+async def fresh_fate(cfg: Any) -> Any:
+    """The job's fate as a cockpit started now reads it (``cockpit status``, a new TUI): a fresh
+    Engine's reconciling read, the engine closed after."""
+    from cockpit.core.engine import Engine
+
+    fresh = Engine(cfg)
+    try:
+        return await fresh.reconcile()
+    finally:
+        await fresh.close()
 
 
 def pct_or_docker(kind: str, lab: Any, lab_config: Callable[..., Any], name: str, ctid: int) -> Iterator[tuple[Callable[..., Any], int]]:
