@@ -322,8 +322,7 @@ class JobReader:
         #: seen by then): when it is what exits, its status is the job's (:func:`~.survivors.main_exited`)
         self.main: MainSeen | None = None
         if job.main_pid is not None and job.main_start is not None:  # journalled by an earlier cockpit's verify
-            self.main = MainSeen(ProcStat(job.main_pid, job.main_comm, "S", 0, job.pgid or 0, job.pgid or 0, job.main_start, 1),
-                                 job.main_progressed)
+            self.main = MainSeen(job.main_pid, job.main_start, job.main_comm, job.main_progressed)
         #: where the log was last seen moved to (:func:`state_command`'s ``follow``)
         self.moved: str | None = None
         #: the log was seen deleted under the job (a later reading that finds no log cannot read its end)
@@ -342,9 +341,8 @@ class JobReader:
         self.prev_pids, self.pids = self.pids, live_pids(st)
         lead = st.leader
         if st.exit_code is None and st.supervisor is not None and st.alive and lead is not None:
-            self.main = MainSeen.of(lead, st.members, self.scan.progress_count > 0)
-            job = self.job
-            job.main_pid, job.main_start, job.main_comm, job.main_progressed = lead.pid, lead.start_time, lead.comm, self.main.progressed
+            m = self.main = MainSeen.of(lead, st.members, self.scan.progress_count > 0)
+            self.job.main_pid, self.job.main_start, self.job.main_comm, self.job.main_progressed = m.pid, m.start_time, m.comm, m.progressed
 
     def _date_backlog(self, st: JobState) -> None:
         date_backlog(self.scan.clock, st, self.first, self.job.launched_at, self.scan.tail_lines[-1] if self.scan.tail_lines else None)

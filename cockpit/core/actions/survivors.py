@@ -116,11 +116,14 @@ def carries_on(p: ProcStat) -> bool:
 
 @dataclass(frozen=True)
 class MainSeen:
-    """The job's main process as a reading last saw it alive under its supervisor: whether progress
-    was seen by then, and the processes then started by a program (not a shell) of the job, such as
-    a trainer's data-loader workers: those never carry the job on (:func:`main_exited`)."""
+    """The job's main process as a reading last saw it alive under its supervisor (its pid, start
+    time and name): whether progress was seen by then, and the processes then started by a program
+    (not a shell) of the job, such as a trainer's data-loader workers: those never carry the job on
+    (:func:`main_exited`)."""
 
-    proc: ProcStat
+    pid: int
+    start_time: int
+    comm: str
     progressed: bool = False
     helpers: frozenset[tuple[int, int]] = frozenset()
 
@@ -129,7 +132,7 @@ class MainSeen:
         by_pid = {p.pid: p for p in [lead, *members]}
         helpers = frozenset((p.pid, p.start_time) for p in members
                             if (q := by_pid.get(p.ppid)) is not None and q.comm not in _SHELLS)
-        return cls(lead, progressed, helpers)
+        return cls(lead.pid, lead.start_time, lead.comm, progressed, helpers)
 
 
 def main_exited(main: MainSeen | None, code: int, live: list[ProcStat]) -> bool:
@@ -143,10 +146,9 @@ def main_exited(main: MainSeen | None, code: int, live: list[ProcStat]) -> bool:
     not a trainer it left behind."""
     if main is None or (code == 0 and not main.progressed):
         return False  # never seen, or exit 0 before any progress: a launcher, perhaps
-    m0 = main.proc
-    if code == 0 and m0.comm in _SHELLS and any(carries_on(m) and (m.pid, m.start_time) not in main.helpers for m in live):
+    if code == 0 and main.comm in _SHELLS and any(carries_on(m) and (m.pid, m.start_time) not in main.helpers for m in live):
         return False  # a wrapper shell that exits 0 leaving a program behind: a launcher that waited, perhaps
-    return all(m.pid != m0.pid or m.start_time != m0.start_time for m in live)
+    return all(m.pid != main.pid or m.start_time != main.start_time for m in live)
 
 
 def pipeline_note(command: str) -> str:
