@@ -81,10 +81,12 @@ def state_command(job: JobRecord, offset: int, read_max: int = READ_MAX, *, foll
     return (
         f"p=$(cat {q(job.pid_file)} 2>/dev/null); {recorded}echo \"pid=$p\"; "
         "echo \"init=$(cat /proc/1/stat 2>/dev/null)\"; echo @@stat; "
-        "if [ -n \"$p\" ] && [ -d /proc/$p ]; then "
+        # the supervisor's own line first: one that exits between a look at /proc/$p and the read of
+        # its stat left a reading with neither its tree nor the job's group (a lingering worker unseen)
+        "if [ -n \"$p\" ] && read -r l 2>/dev/null </proc/$p/stat; then echo \"$l\"; "
         # DEPTH levels of descendants, one cat a level (the globs expand in the shell): supervisor →
         # wrapping sh → train.sh → trainer → its data-loader workers
-        f"a=$p; v=$p; for d in {' '.join(str(i) for i in range(DEPTH))}; do f=; for c in $v; do f=\"$f /proc/$c/task/*/children\"; done; "
+        f"a=; v=$p; for d in {' '.join(str(i) for i in range(DEPTH))}; do f=; for c in $v; do f=\"$f /proc/$c/task/*/children\"; done; "
         "v=$(cat $f 2>/dev/null); [ -n \"$v\" ] || break; a=\"$a $v\"; done; "
         "for c in $a; do read -r l 2>/dev/null </proc/$c/stat && echo \"$l\"; done; "
         f"else for f in /proc/[0-9]*/stat; do read -r l 2>/dev/null < \"$f\" && case \"$l\" in *\") \"?\" \"*\" {pg} \"*) echo \"$l\";; esac; done; fi; "
