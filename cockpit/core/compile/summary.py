@@ -38,6 +38,24 @@ def thread_of(event: TraceEvent) -> str:
     return f"{event.ident}:{context}"
 
 
+def in_torch(path: str) -> bool:
+    """A file of torch's own package (``…/site-packages/torch/_dynamo/external_utils.py``)."""
+    return "/torch/" in path.replace("\\", "/") and "/site-packages/" in path or path.startswith("<frozen")
+
+
+def user_site(stack: object) -> tuple[str, str, int] | None:
+    """The innermost frame of a ``dynamo_start`` stack outside torch's package: (function, file,
+    line) of the job's own call.  torch 2.11 compiles a module through a wrapper of its own
+    (``inner`` in ``torch/_dynamo/external_utils.py``): that names no line of the job."""
+    if not isinstance(stack, list):
+        return None
+    for frame in reversed(stack):
+        if isinstance(frame, dict) and isinstance(frame.get("filename"), str) and not in_torch(frame["filename"]):
+            line = _int(frame.get("line")) or 0
+            return str(frame.get("name") or "?"), frame["filename"], line
+    return None
+
+
 def _int(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
@@ -100,6 +118,8 @@ class SummaryBuilder:
         self.misses = 0
         self.limit: int | None = None
         self.torch_version = ""
+        #: per (source, frame id), the job's own call of the compiled code (:func:`user_site`)
+        self.sites: dict[tuple[str, int], tuple[str, str, int]] = {}
         self.fullgraph: set[tuple[str, int]] = set()
         self.events = 0
         self.malformed = 0
@@ -130,6 +150,9 @@ class SummaryBuilder:
         if cid is None or fid is None or (event.source, cid) in self.spans:
             return
         row = self._row(event, fid)
+        site = user_site(event.data.get("stack"))
+        if site is not None:
+            self.sites[(event.source, fid)] = site
         span = CompileSpan(event.source, row.key, cid, thread_of(event), event.t)
         self.spans[(event.source, cid)] = span
         if span.thread not in row.threads:
@@ -143,10 +166,17 @@ class SummaryBuilder:
             return
         row = self._row(event, int(found.group(1)))
         self.limit = limit_of(m) or self.limit
+        if not self.torch_version and isinstance(m.get("pytorch_version"), str):
+            # torch 2.11 writes no ``torch_version`` artifact; every compile's metrics name it
+            self.torch_version = m["pytorch_version"][:64]
         if m.get("fullgraph") is True:
             self.fullgraph.add((event.source, row.frame_id))
         if isinstance(m.get("co_name"), str):
             row.function, row.file, row.line = m["co_name"], str(m.get("co_filename") or ""), _int(m.get("co_firstlineno")) or 0
+            site = self.sites.get((event.source, row.frame_id))
+            if in_torch(row.file) and site is not None:  # torch's own wrapper (a compiled module): where the job calls it
+                row.function = f"{row.function} (torch.compile's wrapper, called by {site[0]})"
+                row.file, row.line = site[1], site[2]
         span = self.spans.get((event.source, found.group(0)))
         if span is not None:
             span.end = event.t

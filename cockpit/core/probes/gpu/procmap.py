@@ -224,11 +224,14 @@ FDSCAN_MARK = f"{MARK} fdscan"
 
 def fdscan_command() -> str:
     """The processes of this PID namespace with ``/dev/nvidia*`` open (one ``ls`` over every
-    ``/proc/PID/fd``; a zombie leader's fds live in its threads': ``/proc/PID/task/*/fd``)."""
+    ``/proc/PID/fd``; a zombie leader's fds live in its threads': ``/proc/PID/task/*/fd``).
+    A directory is named only before its first ``/dev/nvidia*`` line: a real host's scan named
+    all of its 191 processes to find the one holder, on every GPU refresh of a container."""
     return (
-        "_cg_fd() { ls -l \"$@\" 2>/dev/null | while IFS= read -r _cg_l; do case $_cg_l in "
-        "/proc/*:) printf '| dir %.100s\\n' \"$_cg_l\";; *' -> /dev/nvidia'*) printf '| fd %.100s\\n' \"${_cg_l##* -> }\";; "
-        "esac; done; }; "
+        "_cg_fd() { ls -l \"$@\" 2>/dev/null | { _cg_dd=; while IFS= read -r _cg_l; do case $_cg_l in "
+        "/proc/*:) _cg_dd=$_cg_l;; *' -> /dev/nvidia'*) [ -n \"$_cg_dd\" ] && printf '| dir %.100s\\n' \"$_cg_dd\"; _cg_dd=; "
+        "printf '| fd %.100s\\n' \"${_cg_l##* -> }\";; "
+        "esac; done; }; }; "
         f"echo '{FDSCAN_MARK}'; _cg_fd /proc/[0-9]*/fd; _cg_t=; "
         "for _cg_s in /proc/[0-9]*/stat; do _cg_l=; read -r _cg_l <$_cg_s 2>/dev/null || continue; "
         "case ${_cg_l##*) } in Z*) _cg_t=\"$_cg_t ${_cg_s%/stat}/task/[0-9]*/fd\";; esac; done; "
