@@ -240,9 +240,10 @@ async def follow_survivors(ctx: ActionContext, job: JobRecord, st: JobState, mai
         await read_group(ctx, job, st)
     lead = adopt(job, st, main)
     code = st.exit_code
-    # the status read as the job's, nothing of its session left, and no main process seen exiting: a daemon?
-    left = (code is not None and st.parsed and not job.scheduler and st.supervisor is None and not st.leftovers
-            and not main_exited(main, code, []))
+    # the status read as the job's and nothing of its session left: a daemon may still write the log
+    # (even when the main process was seen alive: a launcher that daemonizes its trainer and exits 0
+    # was read "the trainer, exited 0" once the daemon's first line came while it still lived)
+    left = code is not None and st.parsed and not job.scheduler and st.supervisor is None and not st.leftovers
     if (st.launcher_exit is not None or left) and not st.alive and job.log_path:  # nothing of the session is left
         st.outside = await log_writers(ctx, job, st)
         if st.outside and code is not None:  # the log is still written: the status was a launcher's
