@@ -1,12 +1,13 @@
-"""Stop never says "no process of the job is left" while a process the job started lives on.
+"""Stop stops what the job started in a session of its own while it is still the job's child.
 
 A wrapper that starts its trainer with ``subprocess.Popen(start_new_session=True)`` (or a
 ``train.sh`` running ``setsid python train.py``) and waits for it: the trainer has left the job's
-process group and session.  Stop signals those, the wrapper dies, and stop said "stopped with
+process group and session.  Stop signalled those, the wrapper died, and stop said "stopped with
 TERM" and "no process of the job is left" while the trainer trained on (a second attempt ran beside
-it).  Whether cockpit should stop such a process too is open (a process put in a session of its own
-on purpose is not the job's, by the rule for daemons); what it says is not: the stop names it as
-left running, with its pid.
+it); then it named the trainer as left running.  A process the job started is the job's as long as
+it is a descendant of the job's processes: stop signals it (its own group, guarded by its start
+time) with the job.  A daemon that double-forked has left the tree and is not touched
+(tests/test_redteam_daemon_lab.py).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from tests.lab.runs import script_command
 pytestmark = pytest.mark.lab
 
 
-async def test_stop_names_a_trainer_in_a_session_of_its_own_that_lives_on(lab: Any, lab_config: Any, engines: Any) -> None:
+async def test_stop_stops_a_trainer_its_wrapper_put_in_a_session_of_its_own(lab: Any, lab_config: Any, engines: Any) -> None:
     pid_file = Path(lab.workspace(200)) / "own-session-trainer.pid"
     pid_file.unlink(missing_ok=True)
     cfg = lab_config(job={"command": script_command(lab, "own_session_child.py", pid_file)}, verify={"settle": 1.0})
@@ -36,30 +37,48 @@ async def test_stop_names_a_trainer_in_a_session_of_its_own_that_lives_on(lab: A
     trainer = int(pid_file.read_text())  # its pid inside the container's pid namespace
     try:
         v = await eng.run_action("stop")
-        left = next(s for s in v.stages if s.name.endswith("nothing left"))
-        assert _trainers(), "the trainer lives on"
-        assert f"pid {trainer}" in left.detail and "not stopped" in left.detail, left.detail
+        stages = {s.name.split(": ")[-1]: s for s in v.stages}
+        assert v.ok, v.summary()
+        assert f"pid {trainer} (python3)" in stages["identify job"].detail and "session of its own" in stages["identify job"].detail, v.summary()
+        assert "with 1 process it started in a session of its own" in stages["terminate"].detail, v.summary()
+        assert stages["nothing left"].detail == "no process of the job is left", v.summary()
+        await await_for(lambda: not _trainers(), 5, "the trainer gone")
     finally:
         for pid in _trainers():
             os.kill(pid, signal.SIGKILL)
 
 
-@pytest.mark.xfail(strict=True, reason="open design question: a process the job started in a session of its own is not the job's "
-                   "(the daemons' rule), so stop leaves it running (and names it); a wrapper's trainer is still the job in life")
-async def test_stop_stops_a_trainer_its_wrapper_put_in_a_session_of_its_own(lab: Any, lab_config: Any, engines: Any) -> None:
-    pid_file = Path(lab.workspace(200)) / "own-session-trainer.pid"
-    pid_file.unlink(missing_ok=True)
-    cfg = lab_config(job={"command": script_command(lab, "own_session_child.py", pid_file)}, verify={"settle": 1.0})
+async def test_stop_leaves_a_daemon_the_job_double_forked_alone(lab: Any, lab_config: Any, engines: Any) -> None:
+    # the other half of the rule: a daemon has left the job's tree (its parent is PID 1), so stop
+    # never signals it (a stop that killed whatever the job ever started is the seed's pkill -9 -f)
+    gate = Path(lab.workspace(200)) / "daemon-gate-stop"
+    gate.unlink(missing_ok=True)
+    cfg = lab_config(job={"command": script_command(lab, "daemon_trainer.py", gate)}, verify={"settle": 0.5})
     eng = engines(cfg)
-    res = await eng.attempt("trainer in its own session")
-    assert res.outcome is Outcome.PASSED, res.verdict.summary()
-    await await_for(lambda: pid_file.exists() and pid_file.read_text().strip().isdigit(), 10, "the trainer's pid")
     try:
-        await eng.run_action("stop")
-        assert not _trainers(), "the trainer was stopped with its wrapper"
+        res = await eng.attempt("daemonized trainer")
+        assert res.outcome is Outcome.PASSED, res.verdict.summary()
+        daemons = _running("daemon_trainer.py")
+        assert daemons, "the daemon trains"
+        v = await eng.run_action("stop")
+        assert v.ok, v.summary()
+        assert "session of" not in " ".join(s.detail for s in v.stages), v.summary()
+        assert all(Path(f"/proc/{pid}").exists() for pid in daemons), "stop signalled the daemon"
     finally:
-        for pid in _trainers():
-            os.kill(pid, signal.SIGKILL)
+        gate.touch()
+        await await_for(lambda: not _running("daemon_trainer.py"), 10, "the daemon gone after its gate")
+
+
+def _running(script: str) -> list[int]:
+    found = []
+    for d in Path("/proc").iterdir():
+        try:
+            argv = (d / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if d.name.isdigit() and any(x.endswith(script.encode()) for x in argv):
+            found.append(int(d.name))
+    return found
 
 
 def _trainers() -> list[int]:

@@ -7,6 +7,11 @@ either is refused with a message, never signalled.  A process counts as the job'
 job's process group, or when it *is* the recorded pid with the recorded start time: a pid reused by
 another process is never the job's, so it is neither waited for, nor signalled, nor reported.
 
+What the job started in a session of its own (``setsid``, ``Popen(start_new_session=True)``: a
+wrapper shielding its trainer from the terminal) is the job's while it is still a descendant of
+the job's processes: it is signalled with them, its own group, guarded by its start time
+(:func:`_own_sessions`).  A daemon that double-forked has left that tree and is never signalled.
+
 TERM → wait ``stop_timeout`` → KILL → wait; each signal to the leader pid is guarded by its start
 time in the same shell command (:func:`~.job.signal_group`), so a pid reused during the wait is never
 KILLed.
@@ -24,7 +29,7 @@ from __future__ import annotations
 import asyncio
 import shlex
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -104,6 +109,7 @@ async def stop(ctx: ActionContext, job: JobRecord | None, verdict: Verdict | Non
     vb = VerdictBuilder(ctx, "stop", STOP_PLAN, verdict)
     timeout = ctx.cfg.job.stop_timeout
     members: list[ProcStat] = []
+    extra: list[ProcStat] = []  # what the job started in sessions of their own, still its children
     before: Table | None = None
     async with vb.stage("identify job") as st:
         if job is None or job.pid is None:
@@ -125,32 +131,35 @@ async def stop(ctx: ActionContext, job: JobRecord | None, verdict: Verdict | Non
             st.skip(f"pid {job.pid} now belongs to another process (start time {stat.start_time} ≠ {job.start_time}): the job is long gone")
             return vb.finish()
         members = _mine(before, job)
+        extra = _own_sessions(before, job)
         if identified is not None:
             await identified(stat is not None and not _zombie(stat))
         live = [p for p in members if not _zombie(p)]
-        if not members:
+        if not members and not extra:
             st.skip(f"job (pid {job.pid}, group {job.pgid}) already exited")
         else:
-            st.ok(f"job pid {job.pid}, group {job.pgid}: {len(live)} live, {len(members) - len(live)} zombie")
+            st.ok(f"job pid {job.pid}, group {job.pgid}: {len(live)} live, {len(members) - len(live)} zombie" + _own_note(extra),
+                  own_sessions=[p.pid for p in extra])
     if vb.failed:
         return vb.finish()
     assert job is not None and before is not None
 
-    if any(not _zombie(p) for p in members):
+    if any(not _zombie(p) for p in members) or extra:
         async with vb.stage("terminate") as st:
             if job.unit:
                 await ctx.run(f"systemctl stop --no-block {shlex.quote(job.unit)}", timeout=10)
-            left = await _wait_gone(ctx, job, timeout, await _signal_and_look(ctx, "TERM", job))
+            left = await _wait_gone(ctx, job, timeout, await _signal_and_look(ctx, "TERM", job, extra), extra)
             how = "TERM"
             if left:
                 # the leader's start time is checked again in the KILL command itself: its pid may
                 # have been reused during stop_timeout
-                left = await _wait_gone(ctx, job, 5.0, await _signal_and_look(ctx, "KILL", job))
+                left = await _wait_gone(ctx, job, 5.0, await _signal_and_look(ctx, "KILL", job, extra), extra)
                 how = f"KILL after {timeout:g}s of TERM"
             if left:
                 still = ", ".join(f"{p.pid} ({p.comm}, {_state(p)})" for p in left)
                 raise StageFailed(Layer.CONTAINER, f"still running after KILL: {still}", advice="a process that ignores KILL is stuck in the kernel; reboot the container")
-            st.ok(f"stopped with {how}")
+            st.ok(f"stopped with {how}" + (f", with {len(extra)} process{'es' if len(extra) != 1 else ''} it started in a session "
+                                           f"of {'their' if len(extra) != 1 else 'its'} own" if extra else ""))
         if vb.failed:
             return vb.finish()
     else:
@@ -183,38 +192,53 @@ def _parse_table(text: str) -> Table:
     return Table(procs, uptime, time.monotonic())
 
 
-async def _signal_and_look(ctx: ActionContext, sig: str, job: JobRecord) -> Table:
-    """``sig`` to the job (:func:`~.jobrecord.signal_group`, its leader guarded by its start time),
-    then, in the same round trip, a short wait for the leader to go (built-ins only) and the first
-    look at the table: kill and /proc reads, a cheap frame."""
+def _signal_own(sig: str, p: ProcStat) -> str:
+    """``sig`` to a process the job started in a session of its own, and to its group when it
+    leads one, only while its start time is the one seen (checked in the same command)."""
+    target = f"-- -{int(p.pid)}" if p.pgid == p.pid else str(int(p.pid))
+    return (f"s=$(cat /proc/{int(p.pid)}/stat 2>/dev/null) && s=${{s##*) }} && set -- $s && "
+            f"[ \"${{20}}\" = {int(p.start_time)} ] && kill -s {sig} {target} 2>/dev/null; true")
+
+
+async def _signal_and_look(ctx: ActionContext, sig: str, job: JobRecord, extra: Sequence[ProcStat] = ()) -> Table:
+    """``sig`` to the job (:func:`~.jobrecord.signal_group`, its leader guarded by its start time)
+    and to what it started in sessions of their own (``extra``), then, in the same round trip, a
+    short wait for the leader to go (built-ins only) and the first look at the table: kill and
+    /proc reads, a cheap frame."""
     p = int(job.pid or 0)
     spin = (f"i=0; while [ $i -lt {SPIN} ] && read -r l 2>/dev/null </proc/{p}/stat; do "
             f"case \"${{l##*) }}\" in Z*) break;; esac; i=$((i+1)); done")
-    res = await ctx.run_cheap(f"{signal_group(sig, job, start_time=job.start_time)}; {spin}; {PROC_TABLE}", timeout=5)
+    own = "".join(f"{_signal_own(sig, x)}; " for x in extra)
+    res = await ctx.run_cheap(f"{own}{signal_group(sig, job, start_time=job.start_time)}; {spin}; {PROC_TABLE}", timeout=5)
     return _parse_table(res.text)
 
 
-async def _wait_gone(ctx: ActionContext, job: JobRecord, timeout: float, first: Table | None = None) -> list[ProcStat]:
-    """Live (non-zombie) processes of the job left after waiting up to ``timeout`` seconds (``first``:
-    the first look, already read)."""
+async def _wait_gone(ctx: ActionContext, job: JobRecord, timeout: float, first: Table | None = None,
+                     extra: Sequence[ProcStat] = ()) -> list[ProcStat]:
+    """Live (non-zombie) processes of the job, and of ``extra``, left after waiting up to
+    ``timeout`` seconds (``first``: the first look, already read)."""
     deadline = time.monotonic() + timeout
     pause = POLL_FIRST_S
+    keys = {_key(x) for x in extra}
     while True:
         table, first = first or await proc_table(ctx), None
         live = [p for p in _mine(table, job) if not _zombie(p)]
+        live += [p for p in table.procs if _key(p) in keys and not _zombie(p)]
         if not live or time.monotonic() >= deadline:
             return live
         await asyncio.sleep(pause)
         pause = min(POLL_MAX_S, pause * 2)
 
 
-def _left_session(before: Table, table: Table, job: JobRecord) -> list[ProcStat]:
-    """Processes the job started (descendants of its processes before stop) in a session of their
-    own (``setsid``, ``start_new_session=True``): not the job's, so not signalled, and still alive."""
+def _own_sessions(table: Table, job: JobRecord) -> list[ProcStat]:
+    """Live processes the job started in a session of their own (``setsid``,
+    ``Popen(start_new_session=True)``: a wrapper shielding its trainer from the terminal's signals),
+    still descendants of its processes in ``table``: the job's in life, so stopped with it.  A
+    daemon that double-forked has left the tree (its parent is PID 1): not the job's, not here."""
     kids: dict[int, list[ProcStat]] = {}
-    for p in before.procs:
+    for p in table.procs:
         kids.setdefault(p.ppid, []).append(p)
-    mine = {p.pid for p in _mine(before, job)}
+    mine = {p.pid for p in _mine(table, job)}
     todo, out = list(mine), []
     while todo:
         for c in kids.get(todo.pop(), []):
@@ -222,8 +246,21 @@ def _left_session(before: Table, table: Table, job: JobRecord) -> list[ProcStat]
                 mine.add(c.pid)
                 out.append(c)
                 todo.append(c.pid)
+    return [p for p in out if job.pgid not in (p.pgid, p.sid) and p.pid > 1 and p.pgid > 1]
+
+
+def _own_note(extra: list[ProcStat]) -> str:
+    if not extra:
+        return ""
+    names = ", ".join(f"pid {p.pid} ({p.comm})" for p in extra[:8])
+    return f"; and {len(extra)} process{'es' if len(extra) != 1 else ''} it started in a session of {'their' if len(extra) != 1 else 'its'} own: {names}"
+
+
+def _left_session(before: Table, table: Table, job: JobRecord) -> list[ProcStat]:
+    """Processes the job started (descendants of its processes before stop) in a session of their
+    own, still alive after stop signalled them (:func:`_own_sessions`)."""
     now = {_key(p) for p in table.procs if not _zombie(p)}
-    return [p for p in out if _key(p) in now and job.pgid not in (p.pgid, p.sid)]
+    return [p for p in _own_sessions(before, job) if _key(p) in now]
 
 
 def _left_note(left: list[ProcStat]) -> str:
@@ -232,7 +269,7 @@ def _left_note(left: list[ProcStat]) -> str:
     names = ", ".join(f"pid {p.pid} ({p.comm})" for p in left[:8])
     n = len(left)
     return (f"; {n} process{'es' if n != 1 else ''} it started in a session of {'their' if n != 1 else 'its'} own "
-            f"live{'s' if n == 1 else ''} on, not stopped: {names}")
+            f"live{'s' if n == 1 else ''} on after its signals: {names}")
 
 
 async def _nothing_left(ctx: ActionContext, job: JobRecord, before: Table, st: Any) -> None:

@@ -16,7 +16,8 @@ its session** (a process that made a group of its own, ``setpgid`` or
 ``Popen(process_group=0)``, stays in the session): that is also what ``stop`` signals (the group,
 then every other group of the session: :func:`~.job.signal_group`), and what the GPU mapping calls
 the job.  A process that leaves the session (``setsid``, a daemon's double fork) has left the job
-the way a daemon leaves its parent: it is not followed and not stopped.  When the log still grows
+the way a daemon leaves its parent: it is not followed, and not stopped once it has left the job's
+tree too (stop signals a descendant in a session of its own: :func:`~.stop._own_sessions`).  When the log still grows
 after the launcher's exit while nothing of the group or session is left, the verdict says so
 instead of reading the launcher's status as the job's.
 
