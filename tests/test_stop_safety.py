@@ -137,6 +137,23 @@ async def test_the_signal_to_the_leader_pid_is_guarded_by_its_start_time(ctx, sl
     assert other.wait(5) == -9
 
 
+async def test_a_child_in_a_session_of_its_own_is_signalled_only_while_its_start_time_holds(ctx, sleeper):
+    # stop signals what the job started in a session of its own (its group); a pid reused since
+    # stop's first look is never signalled
+    from dataclasses import replace
+
+    from cockpit.core.actions.stop import _signal_own
+
+    other, start = sleeper()  # leads its own group, like a Popen(start_new_session=True) trainer
+    seen = read_local_stat(other.pid)
+    assert seen is not None and seen.pgid == other.pid
+    stale = replace(seen, start_time=start + 1)
+    assert (await ctx.run(_signal_own("KILL", stale))).exit_code == 0
+    assert _alive(other)  # not the process stop saw: never signalled
+    await ctx.run(_signal_own("KILL", seen))
+    assert other.wait(5) == -9
+
+
 # -- against the lab: a copy of the job that is the container's PID 1 -------------------------------
 
 
