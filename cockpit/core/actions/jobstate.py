@@ -382,6 +382,7 @@ class JobReader:
             if st.log_size >= 0 and st.log_size < self.offset:  # truncated or replaced under us
                 self.offset, self.seen_tail = 0, b""
                 continue
+            got = len(st.data)  # a whole chunk (READ_MAX, the overlap asked again included): the log goes on
             head, st.data = st.data[:back], st.data[back:]  # short: nothing could be read this time
             if st.log_size >= 0 and len(head) == back and head != self.seen_tail:  # rewritten past the old offset
                 self.offset, self.seen_tail = 0, b""
@@ -396,7 +397,7 @@ class JobReader:
             self.scan.clock.tick()
             self.log_seen = self.log_seen or st.log_size >= 0
             self.last = st
-            if len(st.data) < READ_MAX or read >= self.max_bytes:
+            if got < READ_MAX or read >= self.max_bytes:
                 self._saw_main(st)
                 self._date_backlog(st)
                 await read_console(self, st)
