@@ -69,26 +69,19 @@ async def test_stop_leaves_a_daemon_the_job_double_forked_alone(lab: Any, lab_co
         await await_for(lambda: not _running("daemon_trainer.py"), 10, "the daemon gone after its gate")
 
 
-def _running(script: str) -> list[int]:
+def _running(script: str, *also: bytes) -> list[int]:
+    """The pids (as this machine sees them: the container has a pid namespace of its own) of the
+    processes running ``script``, with every one of ``also`` among their arguments."""
     found = []
     for d in Path("/proc").iterdir():
         try:
             argv = (d / "cmdline").read_bytes().split(b"\0")
         except OSError:
             continue
-        if d.name.isdigit() and any(x.endswith(script.encode()) for x in argv):
+        if d.name.isdigit() and any(a.endswith(script.encode()) for a in argv) and all(x in argv for x in also):
             found.append(int(d.name))
     return found
 
 
 def _trainers() -> list[int]:
-    """The trainer's pids as this machine sees them (the container has a pid namespace of its own)."""
-    found = []
-    for d in Path("/proc").iterdir():
-        try:
-            argv = (d / "cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        if d.name.isdigit() and any(a.endswith(b"own_session_child.py") for a in argv) and b"trainer" in argv:
-            found.append(int(d.name))
-    return found
+    return _running("own_session_child.py", b"trainer")
