@@ -39,6 +39,7 @@ from .actions.adopt import job_reader as reader_for  # adopted jobs too (no pid 
 from .actions.backlog import follow_undated
 from .actions.base import ActionContext
 from .actions.cause import death_cause, fmt_secs
+from .actions.forked import settle_leftovers
 from .actions.job import JobRecord
 from .actions.jobstate import JobReader, LogScan
 from .actions.loopdeath import confirm_loop_death
@@ -129,6 +130,7 @@ async def read_fate(ctx: ActionContext, job: JobRecord, reader: JobReader | None
         while st.reaping and time.monotonic() < until:
             await asyncio.sleep(min(GONE_CONFIRM_S, max(0.0, until - time.monotonic())))
             st = await reader.read()
+    st = await settle_leftovers(reader, st)  # what the main process started may train on after its exit
     scan = reader.scan
     now = time.time()
     since = now - job.launched_at if job.launched_at else None

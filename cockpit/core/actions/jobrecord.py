@@ -57,6 +57,8 @@ class JobRecord:
     survivor_start: int | None = None
     survivor_cmd: str = ""
     survivor_since: float | None = None
+    #: the survivor is a process the job's main process started, training on after its exit (:mod:`.forked`)
+    forked: bool = False
     #: a job cockpit did not start but took over (:mod:`.adopt`): no supervisor, no pid or exit
     #: file; it is read, followed and stopped by its pid and start time
     adopted: bool = False

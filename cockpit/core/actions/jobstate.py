@@ -42,6 +42,7 @@ from typing import Any
 from ..procstat import ProcStat, read_stat
 from .backlog import date_backlog, read_console
 from .base import ActionContext
+from .forked import follow_forked
 from .jobrecord import JobRecord
 from .logline import MAX_LINE, tz_seconds
 from .logscan import LogScan, error_dict, make_scan
@@ -338,6 +339,13 @@ class JobReader:
         self.prev_pids: frozenset[int] = frozenset()
         #: per loop-death candidate, the job's processes in the reading before it was first seen (:mod:`.loopdeath`)
         self.loop_anchor: dict[Any, frozenset[int]] = {}
+        #: the progress count after the reading that first showed the main process's exit with processes it
+        #: started alive (:mod:`.forked`: one that writes progress after it carries the job on)
+        self.exit_progress: int | None = None
+
+    async def _forked(self, st: JobState) -> None:
+        if not await follow_forked(self.ctx, self.job, st, self.scan, self.exit_progress):
+            self.exit_progress = self.scan.progress_count if st.leftovers else None
 
     def _saw_main(self, st: JobState) -> None:
         self.prev_pids, self.pids = self.pids, live_pids(st)
@@ -376,6 +384,7 @@ class JobReader:
                 self.log_seen, self.last = st.log_size >= 0, st
                 self._saw_main(st)
                 await read_console(self, st)
+                await self._forked(st)
                 if st.exited:
                     self.scan.flush()
                 return st
@@ -401,6 +410,7 @@ class JobReader:
                 self._saw_main(st)
                 self._date_backlog(st)
                 await read_console(self, st)
+                await self._forked(st)
                 if st.exited:
                     self.scan.flush()
                 return st

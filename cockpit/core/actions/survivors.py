@@ -70,7 +70,7 @@ from .jobrecord import JobRecord
 if TYPE_CHECKING:  # pragma: no cover - jobstate imports this module
     from .jobstate import JobState, LogScan
 
-__all__ = ["MONITORS", "MainSeen", "adopt", "carries_on", "follow_survivors", "gone_cause", "leftovers_note", "main_exited", "pipeline_note", "pick_survivor", "short_command"]
+__all__ = ["MONITORS", "MainSeen", "adopt", "carries_on", "follow_survivors", "gone_cause", "leftovers_note", "main_exited", "name_survivor", "pipeline_note", "pick_survivor", "short_command"]
 
 _SHELLS = ("sh", "bash", "dash", "ash", "zsh", "busybox", "nohup", "env")
 #: programs a ``train.sh`` leaves running beside its trainer that never carry the training on
@@ -106,7 +106,16 @@ def short_command(argv: list[str]) -> str:
 
 def _name(job: JobRecord) -> str:
     what = f" ({job.survivor_cmd})" if job.survivor_cmd else ""
+    if job.forked:  # the main process's own child trains on (:mod:`.forked`)
+        return f"pid {job.survivor_pid}{what}, which it started,"
     return f"trainer pid {job.survivor_pid}{what}"
+
+
+def _exited(job: JobRecord, code: int | None) -> str:
+    """``launcher exited 0``, or ``its main process (python3 pid 12) exited 1`` when what it started trains on."""
+    if job.forked:
+        return f"its main process ({job.main_comm or '?'} pid {job.main_pid}) exited {code}"
+    return f"launcher exited {code}"
 
 
 def carries_on(p: ProcStat) -> bool:
@@ -201,7 +210,7 @@ def adopt(job: JobRecord, st: JobState, main: MainSeen | None = None) -> ProcSta
         if new:
             job.survivor_pid, job.survivor_start, job.survivor_cmd = lead.pid, lead.start_time, lead.comm
             job.survivor_since = job.survivor_since or time.time()
-        st.launcher_note = f"launcher exited {code}; {_name(job)} continues"
+        st.launcher_note = f"{_exited(job, code)}; {_name(job)} {'trains on' if job.forked else 'continues'}"
         return lead if new else None
     grew = (job.launcher_log_size is not None and st.log_size > job.launcher_log_size) or (
         st.log_mtime is not None and st.exit_at is not None and st.log_mtime > st.exit_at)
@@ -210,7 +219,7 @@ def adopt(job: JobRecord, st: JobState, main: MainSeen | None = None) -> ProcSta
         st.launcher_exit, st.exit_code, st.exit_at = code, None, None
         job.launcher_exit = code
         who = _name(job) if job.survivor_pid is not None else "what it left running"
-        st.launcher_note = f"launcher exited {code}; {who} is gone"
+        st.launcher_note = f"{_exited(job, code)}; {who} is gone"
     return None
 
 
@@ -250,13 +259,17 @@ async def follow_survivors(ctx: ActionContext, job: JobRecord, st: JobState, mai
         if st.outside and code is not None:  # the log is still written: the status was a launcher's
             st.launcher_exit, st.exit_code, st.exit_at = code, None, None
             job.launcher_exit = code
-    if lead is None:
-        return
+    if lead is not None:
+        await name_survivor(ctx, job, st, lead)
+
+
+async def name_survivor(ctx: ActionContext, job: JobRecord, st: JobState, lead: ProcStat) -> None:
+    """The new survivor's command line, read once (the verdict names it)."""
     res = await ctx.run(f"head -c 4096 /proc/{int(lead.pid)}/cmdline 2>/dev/null", timeout=5)
     argv = [a.decode("utf-8", "replace") for a in res.stdout.split(b"\0") if a]
     if argv and job.survivor_pid == lead.pid:
         job.survivor_cmd = short_command(argv)
-        st.launcher_note = f"launcher exited {job.launcher_exit}; {_name(job)} continues"
+        st.launcher_note = f"{_exited(job, job.launcher_exit)}; {_name(job)} {'trains on' if job.forked else 'continues'}"
 
 
 def writers_command(log_path: str) -> str:
@@ -298,18 +311,18 @@ def gone_cause(job: JobRecord, st: JobState, scan: LogScan) -> Cause | None:
         return Cause(Layer.APP if ok else Layer.PROCESS, head + (f"; no error in its log after {scan.progress_count} progress lines" if ok else ""),
                      "", data, "finished" if ok else "died")
     who = f"the {_name(job)}" if job.survivor_pid is not None else "what it left running"
-    unseen = "its exit status was not observed (its launcher exited first)"
+    unseen = f"its exit status was not observed (its {'parent' if job.forked else 'launcher'} exited first)"
     after = None
     if st.log_mtime is not None and st.remote_now is not None and job.launched_at:
         after = max(0.0, time.time() - (st.remote_now - st.log_mtime) - job.launched_at)  # its last log write
     data = {"launcher_exit": st.launcher_exit, "survivor_pid": job.survivor_pid, "survivor_cmd": job.survivor_cmd,
             "last_progress": scan.last_progress, "first_error": scan.error(), "final_error": scan.final_error()}
-    head = f"launcher exited {st.launcher_exit}; {who} is gone; {unseen}"
+    head = f"{_exited(job, st.launcher_exit)}; {who} is gone; {unseen}"
     err = error_cause(scan)
     if err is not None:
         return Cause(err.layer, f"{head}: {err.detail}", err.advice, {**data, **err.data}, "died", after)
     if scan.progress_line is not None:
-        return Cause(Layer.APP, f"launcher exited {st.launcher_exit}; {who} ended with no error in its log after "
+        return Cause(Layer.APP, f"{_exited(job, st.launcher_exit)}; {who} ended with no error in its log after "
                      f"{scan.progress_count} progress lines; {unseen}", "", data, "finished", after)
     return Cause(Layer.PROCESS, f"{head}, with no progress and no error in its log",
                  "read the log; the trainer may have been killed (a signal leaves no line)", data, "vanished", after)
