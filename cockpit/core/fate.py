@@ -44,7 +44,7 @@ from .actions.job import JobRecord
 from .actions.jobstate import JobReader, LogScan
 from .actions.loopdeath import confirm_loop_death
 from .actions.nonfinite import diverged_cause
-from .actions.stall import detect_stall, judged_stall
+from .actions.stall import detect_stall, judged_stall, stopped_words
 from .actions.survivors import gone_cause, leftovers_note, pipeline_note
 from .actions.verify import GONE_CONFIRM_S
 from .outcome import findings_text, log_findings
@@ -145,6 +145,8 @@ async def read_fate(ctx: ActionContext, job: JobRecord, reader: JobReader | None
         return Fate("diverged", "app", diverged, now, since, scan.last_progress)
     if st.alive:
         lead = st.leader
+        if lead is not None and lead.state[:1] in ("T", "t"):  # stopped: no progress until SIGCONT, whatever stall_after says
+            return Fate("stalled", "process", f"{lead.comm} pid {lead.pid} is {stopped_words(lead.state)}", now, since, scan.last_progress)
         stall = detect_stall(ctx.cfg.verify.stall_after, scan.clock, now, lead.state if lead else "",
                              gpu_util=gpu_util() if gpu_util else None, xid_since=xid_since)
         stall = await judged_stall(ctx, stall, scan.clock, now, lead.state if lead else "", xid_since)  # GPUs not observed: read them

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from .base import ActionContext
 
 __all__ = ["ProgressClock", "Stall", "detect_stall", "stall_threshold", "stall_layer", "stall_unknown", "AUTO_FLOOR_S",
-           "AUTO_FACTOR", "read_gpu_util", "judged_stall"]
+           "AUTO_FACTOR", "read_gpu_util", "judged_stall", "stopped_words"]
 
 AUTO_FLOOR_S = 120.0
 AUTO_FACTOR = 10.0
@@ -129,9 +129,8 @@ def stall_layer(gpu_util: list[float] | None, xid: str | None, leader_state: str
     """Where a stall lives, with the evidence in words (see the module doc)."""
     if xid:
         return Layer.GPU, f"an Xid in the host kernel log since the stall began: {xid}"
-    if leader_state[:1] in ("T", "t"):  # SIGSTOP, a debugger: nothing in the code waits; only SIGCONT (or a detach) resumes it
-        what = "traced by a debugger" if leader_state.startswith("t") else "stopped by a signal (SIGSTOP, SIGTSTP, Ctrl-Z)"
-        return Layer.PROCESS, f"the main process is {what} (state {leader_state}): it resumes only with SIGCONT"
+    if leader_state[:1] in ("T", "t"):
+        return Layer.PROCESS, f"the main process is {stopped_words(leader_state)}"
     if leader_state.startswith("D"):
         if any(k in wchan.lower() for k in ("nv", "uvm", "nvidia")):
             return Layer.GPU, f"the main process is stuck in D in the NVIDIA driver ({wchan})"
@@ -142,6 +141,13 @@ def stall_layer(gpu_util: list[float] | None, xid: str | None, leader_state: str
         if max(gpu_util) <= 1.0:
             return Layer.APP, "every GPU idle (0%): a Python-side wait (a lock, a collective, a dataloader)"
     return Layer.APP, ""
+
+
+def stopped_words(state: str) -> str:
+    """``stopped by a signal (…) (state T): it resumes only with SIGCONT`` for a stopped process (SIGSTOP,
+    a debugger: nothing in the code waits; only SIGCONT, or a detach, resumes it)."""
+    what = "traced by a debugger" if state.startswith("t") else "stopped by a signal (SIGSTOP, SIGTSTP, Ctrl-Z)"
+    return f"{what} (state {state}): it resumes only with SIGCONT"
 
 
 def detect_stall(setting: float | str, clock: ProgressClock, now: float, leader_state: str = "", *,

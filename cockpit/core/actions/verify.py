@@ -53,7 +53,7 @@ from .jobstate import JobReader, JobState, LogScan, error_dict, make_scan
 from .loopdeath import ended_with, find_loop_death, loop_death_cause, note_loop_death, unconfirmed_s
 from .nonfinite import ADVICE as DIVERGED_ADVICE
 from .reattach import TargetLost, read_job
-from .stall import detect_stall, judged_stall, stall_threshold, stall_unknown
+from .stall import detect_stall, judged_stall, stall_threshold, stall_unknown, stopped_words
 from .startclock import Deadline, StartupClock, no_progress
 from .survivors import gone_cause, leftovers_note, pipeline_note
 
@@ -95,7 +95,9 @@ class _Watch:
         self.zombie_grace = max(GONE_CONFIRM_S, zombie_grace)
         self.progress_at: float | None = None
         self.error_at: float | None = None
+        #: since when the main process has been in D (or stopped: T, t), and which of them
         self.d_since: float | None = None
+        self.d_state = ""
         self.gone_since: float | None = None
         #: since when a late reader that could not date the last progress follows the job (:mod:`.backlog`)
         self.undated_since: float | None = None
@@ -116,8 +118,9 @@ class _Watch:
 
     def note(self, st: JobState, scan: LogScan, now: float, healthy_at: float, has_marker: bool, log_seen: bool) -> None:
         lead = st.leader
-        if lead is not None and lead.state.startswith("D"):
-            self.d_since = self.d_since if self.d_since is not None else now
+        if lead is not None and lead.state.startswith(("D", "T", "t")):  # stuck in the kernel, or stopped
+            self.d_since = self.d_since if self.d_since is not None and lead.state[:1] == self.d_state else now
+            self.d_state = lead.state[:1]
         else:
             self.d_since = None
         if self.error_at is None and scan.errors():
@@ -287,6 +290,9 @@ async def _judge(ctx: ActionContext, vb: VerdictBuilder, job: JobRecord, st: Job
         else:
             in_d = None if w.d_since is None else now - w.d_since
             lead = st.leader
+            if in_d is not None and in_d >= STUCK_D_S and lead is not None and lead.state[:1] in ("T", "t"):
+                raise StageFailed(Layer.PROCESS, f"{lead.comm} pid {lead.pid} is {stopped_words(lead.state)}; no progress for {fmt_secs(in_d)}",
+                                  evidence=evidence, advice="kill -CONT the process, or detach the debugger that stopped it")
             if in_d is not None and in_d >= STUCK_D_S and lead is not None:
                 raise StageFailed(Layer.PROCESS, f"{lead.comm} pid {lead.pid} is stuck in D (uninterruptible) for {fmt_secs(in_d)}",
                                   evidence=evidence, advice="stuck in the kernel: I/O on a dead file system or the GPU driver; see the process pane")
