@@ -14,7 +14,9 @@ slow (a long evaluation every N steps) raises the median and stays within the th
 :func:`stall_layer` says where a stall lives, from evidence cockpit already has: GPU utilisation
 (all of the job's GPUs idle → a Python-side wait, ``app``; busy with no progress → a device-side
 hang, ``gpu``), an Xid in the host kernel log since the stall began (``gpu``), the job's main
-process stuck in ``D`` (``process``, or ``gpu`` when its wait channel names the NVIDIA driver).
+process stuck in ``D`` (``process``, or ``gpu`` when its wait channel names the NVIDIA driver), its
+main thread spinning on the CPU while every GPU is idle (``app``: a loop that no longer prints, not a
+wait; :func:`sample_cpu`).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..layers import Layer
+from ..procstat import ProcStat, read_stat
 from ..remote.base import RemoteError
 from .causebase import fmt_secs
 
@@ -35,7 +38,7 @@ if TYPE_CHECKING:
     from .base import ActionContext
 
 __all__ = ["ProgressClock", "Stall", "detect_stall", "stall_threshold", "stall_layer", "stall_unknown", "AUTO_FLOOR_S",
-           "AUTO_FACTOR", "read_gpu_util", "judged_stall", "stopped_words"]
+           "AUTO_FACTOR", "read_gpu_util", "judged_stall", "stopped_words", "sample_cpu"]
 
 AUTO_FLOOR_S = 120.0
 AUTO_FACTOR = 10.0
@@ -125,8 +128,39 @@ class Stall:
         return f"no progress for {fmt_secs(self.silent_s)}, over the {fmt_secs(self.threshold_s)} stall threshold{last}{why}"
 
 
-def stall_layer(gpu_util: list[float] | None, xid: str | None, leader_state: str, wchan: str = "") -> tuple[Layer, str]:
-    """Where a stall lives, with the evidence in words (see the module doc)."""
+#: the main thread's share of one core over which a stall is a loop spinning, not a wait (one
+#: waiting on a lock, a queue or a socket uses none; a loaded machine gives a spinning one less than all)
+BUSY_CPU = 0.3
+#: the main thread's CPU time is measured over this long (``stat`` counts clock ticks of 10 ms)
+CPU_SPAN_S = 0.3
+#: clock ticks per second (``getconf CLK_TCK``: 100 on every Linux cockpit targets)
+CLK_TCK = 100
+
+
+async def sample_cpu(ctx: ActionContext, lead: ProcStat) -> float | None:
+    """The job's main thread's share of a core over :data:`CPU_SPAN_S`, from two ``stat`` lines read by
+    one command (its own thread's, not the process's: a trainer's other threads, a data loader's or
+    NCCL's, may spin while the loop waits)."""
+    stat = f"/proc/{int(lead.pid)}/task/{int(lead.pid)}/stat"
+    cmd = f"cat {stat}; sleep {CPU_SPAN_S}; cat {stat}"
+    try:
+        res = await ctx.run(cmd, timeout=5)
+    except RemoteError:
+        return None
+    stats = [p for p in (read_stat(line) for line in res.text.splitlines() if line.strip()) if p is not None]
+    if len(stats) != 2 or any(p.start_time != lead.start_time for p in stats):
+        return None
+    return max(0, sum((stats[1].utime, stats[1].stime)) - stats[0].utime - stats[0].stime) / CLK_TCK / CPU_SPAN_S
+
+
+def _busy(cpu: float | None) -> str:
+    return f"the main thread is busy on the CPU ({cpu:.0%} of a core)" if cpu is not None and cpu >= BUSY_CPU else ""
+
+
+def stall_layer(gpu_util: list[float] | None, xid: str | None, leader_state: str, wchan: str = "", *,
+                cpu: float | None = None) -> tuple[Layer, str]:
+    """Where a stall lives, with the evidence in words (see the module doc); ``cpu``, the main process's
+    thread's share of a core, tells a loop spinning without progress from a wait."""
     if xid:
         return Layer.GPU, f"an Xid in the host kernel log since the stall began: {xid}"
     if leader_state[:1] in ("T", "t"):
@@ -135,11 +169,16 @@ def stall_layer(gpu_util: list[float] | None, xid: str | None, leader_state: str
         if any(k in wchan.lower() for k in ("nv", "uvm", "nvidia")):
             return Layer.GPU, f"the main process is stuck in D in the NVIDIA driver ({wchan})"
         return Layer.PROCESS, f"the main process is stuck in D (uninterruptible I/O{', ' + wchan if wchan else ''})"
+    busy = _busy(cpu)
     if gpu_util:
         if max(gpu_util) >= 90.0:
             return Layer.GPU, f"GPUs busy ({', '.join(f'{u:.0f}%' for u in gpu_util)}) with no progress: a device-side hang"
+        if max(gpu_util) <= 1.0 and busy:
+            return Layer.APP, f"every GPU idle (0%), {busy}: a loop that no longer reaches its progress line (a swallowed exception, a retry), not a wait"
         if max(gpu_util) <= 1.0:
             return Layer.APP, "every GPU idle (0%): a Python-side wait (a lock, a collective, a dataloader)"
+    if busy and not gpu_util:
+        return Layer.APP, f"{busy}: a loop that no longer reaches its progress line (a swallowed exception, a retry), not a wait"
     return Layer.APP, ""
 
 
@@ -183,13 +222,16 @@ async def read_gpu_util(ctx: ActionContext) -> list[float] | None:
 
 
 async def judged_stall(ctx: ActionContext, stall: Stall | None, clock: ProgressClock, now: float, leader_state: str = "",
-                       xid_since: Callable[[float], str | None] | None = None) -> Stall | None:
-    """``stall`` with its layer judged on the GPUs' utilisation read now when nothing else placed it
-    (an ``app`` stall without evidence: a device-side hang read without GPU values was told ``app``)."""
-    if stall is None or stall.layer is not Layer.APP or stall.evidence:
+                       xid_since: Callable[[float], str | None] | None = None, *, gpu_util: list[float] | None = None,
+                       cpu: float | None = None) -> Stall | None:
+    """``stall`` with its layer judged on the GPUs' utilisation (``gpu_util`` observed, else read now)
+    and the main thread's CPU share when nothing else placed it (an ``app`` stall without evidence:
+    a device-side hang read without GPU values was told ``app``; a loop spinning on the CPU was told
+    "a Python-side wait")."""
+    if stall is None or stall.layer is not Layer.APP or (stall.evidence and not _busy(cpu)):
         return stall
-    util = await read_gpu_util(ctx)
-    if util is None:
+    util = gpu_util if gpu_util is not None else await read_gpu_util(ctx)
+    layer, why = stall_layer(util, xid_since(clock.last_at or now) if xid_since is not None else None, leader_state, cpu=cpu)
+    if not why:
         return stall
-    layer, why = stall_layer(util, xid_since(clock.last_at or now) if xid_since is not None else None, leader_state)
     return Stall(stall.silent_s, stall.threshold_s, stall.last_progress, layer, why)
