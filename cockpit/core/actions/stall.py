@@ -16,7 +16,8 @@ slow (a long evaluation every N steps) raises the median and stays within the th
 hang, ``gpu``), an Xid in the host kernel log since the stall began (``gpu``), the job's main
 process stuck in ``D`` (``process``, or ``gpu`` when its wait channel names the NVIDIA driver), its
 main thread spinning on the CPU while every GPU is idle (``app``: a loop that no longer prints, not a
-wait; :func:`sample_cpu`).
+wait; :func:`sample_main`), its stdout and stderr gone elsewhere than the log (``app``: its progress is
+written where cockpit does not read).
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..layers import Layer
-from ..procstat import ProcStat, read_stat
+from ..procstat import ProcStat, output_kind, read_stat
 from ..remote.base import RemoteError
 from .causebase import fmt_secs
 
@@ -38,7 +39,7 @@ if TYPE_CHECKING:
     from .base import ActionContext
 
 __all__ = ["ProgressClock", "Stall", "detect_stall", "stall_threshold", "stall_layer", "stall_unknown", "AUTO_FLOOR_S",
-           "AUTO_FACTOR", "read_gpu_util", "judged_stall", "stopped_words", "sample_cpu"]
+           "AUTO_FACTOR", "read_gpu_util", "judged_stall", "stopped_words", "sample_main"]
 
 AUTO_FLOOR_S = 120.0
 AUTO_FACTOR = 10.0
@@ -137,20 +138,31 @@ CPU_SPAN_S = 0.3
 CLK_TCK = 100
 
 
-async def sample_cpu(ctx: ActionContext, lead: ProcStat) -> float | None:
+async def sample_main(ctx: ActionContext, lead: ProcStat, log_path: str | None) -> tuple[float | None, str]:
     """The job's main thread's share of a core over :data:`CPU_SPAN_S`, from two ``stat`` lines read by
     one command (its own thread's, not the process's: a trainer's other threads, a data loader's or
-    NCCL's, may spin while the loop waits)."""
-    stat = f"/proc/{int(lead.pid)}/task/{int(lead.pid)}/stat"
-    cmd = f"cat {stat}; sleep {CPU_SPAN_S}; cat {stat}"
+    NCCL's, may spin while the loop waits); and, when the log is its captured output (``log_path``),
+    what it says when its stdout and stderr both go elsewhere now (``os.dup2`` of /dev/null, a
+    ``sys.stdout`` reopened): its progress is then written where cockpit does not read."""
+    pid = int(lead.pid)
+    stat = f"/proc/{pid}/task/{pid}/stat"
+    cmd = f"cat {stat}; echo \"@fd $(readlink /proc/{pid}/fd/1)\"; echo \"@fd $(readlink /proc/{pid}/fd/2)\"; sleep {CPU_SPAN_S}; cat {stat}"
     try:
         res = await ctx.run(cmd, timeout=5)
     except RemoteError:
-        return None
-    stats = [p for p in (read_stat(line) for line in res.text.splitlines() if line.strip()) if p is not None]
-    if len(stats) != 2 or any(p.start_time != lead.start_time for p in stats):
-        return None
-    return max(0, sum((stats[1].utime, stats[1].stime)) - stats[0].utime - stats[0].stime) / CLK_TCK / CPU_SPAN_S
+        return None, ""
+    lines = res.text.splitlines()
+    fds = [ln[4:] for ln in lines if ln.startswith("@fd ")]
+    stats = [p for p in (read_stat(ln) for ln in lines if ln.strip() and not ln.startswith("@fd ")) if p is not None]
+    cpu = None
+    if len(stats) == 2 and all(p.start_time == lead.start_time for p in stats):
+        cpu = max(0, stats[1].utime + stats[1].stime - stats[0].utime - stats[0].stime) / CLK_TCK / CPU_SPAN_S
+    away = ""
+    # /dev/null or another file, never a pipe (``python train.py 2>&1 | tee LOG`` writes its log through one)
+    if log_path and len(fds) == 2 and all(output_kind(f) in ("null", "file") and not f.startswith(log_path) for f in fds) and cpu is not None:
+        away = (f"the main process no longer writes its log: its stdout is {fds[0]} and its stderr {fds[1]} now, so its "
+                "progress goes where cockpit does not read")
+    return cpu, away
 
 
 def _busy(cpu: float | None) -> str:
@@ -158,7 +170,7 @@ def _busy(cpu: float | None) -> str:
 
 
 def stall_layer(gpu_util: list[float] | None, xid: str | None, leader_state: str, wchan: str = "", *,
-                cpu: float | None = None) -> tuple[Layer, str]:
+                cpu: float | None = None, away: str = "") -> tuple[Layer, str]:
     """Where a stall lives, with the evidence in words (see the module doc); ``cpu``, the main process's
     thread's share of a core, tells a loop spinning without progress from a wait."""
     if xid:
@@ -169,6 +181,8 @@ def stall_layer(gpu_util: list[float] | None, xid: str | None, leader_state: str
         if any(k in wchan.lower() for k in ("nv", "uvm", "nvidia")):
             return Layer.GPU, f"the main process is stuck in D in the NVIDIA driver ({wchan})"
         return Layer.PROCESS, f"the main process is stuck in D (uninterruptible I/O{', ' + wchan if wchan else ''})"
+    if away:  # it may train on: what it writes is not in the log
+        return Layer.APP, away
     busy = _busy(cpu)
     if gpu_util:
         if max(gpu_util) >= 90.0:
@@ -223,15 +237,15 @@ async def read_gpu_util(ctx: ActionContext) -> list[float] | None:
 
 async def judged_stall(ctx: ActionContext, stall: Stall | None, clock: ProgressClock, now: float, leader_state: str = "",
                        xid_since: Callable[[float], str | None] | None = None, *, gpu_util: list[float] | None = None,
-                       cpu: float | None = None) -> Stall | None:
+                       cpu: float | None = None, away: str = "") -> Stall | None:
     """``stall`` with its layer judged on the GPUs' utilisation (``gpu_util`` observed, else read now)
     and the main thread's CPU share when nothing else placed it (an ``app`` stall without evidence:
     a device-side hang read without GPU values was told ``app``; a loop spinning on the CPU was told
-    "a Python-side wait")."""
-    if stall is None or stall.layer is not Layer.APP or (stall.evidence and not _busy(cpu)):
+    "a Python-side wait"; a job whose output no longer goes to the log, ``away``, was told hung)."""
+    if stall is None or (not away and (stall.layer is not Layer.APP or (stall.evidence and not _busy(cpu)))):
         return stall
     util = gpu_util if gpu_util is not None else await read_gpu_util(ctx)
-    layer, why = stall_layer(util, xid_since(clock.last_at or now) if xid_since is not None else None, leader_state, cpu=cpu)
+    layer, why = stall_layer(util, xid_since(clock.last_at or now) if xid_since is not None else None, leader_state, cpu=cpu, away=away)
     if not why:
         return stall
     return Stall(stall.silent_s, stall.threshold_s, stall.last_progress, layer, why)
