@@ -4,7 +4,7 @@
 makes no progress until SIGCONT, and nothing in its code waits: with the default ``stall_after``
 (at least 120 s) verify's settle window ended on it and the attempt ``passed`` ("alive, 10
 progress lines and no error"), and its fate read ``running`` for two minutes, then "stalled"
-with no more than the state letter as a hint.  A main process stopped for ``STUCK_D_S`` fails
+with no more than the state letter as a hint.  A main process stopped for two seconds fails
 ``alive`` at ``process``, and its fate is ``stalled (process)`` at once, both saying it is stopped
 and that only SIGCONT resumes it; it reads ``running`` again once continued.
 """

@@ -44,7 +44,7 @@ from .actions.job import JobRecord
 from .actions.jobstate import JobReader, LogScan
 from .actions.loopdeath import confirm_loop_death
 from .actions.nonfinite import diverged_cause
-from .actions.stall import detect_stall, judged_stall, sample_main, stopped_words
+from .actions.stall import STUCK_D_S, detect_stall, judged_stall, sample_main, stall_layer, stopped_words, stuck_in_d
 from .actions.survivors import gone_cause, leftovers_note, pipeline_note
 from .actions.verify import GONE_CONFIRM_S
 from .layers import Layer
@@ -148,6 +148,10 @@ async def read_fate(ctx: ActionContext, job: JobRecord, reader: JobReader | None
         lead = st.leader
         if lead is not None and lead.state[:1] in ("T", "t"):  # stopped: no progress until SIGCONT, whatever stall_after says
             return Fate("stalled", "process", f"{lead.comm} pid {lead.pid} is {stopped_words(lead.state)}", now, since, scan.last_progress)
+        if lead is not None and lead.state.startswith("D") and not job.scheduler and (wchan := await stuck_in_d(ctx, lead)) is not None:
+            d_layer, why = stall_layer(None, None, "D", wchan)  # stuck in the kernel: no progress whatever stall_after says
+            return Fate("stalled", d_layer.value, f"{why}: {lead.comm} pid {lead.pid}, in D for {STUCK_D_S:g}s at every look",
+                        now, since, scan.last_progress)
         util = gpu_util() if gpu_util else None
         stall = detect_stall(ctx.cfg.verify.stall_after, scan.clock, now, lead.state if lead else "", gpu_util=util, xid_since=xid_since)
         cpu, away = (await sample_main(ctx, lead, job.log_path if ctx.cfg.job.capture_output else None)

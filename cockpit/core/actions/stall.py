@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from .base import ActionContext
 
 __all__ = ["ProgressClock", "Stall", "detect_stall", "stall_threshold", "stall_layer", "stall_unknown", "AUTO_FLOOR_S",
-           "AUTO_FACTOR", "read_gpu_util", "judged_stall", "stopped_words", "sample_main"]
+           "AUTO_FACTOR", "read_gpu_util", "judged_stall", "stopped_words", "sample_main", "stuck_in_d"]
 
 AUTO_FLOOR_S = 120.0
 AUTO_FACTOR = 10.0
@@ -163,6 +163,27 @@ async def sample_main(ctx: ActionContext, lead: ProcStat, log_path: str | None) 
         away = (f"the main process no longer writes its log: its stdout is {fds[0]} and its stderr {fds[1]} now, so its "
                 "progress goes where cockpit does not read")
     return cpu, away
+
+
+#: a main process in ``D`` at every look over this long is stuck, not doing I/O (verify: over consecutive readings)
+STUCK_D_S = 2.0
+
+
+async def stuck_in_d(ctx: ActionContext, lead: ProcStat) -> str | None:
+    """The wait channel of a main process that stays in ``D`` at every look over :data:`STUCK_D_S`
+    (one command; "" when the kernel does not say), None when it left ``D`` (a moment of I/O)."""
+    pid, n = int(lead.pid), 8
+    cmd = (f"for i in {' '.join(map(str, range(n)))}; do cat /proc/{pid}/stat; sleep {STUCK_D_S / n:g}; done; "
+           f"echo \"@wchan $(cat /proc/{pid}/wchan 2>/dev/null)\"")
+    try:
+        res = await ctx.run(cmd, timeout=STUCK_D_S + 5)
+    except RemoteError:
+        return None
+    lines = res.text.splitlines()
+    stats = [p for p in (read_stat(ln) for ln in lines if ln.strip() and not ln.startswith("@wchan")) if p is not None]
+    if len(stats) < n or any(p.start_time != lead.start_time or not p.state.startswith("D") for p in stats):
+        return None
+    return next((ln[7:].strip() for ln in lines if ln.startswith("@wchan ")), "").strip("0")
 
 
 def _busy(cpu: float | None) -> str:

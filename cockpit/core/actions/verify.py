@@ -53,7 +53,7 @@ from .jobstate import JobReader, JobState, LogScan, error_dict, make_scan
 from .loopdeath import ended_with, find_loop_death, loop_death_cause, note_loop_death, unconfirmed_s
 from .nonfinite import ADVICE as DIVERGED_ADVICE
 from .reattach import TargetLost, read_job
-from .stall import detect_stall, judged_stall, sample_main, stall_threshold, stall_unknown, stopped_words
+from .stall import STUCK_D_S, detect_stall, judged_stall, sample_main, stall_threshold, stall_unknown, stopped_words
 from .startclock import Deadline, StartupClock, no_progress
 from .survivors import gone_cause, leftovers_note, pipeline_note
 
@@ -78,8 +78,6 @@ FAST_WINDOW_S = 10.0
 TICK_FAST_MAX_S = 0.1
 #: after the first error, keep reading this long so every dying thread is named
 ERROR_GRACE_S = 0.3
-#: a leader in ``D`` this long (over consecutive readings) is stuck, not doing I/O
-STUCK_D_S = 2.0
 #: a job gone without an exit status is confirmed over this long: its supervisor writes the
 #: status a moment after the job's death, and a reading can fall in between
 GONE_CONFIRM_S = 0.5
