@@ -32,7 +32,7 @@ def plain(screen: CompileScreen, wid: str) -> str:
 async def test_frames_reasons_alerts_and_live_updates() -> None:
     s = summary("graph_break")
     app: App[None] = App()
-    async with app.run_test(size=(160, 50)) as pilot:
+    async with app.run_test(size=(80, 24)) as pilot:
         screen = CompileScreen(s, attempt=3)
         await app.push_screen(screen)
         await pilot.pause()
@@ -64,7 +64,7 @@ async def test_an_empty_summary_and_hostile_names_render_as_text() -> None:
     s = summary("cache_cold")
     s.frames[0].function = "[bold red]evil[/]\x1b[31m"
     app: App[None] = App()
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with app.run_test(size=(80, 24)) as pilot:
         screen = CompileScreen(CompileSummary())
         await app.push_screen(screen)
         await pilot.pause()

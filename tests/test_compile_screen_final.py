@@ -20,7 +20,7 @@ async def test_T_on_a_finished_attempt_shows_the_final_summary(tmp_path: Path) -
     from cockpit.ui.screens.compile import CompileScreen
 
     app = story_app(tmp_path)
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with app.run_test(size=(80, 24)) as pilot:
         eng = app.engine
         n = eng.job_attempt if eng.job_attempt is not None else eng.journal.attempts()[-1].attempt  # what T shows
         # the summary CompileUpdated(final=True) left behind: the attempt's trace is no longer followed

@@ -188,7 +188,7 @@ async def test_the_tui_says_when_the_journal_cannot_be_written_and_when_it_is_ag
                        '[ui]\nrefresh_interval = 0.2\n')
     Journal(path).finish_attempt(Journal(path).start_attempt("before", "lab"), Outcome.FAILED, layer=Layer.APP)
     app = create_app(cfg)
-    async with app.run_test(size=(140, 40), notifications=True) as pilot:
+    async with app.run_test(size=(80, 24), notifications=True) as pilot:
         status = app.query_one(StatusLine)
         saved = _make_full(path)
         app.engine.journal.record(1, "note", text="written while the disk was full")  # the engine's own write path

@@ -118,7 +118,9 @@ async def test_the_demo_shows_its_loss_curve_with_the_failed_and_the_passed_atte
     from cockpit.demo import BASELINE_NOTE, FIX_NOTE, apply_fix, demo_config
     from cockpit.ui.app import create_app
 
-    app = create_app(demo_config(), refresh=False, live=False)
+    cfg = demo_config()
+    cfg.job.healthy_after = 5.0  # judged sooner than the demo's 10 s, as tests/test_demo_compile.py does
+    app = create_app(cfg, refresh=False, live=False)
     app.owns_engine = True
     async with app.run_test(size=SIZE) as pilot:
         eng = app.engine

@@ -77,7 +77,7 @@ async def test_the_tui_log_loop_does_not_spin_without_a_log(tmp_path) -> None:
         return await real(*a, **kw)
 
     app.driver.log = counted  # type: ignore[method-assign]
-    async with app.run_test(size=(120, 40)):
+    async with app.run_test(size=(80, 24)):
         await await_for(lambda: len(calls) >= 14, 30, "fourteen log polls")
     gaps = [b - a for a, b in zip(calls, calls[1:], strict=False)]
     # 0.5 s apart for ten quiet polls, then the period (1 s): a spinning loop polls back to back
@@ -95,7 +95,7 @@ async def test_an_idle_screen_repaints_nothing_until_data_turns_stale(tmp_path) 
     cfg = local_config(tmp_path)
     app = create_app(cfg, engine=make_engine(cfg), refresh=False, clock=lambda: now[0])
     app.owns_engine = True
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with app.run_test(size=(80, 24)) as pilot:
         line, procs = app.query_one(StatusLine), app.query_one(ProcsPane)
         line.update_part("procs", now[0])
         procs.show(SimpleNamespace(collected_at=now[0], error=None, procs=[], findings=[], own_pids=set(), nodes=[], note="", gpu_mib={}))
@@ -132,7 +132,7 @@ async def test_the_status_line_says_how_a_part_is_read_not_how_one_refresh_was(t
     cfg = local_config(tmp_path)
     app = create_app(cfg, engine=make_engine(cfg), refresh=False)
     app.owns_engine = True
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with app.run_test(size=(80, 24)) as pilot:
         streams = app.driver.observer.streams
         streams.gpu = SimpleNamespace(ready=True, last_death=None, state="following")  # type: ignore[assignment]
         app.post_message(GpuRefreshed(GPUView(collected_at=1.0, snapshot=GPUSnapshot(), mode="poll")))

@@ -18,7 +18,7 @@ from cockpit.core.procstat import read_stat
 from cockpit.ui.app import create_app
 from tests.test_ui_support import local_config, make_engine, wait_for
 
-SIZE = (120, 40)
+SIZE = (80, 24)
 
 
 def app_following(tmp_path: Path, job_proc: Any, **kw: Any) -> Any:

@@ -21,7 +21,7 @@ from cockpit.ui.app import CockpitApp, create_app
 from cockpit.ui.screens.stacks import StacksScreen
 from tests.test_ui_support import local_config, make_engine, wait_for
 
-SIZE = (120, 40)
+SIZE = (80, 24)
 ENTRY_POINTS = ("run", "run_many", "run_host", "run_channel", "stream", "stream_host", "put_bytes")
 
 

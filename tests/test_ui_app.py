@@ -23,7 +23,7 @@ from cockpit.ui.panes import GpuPane, HistoryPane, LogPane, ProcsPane, StatusLin
 from cockpit.ui.screens import ConfirmScreen, HelpScreen, HypothesisScreen, VerdictScreen
 from tests.test_ui_support import FIXTURES, local_config, make_engine, wait_for
 
-SIZE = (120, 40)
+SIZE = (80, 24)
 
 
 def app_for(tmp_path: Path, **kw: Any) -> CockpitApp:

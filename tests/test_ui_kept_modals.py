@@ -14,7 +14,7 @@ from cockpit.ui.screens import ConfirmScreen, HypothesisScreen, VerdictScreen
 from cockpit.ui.screens.kept import kept_screens
 from tests.test_ui_support import wait_for
 
-SIZE = (120, 40)
+SIZE = (80, 24)
 
 
 def _demo() -> Any:

@@ -17,7 +17,7 @@ from cockpit.ui.panes import StatusLine
 from cockpit.ui.screens import HypothesisScreen
 from tests.test_ui_support import make_engine, wait_for
 
-SIZE = (120, 40)
+SIZE = (80, 24)
 
 
 @pytest.fixture(autouse=True)

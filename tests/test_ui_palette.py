@@ -46,7 +46,7 @@ async def _compare(app, pilot, what: str) -> int:
 
 async def test_every_styled_widget_gets_the_themes_style_from_the_apps_classes(tmp_path: Path) -> None:
     app = story_app(tmp_path)
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with app.run_test(size=(80, 24)) as pilot:
         await wait_for(pilot, lambda: len(app.query("GpuCard")) == 4, what="the GPU cards")
         kinds = {type(w).__name__ for w in app.screen.query("*") if isinstance(w, Styled)}
         assert {"StatusLine", "VerdictStrip", "ProcsPane", "LogPane", "MarkedLog", "GpuPane", "GpuCard", "Spark", "HistoryPane"} <= kinds
