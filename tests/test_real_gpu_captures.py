@@ -14,14 +14,18 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from cockpit.core.compile import TraceParser, filter_file, parse_text, summarize
 from cockpit.core.compile.model import CompileSummary
 from cockpit.core.probes.gpu import parse_gpu_output
+from cockpit.core.probes.gpu.command import GPU_FIELDS
+from cockpit.core.probes.gpu.follow import GpuFollower, merge_sample
 from cockpit.core.probes.gpu.procmap import fdscan_command, parse_fdscan
 from cockpit.core.probes.gpu.values import is_na
+from tests.lab.util import await_for
 
 FIXTURES = Path(__file__).parent / "fixtures"
 EMULATOR = Path(__file__).parent / "lab" / "bin" / "nvidia-smi"
@@ -124,9 +128,48 @@ def test_the_fd_scan_names_only_the_holders(tmp_path: Path) -> None:
     shim = tmp_path / "bin"
     shim.mkdir()
     (tmp_path / "listing").write_text(listing)
-    (shim / "ls").write_text(f"#!/bin/sh\ncat '{tmp_path / 'listing'}'\n")
+    # once: the scan lists zombies' threads in a second `ls` when this machine has a zombie somewhere
+    (shim / "ls").write_text(f"#!/bin/sh\n[ -e '{tmp_path / 'listed'}' ] && exit 0\n: > '{tmp_path / 'listed'}'\ncat '{tmp_path / 'listing'}'\n")
     (shim / "ls").chmod(0o755)
     env = {"PATH": f"{shim}:/usr/bin:/bin"}
     out = subprocess.run(["/bin/sh", "-c", fdscan_command()], capture_output=True, text=True, env=env, timeout=30).stdout
     assert [line for line in out.splitlines() if line.startswith("| dir")] == ["| dir /proc/1004/fd:"], out
     assert parse_fdscan(out) == {1004: ["nvidia-uvm", "nvidia0", "nvidiactl"]}
+
+
+def _stream(name: str) -> list[tuple[float, str]]:
+    """A captured GPU stream: (arrival time, line) as run.sh stamped each line."""
+    out = []
+    for raw in (FIXTURES / "gpu" / name).read_text().splitlines():
+        at, _, line = raw.partition(" ")
+        out.append((float(at), line))
+    return out
+
+
+@pytest.mark.parametrize("name", ["h200_580_stream_idle.txt", "h200_580_stream_busy.txt"])
+async def test_the_gpu_stream_follows_what_the_real_loop_printed(name: str) -> None:
+    lines = _stream(name)
+    rows = [(at, line) for at, line in lines if not line.startswith("@@")]
+    # the real loop: a row 30-50 ms after it starts, then one every 500 ms (-lms 500); a sample older
+    # than two periods is not used (GpuFollower.fresh), so one late row never blanks the pane
+    gaps = [b[0] - a[0] for a, b in zip(rows, rows[1:], strict=False)]
+    assert len(rows) == 6 and all(0.45 < g < 0.56 for g in gaps), gaps
+
+    async def open_lines(command: str) -> Any:
+        for _, line in lines:
+            yield (line + "\n").encode()
+
+    follower = GpuFollower(open_lines, "nvidia-smi", GPU_FIELDS, 0.5, gpus=1)
+    follower.start()
+    try:
+        await await_for(lambda: follower.deaths == 1, 5, "the stream's end")
+    finally:
+        await follower.close()
+    assert follower.shell_pid == int(lines[0][1].split()[2]) and follower.version == 6 and not follower.noise
+    assert follower.state == "restarting" and "exit status 0" in (follower.last_death or "")  # TERM ends it with 0: a death, not "unsupported"
+    assert follower.sample is not None and follower.sample[1] == [rows[-1][1]]
+    full = parse_gpu_output(follower.frame([rows[0][1]]), "", 0)
+    merged = merge_sample(full, follower.frame(follower.sample[1]), rows[-1][0])
+    assert merged is not None and merged.findings == [] and merged.collected_at == rows[-1][0]
+    want = parse_gpu_output(follower.frame([rows[-1][1]]), "", 0).gpus[0]
+    assert merged.gpus[0] == want and merged.gpus[0].memory_total_mib == 143771

@@ -13,6 +13,19 @@ O=${OUT:-/tmp/gpu-capture}; mkdir -p "$O"; cd "$O" || exit 1
 # the probe's own command text (stdlib only: no cockpit dependencies needed on the GPU machine)
 q() { python3 -S -c "import sys; sys.path.insert(0, '$ROOT'); from cockpit.core.probes.gpu.command import gpu_query_command as g; print(g($1))"; }
 run() { out=$1; shift; "$@" > "$out" 2>&1; echo "rc=$?" >> "$out"; }
+# cockpit's GPU stream for 3 s (its stdin closing ends it, as cockpit's channel closing does)
+stream() {
+  cmd=$(python3 -S -c "import sys; sys.path.insert(0, '$ROOT'); from cockpit.core.probes.gpu.follow import stream_command as s; from cockpit.core.probes.gpu.command import GPU_FIELDS as F; print(s('nvidia-smi', F, 0.5))")
+  sleep 3 | sh -c "$cmd" 2>&1 | while IFS= read -r l; do printf '%s %s\n' "$(date +%s.%N)" "$l"; done > "$1"
+}
+if [ "${1:-}" = stream ]; then
+  stream stream_idle.txt
+  rm -f held; timeout 60 python3 "$D/holder.py" "$O/held" 20 & H=$!
+  for _ in $(seq 1 600); do [ -e held ] && break; sleep 0.1; done
+  stream stream_busy.txt
+  kill $H 2>/dev/null; wait $H 2>/dev/null; rm -f held
+  exit 0
+fi
 { date; uname -a; head -3 /etc/os-release; nproc; command -v nvidia-smi python3; python3 --version; } > env.txt 2>&1
 run smi_version.txt nvidia-smi --version
 run smi_plain.txt nvidia-smi
