@@ -14,7 +14,8 @@ Progress after the exit is progress lines read after the reading that first show
 such processes alive, or, in the first reading of a reader that never saw the job before (``cockpit
 status``), the last progress line after the log's last error with the log written after the exit
 status.  :func:`settle_leftovers` gives a fate that would end the job on such a reading up to
-:data:`~.survivors.LINGER_S` to tell the two apart.
+:data:`WATCH_S` to tell the two apart (a child whose first step after its parent's death comes later
+is told by the next reader that reads the log from its start, ``cockpit status``).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import asyncio
 import time
 from typing import TYPE_CHECKING
 
-from .survivors import LINGER_S, adopt, name_survivor
+from .survivors import adopt, name_survivor
 
 if TYPE_CHECKING:
     from .base import ActionContext
@@ -32,8 +33,10 @@ if TYPE_CHECKING:
 
 __all__ = ["trains_on", "follow_forked", "settle_leftovers"]
 
-#: the pace of the readings while processes the main one started are watched
+#: the pace of the readings while processes the main one started are watched, and for how long at most
+#: (a failed attempt whose data-loader workers linger returns that much later)
 TICK_S = 0.2
+WATCH_S = 1.0
 
 
 def trains_on(st: JobState, scan: LogScan, at_exit: int | None) -> bool:
@@ -63,8 +66,8 @@ async def follow_forked(ctx: ActionContext, job: JobRecord, st: JobState, scan: 
 
 async def settle_leftovers(reader: JobReader, st: JobState) -> JobState:
     """A reading that ends the job while processes its main one started live on is read again, for
-    up to :data:`~.survivors.LINGER_S`, until they are gone or one of them trains on."""
-    until = time.monotonic() + LINGER_S
+    up to :data:`WATCH_S`, until they are gone or one of them trains on."""
+    until = time.monotonic() + WATCH_S
     while st.leftovers and not st.alive and time.monotonic() < until:
         await asyncio.sleep(TICK_S)
         st = await reader.read()
