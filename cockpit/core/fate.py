@@ -44,12 +44,13 @@ from .actions.job import JobRecord
 from .actions.jobstate import JobReader, LogScan
 from .actions.loopdeath import confirm_loop_death
 from .actions.nonfinite import diverged_cause
-from .actions.stall import STUCK_D_S, detect_stall, judged_stall, sample_main, stall_layer, stopped_words, stuck_in_d
+from .actions.stall import STUCK_D_S, detect_stall, judged_stall, read_wchan, sample_main, stall_layer, stopped_words, stuck_in_d
 from .actions.survivors import gone_cause, leftovers_note, pipeline_note
 from .actions.verify import GONE_CONFIRM_S
 from .layers import Layer
 from .outcome import findings_text, log_findings
 from .probes.procs.zombies import zombie_grace
+from .procstat import ProcStat
 from .remote.base import RemoteError
 
 __all__ = ["Fate", "FATE_STATES", "FINAL_STATES", "read_fate", "FateFollower", "fate_text"]
@@ -148,7 +149,7 @@ async def read_fate(ctx: ActionContext, job: JobRecord, reader: JobReader | None
         lead = st.leader
         if lead is not None and lead.state[:1] in ("T", "t"):  # stopped: no progress until SIGCONT, whatever stall_after says
             return Fate("stalled", "process", f"{lead.comm} pid {lead.pid} is {stopped_words(lead.state)}", now, since, scan.last_progress)
-        if lead is not None and lead.state.startswith("D") and not job.scheduler and (wchan := await stuck_in_d(ctx, lead)) is not None:
+        if lead is not None and lead.state.startswith("D") and not job.scheduler and (wchan := await _stuck(ctx, reader, lead, fresh)) is not None:
             d_layer, why = stall_layer(None, None, "D", wchan)  # stuck in the kernel: no progress whatever stall_after says
             return Fate("stalled", d_layer.value, f"{why}: {lead.comm} pid {lead.pid}, in D for {STUCK_D_S:g}s at every look",
                         now, since, scan.last_progress)
@@ -179,6 +180,15 @@ async def read_fate(ctx: ActionContext, job: JobRecord, reader: JobReader | None
     # the stop stage's reading of Slurm record it, so every reader tells the same story
     layer = None if state == "stopped" else cause.layer.value
     return Fate(state, layer, cause.detail, now, cause.after_s if cause.after_s is not None else since, scan.last_progress)
+
+
+async def _stuck(ctx: ActionContext, reader: JobReader, lead: ProcStat, fresh: bool) -> str | None:
+    """The wait channel of a main process stuck in ``D`` (None: not for sure): in ``D`` at every reading
+    for ``STUCK_D_S``, or, for a one-shot reading (``cockpit status``), at every look over that long."""
+    held = reader.d_since
+    if held is not None and time.monotonic() - held[2] >= STUCK_D_S:
+        return await read_wchan(ctx, lead)
+    return await stuck_in_d(ctx, lead) if fresh else None
 
 
 def short_of_total(scan: LogScan, configured: int = 0) -> str:

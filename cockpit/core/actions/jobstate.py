@@ -36,6 +36,7 @@ died, and a tail for evidence.
 from __future__ import annotations
 
 import shlex
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -342,6 +343,8 @@ class JobReader:
         #: the progress count after the reading that first showed the main process's exit with processes it
         #: started alive (:mod:`.forked`: one that writes progress after it carries the job on)
         self.exit_progress: int | None = None
+        #: the main process in ``D`` at every reading since then (its pid, start time, monotonic time)
+        self.d_since: tuple[int, int, float] | None = None
 
     async def _forked(self, st: JobState) -> None:
         if not await follow_forked(self.ctx, self.job, st, self.scan, self.exit_progress):
@@ -350,6 +353,10 @@ class JobReader:
     def _saw_main(self, st: JobState) -> None:
         self.prev_pids, self.pids = self.pids, live_pids(st)
         lead = st.leader
+        if not (st.alive and lead is not None and lead.state.startswith("D")):
+            self.d_since = None
+        elif self.d_since is None or self.d_since[:2] != (lead.pid, lead.start_time):
+            self.d_since = (lead.pid, lead.start_time, time.monotonic())
         if st.exit_code is None and st.supervisor is not None and st.alive and lead is not None:
             m = self.main = MainSeen.of(lead, st.members, self.scan.progress_count > 0)
             self.job.main_pid, self.job.main_start, self.job.main_comm, self.job.main_progressed = m.pid, m.start_time, m.comm, m.progressed

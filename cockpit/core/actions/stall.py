@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from .base import ActionContext
 
 __all__ = ["ProgressClock", "Stall", "detect_stall", "stall_threshold", "stall_layer", "stall_unknown", "AUTO_FLOOR_S",
-           "AUTO_FACTOR", "read_gpu_util", "judged_stall", "stopped_words", "sample_main", "stuck_in_d"]
+           "AUTO_FACTOR", "read_gpu_util", "judged_stall", "stopped_words", "sample_main", "stuck_in_d", "read_wchan"]
 
 AUTO_FLOOR_S = 120.0
 AUTO_FACTOR = 10.0
@@ -184,6 +184,15 @@ async def stuck_in_d(ctx: ActionContext, lead: ProcStat) -> str | None:
     if len(stats) < n or any(p.start_time != lead.start_time or not p.state.startswith("D") for p in stats):
         return None
     return next((ln[7:].strip() for ln in lines if ln.startswith("@wchan ")), "").strip("0")
+
+
+async def read_wchan(ctx: ActionContext, lead: ProcStat) -> str:
+    """The kernel function the main process waits in ("" when the kernel does not say)."""
+    try:
+        res = await ctx.run(f"cat /proc/{int(lead.pid)}/wchan 2>/dev/null", timeout=5)
+    except RemoteError:
+        return ""
+    return res.text.strip().strip("0")
 
 
 def _busy(cpu: float | None) -> str:
