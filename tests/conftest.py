@@ -142,14 +142,21 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
     return None
 
 
+#: files with a few long tests (CI's slowest: real PyTorch compiles, the fate table's lab, the
+#: benchmarks, a browser), handed out before the others whatever their number of tests: started
+#: last, one of them kept its worker busy alone at the end of the run
+HEAVY_FIRST = ("test_compile_torch_cache_lab.py", "test_compile_torch_lab.py", "test_fate_table_lab.py", "test_bench_lab.py",
+               "test_serve_browser.py", "test_compile_trace.py")
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Mark the slow tiers so ``./scripts/test --quick`` (``-m "not lab and not e2e"``) keeps only
     the tests that need no lab and no real terminal: ``lab`` for a test that uses a lab fixture or
     lives in a ``*_lab.py`` file, ``e2e`` for the terminal, browser and engine files.
 
     Then order the files for the workers of ``--dist loadfile``: the files with a slow test
-    (``lab`` or ``e2e``) first, the quick tier's after them, each group biggest file first (a
-    file's tests keep their order).  A worker takes the next file when it is nearly done, so the
+    (``lab`` or ``e2e``) first, the quick tier's after them, each group's :data:`HEAVY_FIRST` files
+    first, then biggest file first (a file's tests keep their order).  A worker takes the next file when it is nearly done, so the
     run ends on the many small quick files and the workers finish together, instead of one
     running a lab file with a few long tests (a Slurm cluster, a browser) while the other waits.
     """
@@ -165,7 +172,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         slow[item.path] = slow.get(item.path, False) or is_slow
         count[item.path] = count.get(item.path, 0) + 1
     first = {path: i for i, path in enumerate(dict.fromkeys(item.path for item in items))}
-    items.sort(key=lambda item: (not slow[item.path], -count[item.path], first[item.path]))
+    heavy = {name: i for i, name in enumerate(HEAVY_FIRST)}
+    items.sort(key=lambda item: (not slow[item.path], heavy.get(item.path.name, len(heavy)), -count[item.path], first[item.path]))
 
 
 @pytest.fixture
