@@ -345,6 +345,8 @@ class JobReader:
         self.exit_progress: int | None = None
         #: the main process in ``D`` at every reading since then (its pid, start time, monotonic time)
         self.d_since: tuple[int, int, float] | None = None
+        #: the main thread's CPU share and outputs last read for a stall: ((pid, start time), monotonic time, cpu, away)
+        self.sampled: tuple[tuple[int, int], float, float | None, str] | None = None
 
     async def _forked(self, st: JobState) -> None:
         if not await follow_forked(self.ctx, self.job, st, self.scan, self.exit_progress):

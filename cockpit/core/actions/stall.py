@@ -37,9 +37,10 @@ from .causebase import fmt_secs
 
 if TYPE_CHECKING:
     from .base import ActionContext
+    from .jobstate import JobReader
 
 __all__ = ["ProgressClock", "Stall", "detect_stall", "stall_threshold", "stall_layer", "stall_unknown", "AUTO_FLOOR_S",
-           "AUTO_FACTOR", "read_gpu_util", "judged_stall", "stopped_words", "sample_main", "stuck_in_d", "read_wchan"]
+           "AUTO_FACTOR", "read_gpu_util", "judged_stall", "stopped_words", "sample_main", "stuck_in_d", "read_wchan", "sampled_main"]
 
 AUTO_FLOOR_S = 120.0
 AUTO_FACTOR = 10.0
@@ -133,7 +134,7 @@ class Stall:
 #: waiting on a lock, a queue or a socket uses none; a loaded machine gives a spinning one less than all)
 BUSY_CPU = 0.3
 #: the main thread's CPU time is measured over this long (``stat`` counts clock ticks of 10 ms)
-CPU_SPAN_S = 0.3
+CPU_SPAN_S = 0.2
 #: clock ticks per second (``getconf CLK_TCK``: 100 on every Linux cockpit targets)
 CLK_TCK = 100
 
@@ -162,6 +163,21 @@ async def sample_main(ctx: ActionContext, lead: ProcStat, log_path: str | None) 
     if log_path and len(fds) == 2 and all(output_kind(f) in ("null", "file") and not f.startswith(log_path) for f in fds) and cpu is not None:
         away = (f"the main process no longer writes its log: its stdout is {fds[0]} and its stderr {fds[1]} now, so its "
                 "progress goes where cockpit does not read")
+    return cpu, away
+
+
+#: a follower that read the main thread's CPU and outputs for a stall reads them again after this long
+SAMPLE_EVERY_S = 30.0
+
+
+async def sampled_main(ctx: ActionContext, reader: JobReader, lead: ProcStat) -> tuple[float | None, str]:
+    """:func:`sample_main` for a stall, read again only every :data:`SAMPLE_EVERY_S`
+    for the same process (a follower reads a stalled job every ``fate_interval``; verify's reader is the first fate's)."""
+    last, now = reader.sampled, time.monotonic()
+    if last is not None and last[0] == (lead.pid, lead.start_time) and now - last[1] < SAMPLE_EVERY_S:
+        return last[2], last[3]
+    cpu, away = await sample_main(ctx, lead, reader.job.log_path if ctx.cfg.job.capture_output else None)
+    reader.sampled = ((lead.pid, lead.start_time), now, cpu, away)
     return cpu, away
 
 

@@ -53,7 +53,7 @@ from .jobstate import JobReader, JobState, LogScan, error_dict, make_scan
 from .loopdeath import ended_with, find_loop_death, loop_death_cause, note_loop_death, unconfirmed_s
 from .nonfinite import ADVICE as DIVERGED_ADVICE
 from .reattach import TargetLost, read_job
-from .stall import STUCK_D_S, detect_stall, judged_stall, sample_main, stall_threshold, stall_unknown, stopped_words
+from .stall import STUCK_D_S, detect_stall, judged_stall, sampled_main, stall_threshold, stall_unknown, stopped_words
 from .startclock import Deadline, StartupClock, no_progress
 from .survivors import gone_cause, leftovers_note, pipeline_note
 
@@ -353,8 +353,8 @@ async def _judge(ctx: ActionContext, vb: VerdictBuilder, job: JobRecord, st: Job
     async with vb.stage("settled") as se:
         lead = st.leader
         stall = detect_stall(cfg.verify.stall_after, scan.clock, now, lead.state if lead else "") if st.alive else None
-        cpu, away = (await sample_main(ctx, lead, job.log_path if cfg.job.capture_output else None)
-                     if stall is not None and stall.layer in (Layer.APP, Layer.GPU) and lead is not None and not job.scheduler else (None, ""))
+        cpu, away = (await sampled_main(ctx, ctx.job_reader, lead) if ctx.job_reader is not None
+                     and stall is not None and stall.layer in (Layer.APP, Layer.GPU) and lead is not None and not job.scheduler else (None, ""))
         stall = await judged_stall(ctx, stall, scan.clock, now, lead.state if lead else "", cpu=cpu, away=away)  # its layer, from the GPUs
         if err is None and stall is not None:
             raise StageFailed(stall.layer, f"stalled: {stall.describe()}", evidence=evidence,
