@@ -112,9 +112,30 @@ async def test_attempt_on_the_demo_records_an_outcome_and_updates_every_pane():
 
 # -- help, confirm, zoom, theme ----------------------------------------------------------------------
 
-async def test_help_lists_every_action_and_closes(tmp_path):
+async def test_zoom_refusals_help_palette_shell_and_quit_of_a_plain_app(tmp_path, monkeypatch):
+    """Checks of a plain app (no job, a plain host) that each leave it as they found it share one
+    app run, in this order: zoom, the refused reboot and stop, help, the palette, the shell without
+    a terminal, and quit (last: it ends the app)."""
+    monkeypatch.setenv("SHELL", "/bin/sh")
     app = app_for(tmp_path)
     async with app.run_test(size=SIZE) as pilot:
+        # zoom toggles the focused pane
+        await pilot.press("z")
+        assert app.screen.maximized is app.query_one(LogPane)
+        await pilot.press("z")
+        assert app.screen.maximized is None
+        await pilot.press("1", "z")
+        assert app.screen.maximized is app.query_one(ProcsPane)
+        await pilot.press("4")  # focusing another pane leaves the zoom
+        assert app.screen.maximized is None and app.focused is app.query_one(HistoryPane).table
+        # a plain host's reboot is refused; stop without a job explains
+        await pilot.press("R")
+        await pilot.press("S")
+        await pilot.pause()
+        assert not isinstance(app.screen, ConfirmScreen)
+        assert any("cockpit does not reboot hosts" in n for n in notes(app))
+        assert any("nothing to stop" in n for n in notes(app))
+        # help lists every action and closes
         await pilot.press("question_mark")
         await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen), what="help")
         from rich.console import Console
@@ -127,6 +148,46 @@ async def test_help_lists_every_action_and_closes(tmp_path):
         assert "[app]" in text and "UNTESTED — the fix never ran" in text
         await pilot.press("escape")
         await wait_for(pilot, lambda: not isinstance(app.screen, HelpScreen), what="help to close")
+        # the palette offers the actions
+        provider = CockpitCommands(app.screen)
+        hits = [h async for h in provider.discover()]
+        titles = {str(h.display) for h in hits}
+        assert {"Attempt", "Reboot", "Zoom", "Help"} <= titles
+        found = [h async for h in provider.search("reboo")]
+        assert found and "Reboot" in str(found[0].match_display)
+        await pilot.press("ctrl+p")
+        await wait_for(pilot, lambda: type(app.screen).__name__ == "CommandPalette", what="the palette")
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: type(app.screen).__name__ != "CommandPalette", what="the palette to close")
+        # the shell without a terminal says the command
+        await pilot.press("exclamation_mark")
+        await wait_for(pilot, lambda: any("/bin/sh" in n for n in notes(app)), what="the shell notice")
+        # quit while an action runs asks first
+        app.engine.current_action = "attempt"
+        await pilot.press("q")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), what="the quit confirmation")
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.is_running
+        app.engine.current_action = None
+        await pilot.press("q")
+        await wait_for(pilot, lambda: not app.is_running, what="the app to quit")
+
+
+async def test_theme_cycles_and_layer_colours_follow(tmp_path):
+    app = app_for(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        assert app.theme == "dark"
+        seen = []
+        for _ in range(4):
+            await pilot.press("ctrl+t")
+            seen.append(app.theme)
+            if app.theme == "colorblind":  # the layer colours follow the theme just switched to
+                assert app.get_css_variables()["layer-app"].upper() == "#D55E00"
+                assert str(app.query_one(VerdictStrip).layer_style("app").color.name).upper() == "#D55E00"
+        assert seen == ["light", "high-contrast", "colorblind", "dark"]
+        assert app.get_css_variables()["layer-app"].upper() != "#D55E00"  # and back with dark
+
 
 
 async def test_stop_asks_with_the_exact_command_and_cancel_does_nothing(tmp_path):
@@ -165,46 +226,6 @@ async def test_reboot_asks_with_the_pct_command_and_cancel_does_nothing(tmp_path
         await wait_for(pilot, lambda: not isinstance(app.screen, ConfirmScreen), what="the modal to close")
         assert rec.of(ActionStarted) == []
 
-
-async def test_reboot_of_a_plain_host_is_refused_and_stop_without_job_explains(tmp_path):
-    app = app_for(tmp_path)
-    async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("R")
-        await pilot.press("S")
-        await pilot.pause()
-        assert not isinstance(app.screen, ConfirmScreen)
-        assert any("cockpit does not reboot hosts" in n for n in notes(app))
-        assert any("nothing to stop" in n for n in notes(app))
-
-
-async def test_zoom_toggles_the_focused_pane(tmp_path):
-    app = app_for(tmp_path)
-    async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("z")
-        assert app.screen.maximized is app.query_one(LogPane)
-        await pilot.press("z")
-        assert app.screen.maximized is None
-        await pilot.press("1", "z")
-        assert app.screen.maximized is app.query_one(ProcsPane)
-        await pilot.press("4")  # focusing another pane leaves the zoom
-        assert app.screen.maximized is None and app.focused is app.query_one(HistoryPane).table
-
-
-async def test_theme_cycles_and_layer_colours_follow(tmp_path):
-    app = app_for(tmp_path)
-    async with app.run_test(size=SIZE) as pilot:
-        assert app.theme == "dark"
-        seen = []
-        for _ in range(4):
-            await pilot.press("ctrl+t")
-            seen.append(app.theme)
-        assert seen == ["light", "high-contrast", "colorblind", "dark"]
-        await pilot.press("ctrl+t", "ctrl+t", "ctrl+t")
-        assert app.theme == "colorblind"
-        assert app.get_css_variables()["layer-app"].upper() == "#D55E00"
-        assert str(app.query_one(VerdictStrip).layer_style("app").color.name).upper() == "#D55E00"
-
-
 async def test_config_theme_and_broken_user_theme_fall_back_without_crashing(tmp_path):
     themes = Path(os.environ["XDG_CONFIG_HOME"]) / "cockpit" / "themes"
     themes.mkdir(parents=True)
@@ -241,21 +262,6 @@ async def test_read_only_disables_every_action(tmp_path):
         assert "attempt" not in available and "reboot" not in available and "zoom" in available
         await pilot.press("z")  # looking still works
         assert app.screen.maximized is not None
-
-
-async def test_palette_offers_actions(tmp_path):
-    app = app_for(tmp_path)
-    async with app.run_test(size=SIZE) as pilot:
-        provider = CockpitCommands(app.screen)
-        hits = [h async for h in provider.discover()]
-        titles = {str(h.display) for h in hits}
-        assert {"Attempt", "Reboot", "Zoom", "Help"} <= titles
-        found = [h async for h in provider.search("reboo")]
-        assert found and "Reboot" in str(found[0].match_display)
-        await pilot.press("ctrl+p")
-        await wait_for(pilot, lambda: type(app.screen).__name__ == "CommandPalette", what="the palette")
-        await pilot.press("escape")
-
 
 # -- the log pane ----------------------------------------------------------------------------------
 
@@ -363,15 +369,6 @@ async def test_busy_engine_is_a_notification(tmp_path):
         assert not isinstance(app.screen, HypothesisScreen)
         assert any("attempt is running" in n for n in notes(app))
         app.engine.current_action = None
-
-
-async def test_shell_without_a_terminal_says_the_command(tmp_path, monkeypatch):
-    monkeypatch.setenv("SHELL", "/bin/sh")
-    app = app_for(tmp_path)
-    async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("exclamation_mark")
-        await wait_for(pilot, lambda: any("/bin/sh" in n for n in notes(app)), what="the shell notice")
-
 
 async def test_keymap_remaps_and_rejects(tmp_path):
     from cockpit.core.config import parse_config
@@ -512,17 +509,3 @@ async def test_gpu_na_values_and_failures_are_shown_as_such(tmp_path):
         await wait_for(pilot, lambda: not gpu.cards, what="the card to go")
         text = gpu.error_text().plain
         assert text.startswith("✘ [gpu]") and "NVIDIA-SMI has failed" in text
-
-
-async def test_quit_while_an_action_runs_asks_first(tmp_path):
-    app = app_for(tmp_path)
-    async with app.run_test(size=SIZE) as pilot:
-        app.engine.current_action = "attempt"
-        await pilot.press("q")
-        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), what="the quit confirmation")
-        await pilot.press("escape")
-        await pilot.pause()
-        assert app.is_running
-        app.engine.current_action = None
-        await pilot.press("q")
-        await wait_for(pilot, lambda: not app.is_running, what="the app to quit")
