@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from .jobrecord import JobRecord
     from .jobstate import JobReader, JobState, LogScan
 
-__all__ = ["trains_on", "follow_forked", "settle_leftovers"]
+__all__ = ["trains_on", "follow_forked", "settle_leftovers", "watching"]
 
 #: the pace of the readings while processes the main one started are watched, and for how long at most
 #: (a failed attempt whose data-loader workers linger returns that much later)
@@ -64,11 +64,18 @@ async def follow_forked(ctx: ActionContext, job: JobRecord, st: JobState, scan: 
     return True
 
 
+def watching(reader: JobReader, st: JobState) -> bool:
+    """The reading ends the job while processes its main one started live on, first seen so less than
+    :data:`WATCH_S` ago: read again before judging (verify, a fate)."""
+    seen = reader.exit_seen
+    return bool(st.leftovers) and not st.alive and seen is not None and time.monotonic() - seen < WATCH_S
+
+
 async def settle_leftovers(reader: JobReader, st: JobState) -> JobState:
-    """A reading that ends the job while processes its main one started live on is read again, for
-    up to :data:`WATCH_S`, until they are gone or one of them trains on."""
-    until = time.monotonic() + WATCH_S
-    while st.leftovers and not st.alive and time.monotonic() < until:
+    """A reading that ends the job while processes its main one started live on is read again until
+    :data:`WATCH_S` after that was first seen (verify's watch counts), until they are gone or one of
+    them trains on."""
+    while watching(reader, st):
         await asyncio.sleep(TICK_S)
         st = await reader.read()
     return st

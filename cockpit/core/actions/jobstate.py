@@ -343,6 +343,7 @@ class JobReader:
         #: the progress count after the reading that first showed the main process's exit with processes it
         #: started alive (:mod:`.forked`: one that writes progress after it carries the job on)
         self.exit_progress: int | None = None
+        self.exit_seen: float | None = None  # when (monotonic) that exit was first seen so
         #: the main process in ``D`` at every reading since then (its pid, start time, monotonic time)
         self.d_since: tuple[int, int, float] | None = None
         #: the main thread's CPU share and outputs last read for a stall: ((pid, start time), monotonic time, cpu, away)
@@ -351,6 +352,7 @@ class JobReader:
     async def _forked(self, st: JobState) -> None:
         if not await follow_forked(self.ctx, self.job, st, self.scan, self.exit_progress):
             self.exit_progress = self.scan.progress_count if st.leftovers else None
+            self.exit_seen = (self.exit_seen or time.monotonic()) if st.leftovers else None
 
     def _saw_main(self, st: JobState) -> None:
         self.prev_pids, self.pids = self.pids, live_pids(st)

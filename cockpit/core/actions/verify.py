@@ -48,6 +48,7 @@ from ..remote.base import RemoteError
 from .adopt import job_reader as reader_for  # adopted jobs too (no pid or exit file of cockpit's)
 from .base import ActionContext, StageFailed, VerdictBuilder
 from .cause import death_cause, error_cause, fmt_secs
+from .forked import watching
 from .job import JobRecord, describe_exit
 from .jobstate import JobReader, JobState, LogScan, error_dict, make_scan
 from .loopdeath import ended_with, find_loop_death, loop_death_cause, note_loop_death, unconfirmed_s
@@ -162,6 +163,9 @@ async def verify(ctx: ActionContext, job: JobRecord, verdict: Verdict | None = N
         undated = st.alive and not st.queued and stall_unknown(cfg.verify.stall_after, scan.clock, now, job.launched_at) is not None
         if undated and w.undated_since is None:
             w.undated_since = now
+        if watching(reader, st):  # what its main process started may train on after its exit (:mod:`.forked`)
+            await asyncio.sleep(GONE_TICK_S)
+            continue
         if w.settled_death(st, now):
             break
         if w.gone_since is not None:  # gone, not yet for sure (its exit status may be a moment away): no verdict on this reading
