@@ -99,7 +99,7 @@ def test_query_options_and_errors():
 
 # -- highlight mode -------------------------------------------------------------------------------
 
-async def test_highlight_marks_counts_jumps_and_esc_resumes_following(tmp_path):
+async def test_highlight_marks_counts_jumps_esc_resumes_following_and_then_leaves_zoom_to_the_screen(tmp_path):
     app, _ = log_app(tmp_path, step_lines(1, 200))
     async with app.run_test(size=SIZE) as pilot:
         pane = await loaded(app, pilot, 200)
@@ -132,6 +132,11 @@ async def test_highlight_marks_counts_jumps_and_esc_resumes_following(tmp_path):
         assert underlined(pane, 200) == []
         await pilot.press("n")
         assert "no search: s marks matches, / filters; then n / N" in notes(app)
+        # Esc without a search leaves zoom to the screen
+        await pilot.press("z")
+        assert app.screen.maximized is pane
+        await pilot.press("escape")
+        assert app.screen.maximized is None
 
 
 async def test_highlight_counts_new_lines_and_stays_paused(tmp_path):
@@ -162,7 +167,7 @@ async def test_nothing_matches_yet_then_n_finds_a_new_line(tmp_path):
 
 # -- regex and case -------------------------------------------------------------------------------
 
-async def test_regex_and_case_toggles(tmp_path):
+async def test_regex_and_case_toggles_then_a_bad_regex_keeps_the_previous_search(tmp_path):
     app, _ = log_app(tmp_path, step_lines(1, 200))
     async with app.run_test(size=SIZE) as pilot:
         pane = await loaded(app, pilot, 200)
@@ -188,12 +193,8 @@ async def test_regex_and_case_toggles(tmp_path):
         assert "search: literal, case-sensitive" in notes(app)
         await pilot.press("ctrl+s")
         assert pane.hits == list(HITS)
-
-
-async def test_bad_regex_says_why_and_keeps_the_previous_search(tmp_path):
-    app, _ = log_app(tmp_path, step_lines(1, 200))
-    async with app.run_test(size=SIZE) as pilot:
-        pane = await loaded(app, pilot, 200)
+        await pilot.press("escape")  # the search cleared: a bad regex on this log, as on a fresh one
+        assert pane.search_query is None and pane.following
         await pilot.press("slash", *"-r cache_\\w+", "enter")
         assert pane.filter == "-r cache_\\w+" and list(pane.log_view.numbers) == list(HITS)
         await pilot.press("slash", "ctrl+u", *"-r cache_(", "enter")
@@ -234,16 +235,6 @@ async def test_filter_with_context_lines_live(tmp_path):
         assert view.current == pane.hits[(pane.hits.index(first) + 1) % len(pane.hits)]
         await pilot.press("escape")
         assert pane.filter == "" and len(view.lines) == 220 and pane.following
-
-
-async def test_esc_without_a_search_leaves_zoom_to_the_screen(tmp_path):
-    app, _ = log_app(tmp_path, step_lines(1, 50))
-    async with app.run_test(size=SIZE) as pilot:
-        pane = await loaded(app, pilot, 50)
-        await pilot.press("z")
-        assert app.screen.maximized is pane
-        await pilot.press("escape")
-        assert app.screen.maximized is None
 
 
 # -- a large ring ---------------------------------------------------------------------------------------
