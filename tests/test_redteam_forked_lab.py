@@ -47,7 +47,7 @@ async def test_a_forked_child_that_trains_on_after_its_parent_exited_is_the_job(
             assert stage is not None and stage.layer.value == "app" and ERROR in stage.detail, res.verdict.summary()
         else:
             assert res.outcome is Outcome.PASSED, res.verdict.summary()
-        await await_for(lambda: (f := fate_of(cfg, res.attempt)) is not None, 20, "the first fate")
+        await await_for(lambda: fate_of(cfg, res.attempt) is not None, 20, "the first fate")
         fate = fate_of(cfg, res.attempt)
         assert fate.state == "running" and trains_on in fate.cause and "which it started, trains on" in fate.cause, fate
         assert res.job is not None
