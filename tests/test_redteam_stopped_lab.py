@@ -47,3 +47,22 @@ async def test_a_stopped_trainer_fails_alive_and_its_fate_is_stalled_process(lab
         lab.exec_in(200, f"kill -CONT {int(res.job.main_pid)}")
     await await_for(lambda: (f := fate_of(cfg, res.attempt)) is not None and f.state == "running", 20, "running again once continued")
     gate.touch()
+
+
+async def test_stop_ends_a_stopped_trainer_with_term_not_kill(lab: Any, lab_config: Any, engines: Any) -> None:
+    # TERM stays pending on a stopped process: stop sat out the whole stop_timeout and KILLed it
+    # ("stopped with KILL after 10s of TERM"), and the trainer never had its chance to act on TERM
+    gate = Path(lab.workspace(200)) / "stop-gate-term"
+    gate.unlink(missing_ok=True)
+    cfg = lab_config(job={"command": script_command(lab, "stop_self.py", gate), "stop_timeout": 10.0}, verify={"settle": 0.5})
+    eng = engines(cfg)
+    try:
+        res = await eng.attempt("SIGSTOPped mid-run", follow=False)
+        assert res.job is not None, res.verdict.summary()
+        log = Path(res.job.log_path)
+        await await_for(lambda: "step 9" in log.read_text(), 20, "the trainer's stop at step 9")
+        v = await asyncio.wait_for(eng.run_action("stop"), 8)  # well inside stop_timeout
+        term = next(s for s in v.stages if s.name.endswith("terminate"))
+        assert v.ok and term.detail.startswith("stopped with TERM"), v.summary()
+    finally:
+        gate.touch()

@@ -12,7 +12,8 @@ wrapper shielding its trainer from the terminal) is the job's while it is still 
 the job's processes: it is signalled with them, its own group, guarded by its start time
 (:func:`_own_sessions`).  A daemon that double-forked has left that tree and is never signalled.
 
-TERM → wait ``stop_timeout`` → KILL → wait; each signal to the leader pid is guarded by its start
+TERM (and CONT, so that a stopped job gets its TERM and may act on it: a checkpoint, say) → wait
+``stop_timeout`` → KILL → wait; each signal to the leader pid is guarded by its start
 time in the same shell command (:func:`~.job.signal_group`), so a pid reused during the wait is never
 KILLed.
 
@@ -209,7 +210,10 @@ async def _signal_and_look(ctx: ActionContext, sig: str, job: JobRecord, extra: 
     spin = (f"i=0; while [ $i -lt {SPIN} ] && read -r l 2>/dev/null </proc/{p}/stat; do "
             f"case \"${{l##*) }}\" in Z*) break;; esac; i=$((i+1)); done")
     own = "".join(f"{_signal_own(sig, x)}; " for x in extra)
-    res = await ctx.run_cheap(f"{own}{signal_group(sig, job, start_time=job.start_time)}; {spin}; {PROC_TABLE}", timeout=5)
+    send = f"{own}{signal_group(sig, job, start_time=job.start_time)}"
+    if sig == "TERM":  # a stopped process (kill -STOP, a debugger, Ctrl-Z) holds TERM pending until it runs: CONT, as systemd sends
+        send += "; " + "".join(f"{_signal_own('CONT', x)}; " for x in extra) + signal_group("CONT", job, start_time=job.start_time)
+    res = await ctx.run_cheap(f"{send}; {spin}; {PROC_TABLE}", timeout=5)
     return _parse_table(res.text)
 
 
