@@ -30,7 +30,7 @@ from tests.lab.runs import JOBS, fate_of
 pytestmark = pytest.mark.lab
 
 
-def _config(lab: Any, lab_config: Any, end: str, monkeypatch: Any, wrap: bool = False) -> tuple[Any, Path]:
+def _config(lab: Any, lab_config: Any, end: str, monkeypatch: Any, wrap: bool | str = False) -> tuple[Any, Path]:
     ws = Path(lab.workspace(200))
     shutil.copy(JOBS / "linger_worker.py", ws / "linger_worker.py")
     gate = ws / f"linger-gate-{end}"
@@ -47,8 +47,8 @@ def _config(lab: Any, lab_config: Any, end: str, monkeypatch: Any, wrap: bool = 
 
     monkeypatch.setattr(JobReader, "read", read)
     cmd = shlex.join([lab.jobsim_argv()[0], str(ws / "linger_worker.py"), end, str(gate)])
-    if wrap:  # a train.sh with a background monitor, the trainer in the foreground
-        cmd = shlex.join(["bash", "-c", f"sleep 60 & {cmd}"])
+    if wrap:  # a train.sh with a background monitor, the trainer in the foreground (then, maybe, a last step)
+        cmd = shlex.join(["bash", "-c", f"sleep 60 & {cmd}" + (f"; {wrap}" if isinstance(wrap, str) else "")])
     return lab_config(job={"command": cmd}, verify={"settle": 1.0, "fate_interval": 0.3}), gate
 
 
@@ -73,8 +73,12 @@ async def test_a_trainer_that_failed_while_its_worker_lingers_failed(end: str, w
         gate.touch()
 
 
-@pytest.mark.parametrize(("wrap", "left"), [(False, "pid"), (True, "sleep")], ids=["trainer", "train.sh"])
-async def test_a_trainer_that_exited_0_is_finished_whatever_lingers(wrap: bool, left: str, lab: Any, lab_config: Any,
+# "train.sh, then a step": the script goes on for half a second after its trainer, so a reading sees
+# it alive while the trainer's worker, reparented to PID 1, is out of its tree; that reading forgot
+# the worker was the trainer's, and the script's exit 0 read as a launcher's
+@pytest.mark.parametrize(("wrap", "left"), [(False, "pid"), (True, "sleep"), ("sleep 0.5; echo training done", "sleep")],
+                         ids=["trainer", "train.sh", "train.sh, then a step"])
+async def test_a_trainer_that_exited_0_is_finished_whatever_lingers(wrap: bool | str, left: str, lab: Any, lab_config: Any,
                                                                    engines: Any, monkeypatch: Any) -> None:
     # the worker writes a BrokenPipeError on its way out (after the gate); in a train.sh the trainer
     # runs in the foreground and the script's `sleep 60 &` monitor lives on: that read "running:
