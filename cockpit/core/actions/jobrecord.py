@@ -22,7 +22,7 @@ from ..redact import Redactor
 if TYPE_CHECKING:  # pragma: no cover
     from .base import ActionContext
 
-__all__ = ["JobRecord", "KNOWN_REAPERS", "signal_group", "unsafe_ids", "signal_name", "describe_exit", "new_launch_id",
+__all__ = ["JobRecord", "KNOWN_REAPERS", "signal_group", "start_time_guard", "unsafe_ids", "signal_name", "describe_exit", "new_launch_id",
            "unit_safe", "redact_evidence", "ps_table", "pid1", "pid1_reaps"]
 
 #: PID 1 names that reap orphans (a zombie under them is cleared as soon as its parent dies)
@@ -166,9 +166,19 @@ def unsafe_ids(pid: int | None, pgid: int | None) -> str | None:
     return None
 
 
+def start_time_guard(pid: int, start_time: int) -> str:
+    """A shell test that holds only while ``/proc/PID/stat`` field 22 still equals ``start_time``
+    (checked in the same command as the signal it guards: a pid reused since the last look fails it)."""
+    # fields after the last ')' start at field 3, so field 22 is the 20th of them
+    return (f"s=$(cat /proc/{int(pid)}/stat 2>/dev/null) && s=${{s##*) }} && set -- $s && "
+            f"[ \"${{20}}\" = {int(start_time)} ]")
+
+
 def signal_group(sig: str, job: JobRecord, *, start_time: int | None = None) -> str:
     """Signal the job's process group, every other group of its session (a process that made its
-    own group, :mod:`.survivors`), and its pid, in case it left the group.
+    own group, :mod:`.survivors`), and its pid, in case it left the group.  TERM is followed by
+    CONT to the same, as systemd sends it: a stopped process (``kill -STOP``, a debugger, Ctrl-Z)
+    holds TERM pending until it runs, and would meet only the KILL.
 
     ``kill -s SIG -- -PGID`` is the POSIX form; dash rejects ``kill -SIG -- -PGID``.  Never a
     pattern: the process group is the one the job's own supervisor created with setsid.  With
@@ -181,10 +191,9 @@ def signal_group(sig: str, job: JobRecord, *, start_time: int | None = None) -> 
         raise ValueError(f"refusing to signal process group {g} / pid {p}: it would reach processes that are not the job")
     one = f"kill -s {sig} {p} 2>/dev/null"
     if start_time is not None:
-        # fields after the last ')' start at field 3, so field 22 is the 20th of them
-        one = (f"s=$(cat /proc/{p}/stat 2>/dev/null) && s=${{s##*) }} && set -- $s && "
-               f"[ \"${{20}}\" = {int(start_time)} ] && {one}")
+        one = f"{start_time_guard(p, start_time)} && {one}"
     # the session the supervisor leads has the group's id; its other groups (fields 5 and 6 of stat)
     sess = (f"for f in /proc/[0-9]*/stat; do read -r l 2>/dev/null < \"$f\" || continue; set -- ${{l##*) }}; "
             f"[ \"$4\" = {g} ] && [ \"$3\" != {g} ] && [ \"$3\" -gt 1 ] 2>/dev/null && kill -s {sig} -- -\"$3\" 2>/dev/null; done")
-    return f"kill -s {sig} -- -{g} 2>/dev/null || kill -{sig} -{g} 2>/dev/null; {sess}; {one}; true"
+    text = f"kill -s {sig} -- -{g} 2>/dev/null || kill -{sig} -{g} 2>/dev/null; {sess}; {one}; true"
+    return f"{text}; {signal_group('CONT', job, start_time=start_time)}" if sig == "TERM" else text

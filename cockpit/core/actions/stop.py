@@ -38,7 +38,7 @@ from ..layers import Layer, Stage, Status, Verdict
 from ..probes.procs.zombies import ZOMBIE_GRACE, zombie_grace
 from ..procstat import ProcStat, read_stat
 from .base import ActionContext, StageFailed, VerdictBuilder
-from .jobrecord import KNOWN_REAPERS, JobRecord, signal_group, unsafe_ids
+from .jobrecord import KNOWN_REAPERS, JobRecord, signal_group, start_time_guard, unsafe_ids
 
 __all__ = ["stop", "STOP_PLAN", "ZOMBIE_GRACE", "zombie_grace", "proc_table"]
 
@@ -167,7 +167,7 @@ async def stop(ctx: ActionContext, job: JobRecord | None, verdict: Verdict | Non
         vb.add(Stage("terminate", Status.SKIPPED, Layer.PROCESS, "no live process to signal"))
 
     async with vb.stage("nothing left") as st:
-        await _nothing_left(ctx, job, before, st)
+        await _nothing_left(ctx, job, before, extra, st)
     return vb.finish()
 
 
@@ -195,10 +195,11 @@ def _parse_table(text: str) -> Table:
 
 def _signal_own(sig: str, p: ProcStat) -> str:
     """``sig`` to a process the job started in a session of its own, and to its group when it
-    leads one, only while its start time is the one seen (checked in the same command)."""
+    leads one, only while its start time is the one seen (checked in the same command); TERM is
+    followed by CONT, as :func:`~.jobrecord.signal_group` does."""
     target = f"-- -{int(p.pid)}" if p.pgid == p.pid else str(int(p.pid))
-    return (f"s=$(cat /proc/{int(p.pid)}/stat 2>/dev/null) && s=${{s##*) }} && set -- $s && "
-            f"[ \"${{20}}\" = {int(p.start_time)} ] && kill -s {sig} {target} 2>/dev/null; true")
+    text = f"{start_time_guard(p.pid, p.start_time)} && kill -s {sig} {target} 2>/dev/null; true"
+    return f"{text}; {_signal_own('CONT', p)}" if sig == "TERM" else text
 
 
 async def _signal_and_look(ctx: ActionContext, sig: str, job: JobRecord, extra: Sequence[ProcStat] = ()) -> Table:
@@ -210,10 +211,7 @@ async def _signal_and_look(ctx: ActionContext, sig: str, job: JobRecord, extra: 
     spin = (f"i=0; while [ $i -lt {SPIN} ] && read -r l 2>/dev/null </proc/{p}/stat; do "
             f"case \"${{l##*) }}\" in Z*) break;; esac; i=$((i+1)); done")
     own = "".join(f"{_signal_own(sig, x)}; " for x in extra)
-    send = f"{own}{signal_group(sig, job, start_time=job.start_time)}"
-    if sig == "TERM":  # a stopped process (kill -STOP, a debugger, Ctrl-Z) holds TERM pending until it runs: CONT, as systemd sends
-        send += "; " + "".join(f"{_signal_own('CONT', x)}; " for x in extra) + signal_group("CONT", job, start_time=job.start_time)
-    res = await ctx.run_cheap(f"{send}; {spin}; {PROC_TABLE}", timeout=5)
+    res = await ctx.run_cheap(f"{own}{signal_group(sig, job, start_time=job.start_time)}; {spin}; {PROC_TABLE}", timeout=5)
     return _parse_table(res.text)
 
 
@@ -260,11 +258,11 @@ def _own_note(extra: list[ProcStat]) -> str:
     return f"; and {len(extra)} process{'es' if len(extra) != 1 else ''} it started in a session of {'their' if len(extra) != 1 else 'its'} own: {names}"
 
 
-def _left_session(before: Table, table: Table, job: JobRecord) -> list[ProcStat]:
-    """Processes the job started (descendants of its processes before stop) in a session of their
-    own, still alive after stop signalled them (:func:`_own_sessions`)."""
+def _left_session(extra: list[ProcStat], table: Table) -> list[ProcStat]:
+    """Of what the job started in sessions of their own (``extra``, :func:`_own_sessions` before
+    stop), what is still alive after stop signalled it."""
     now = {_key(p) for p in table.procs if not _zombie(p)}
-    return [p for p in _own_sessions(before, job) if _key(p) in now]
+    return [p for p in extra if _key(p) in now]
 
 
 def _left_note(left: list[ProcStat]) -> str:
@@ -276,12 +274,12 @@ def _left_note(left: list[ProcStat]) -> str:
             f"live{'s' if n == 1 else ''} on after its signals: {names}")
 
 
-async def _nothing_left(ctx: ActionContext, job: JobRecord, before: Table, st: Any) -> None:
+async def _nothing_left(ctx: ActionContext, job: JobRecord, before: Table, extra: list[ProcStat], st: Any) -> None:
     grace = zombie_grace(ctx.cfg)
     table = await proc_table(ctx, riders=True)  # the job is gone or going: the strays scan may ride here
     mine = _mine(table, job)
     if not mine:
-        left = _left_session(before, table, job)
+        left = _left_session(extra, table)
         if left:
             st.ok("no process of the job's group or session is left" + _left_note(left), left_running=[p.pid for p in left])
         else:
@@ -315,7 +313,7 @@ async def _nothing_left(ctx: ActionContext, job: JobRecord, before: Table, st: A
     reaped = len(waiting - {_key(p) for p in mine})
     if not mine:
         st.ok(f"no process of the job is left ({reaped} zombie{'s' if reaped != 1 else ''} reaped within "
-              f"{waited:.1f}s of the check)" + _left_note(_left_session(before, table, job)), reaped_zombies=reaped, waited_s=round(waited, 2))
+              f"{waited:.1f}s of the check)" + _left_note(_left_session(extra, table)), reaped_zombies=reaped, waited_s=round(waited, 2))
         return
     raise _leftovers(ctx, job, table, mine, waiting, pid1_kids, grace, waited)
 

