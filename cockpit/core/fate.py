@@ -47,7 +47,6 @@ from .actions.nonfinite import diverged_cause
 from .actions.stall import STUCK_D_S, detect_stall, judged_stall, read_wchan, sampled_main, stall_layer, stopped_words, stuck_in_d
 from .actions.survivors import gone_cause, leftovers_note, pipeline_note
 from .actions.verify import GONE_CONFIRM_S
-from .layers import Layer
 from .outcome import findings_text, log_findings
 from .probes.procs.zombies import zombie_grace
 from .procstat import ProcStat
@@ -155,8 +154,7 @@ async def read_fate(ctx: ActionContext, job: JobRecord, reader: JobReader | None
                         now, since, scan.last_progress)
         util = gpu_util() if gpu_util else None
         stall = detect_stall(ctx.cfg.verify.stall_after, scan.clock, now, lead.state if lead else "", gpu_util=util, xid_since=xid_since)
-        cpu, away = (await sampled_main(ctx, reader, lead) if stall is not None and stall.layer in (Layer.APP, Layer.GPU) and lead is not None
-                     and not job.scheduler else (None, ""))
+        cpu, away = await sampled_main(ctx, reader, lead, stall)
         stall = await judged_stall(ctx, stall, scan.clock, now, lead.state if lead else "", xid_since,  # GPUs not observed: read them
                                    gpu_util=util, cpu=cpu, away=away)
         if stall is not None:

@@ -170,9 +170,14 @@ async def sample_main(ctx: ActionContext, lead: ProcStat, log_path: str | None) 
 SAMPLE_EVERY_S = 30.0
 
 
-async def sampled_main(ctx: ActionContext, reader: JobReader, lead: ProcStat) -> tuple[float | None, str]:
-    """:func:`sample_main` for a stall, read again only every :data:`SAMPLE_EVERY_S`
-    for the same process (a follower reads a stalled job every ``fate_interval``; verify's reader is the first fate's)."""
+async def sampled_main(ctx: ActionContext, reader: JobReader | None, lead: ProcStat | None,
+                       stall: Stall | None) -> tuple[float | None, str]:
+    """:func:`sample_main` for a stall placed at ``app`` or ``gpu`` (the evidence that may move it:
+    ``(None, "")`` for any other, and for a scheduler's job), read again only every
+    :data:`SAMPLE_EVERY_S` for the same process (a follower reads a stalled job every
+    ``fate_interval``; verify's reader is the first fate's)."""
+    if reader is None or lead is None or stall is None or stall.layer not in (Layer.APP, Layer.GPU) or reader.job.scheduler:
+        return None, ""
     last, now = reader.sampled, time.monotonic()
     if last is not None and last[0] == (lead.pid, lead.start_time) and now - last[1] < SAMPLE_EVERY_S:
         return last[2], last[3]

@@ -357,8 +357,7 @@ async def _judge(ctx: ActionContext, vb: VerdictBuilder, job: JobRecord, st: Job
     async with vb.stage("settled") as se:
         lead = st.leader
         stall = detect_stall(cfg.verify.stall_after, scan.clock, now, lead.state if lead else "") if st.alive else None
-        cpu, away = (await sampled_main(ctx, ctx.job_reader, lead) if ctx.job_reader is not None
-                     and stall is not None and stall.layer in (Layer.APP, Layer.GPU) and lead is not None and not job.scheduler else (None, ""))
+        cpu, away = await sampled_main(ctx, ctx.job_reader, lead, stall)
         stall = await judged_stall(ctx, stall, scan.clock, now, lead.state if lead else "", cpu=cpu, away=away)  # its layer, from the GPUs
         if err is None and stall is not None:
             raise StageFailed(stall.layer, f"stalled: {stall.describe()}", evidence=evidence,
