@@ -248,13 +248,13 @@ class FateFollower:
                 and time.monotonic() - self.checked_at < within)
 
     async def cancel(self) -> None:
-        if self.task is not None:
-            self.task.cancel()
-            try:
-                await self.task
-            except asyncio.CancelledError:
-                pass
-            self.task = None
+        """Cancel the follower and wait for it to end. A cancellation of the caller itself is
+        raised, never swallowed: a closing event loop cancels each task once, and a task that went
+        on after it would hold the loop's close forever."""
+        task, self.task = self.task, None
+        if task is not None:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
 
     def _report(self, fate: Fate) -> None:
         if self.last is not None and self.last.state == fate.state:

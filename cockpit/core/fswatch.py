@@ -32,17 +32,22 @@ async def stop_task(task: asyncio.Task[None] | None, grace: float = 2.0) -> None
     """Wait up to ``grace`` s for ``task`` to end on its own (it was asked to stop), then cancel it."""
     if task is None or task.done():
         return
+    cancelled = False
     try:
         await asyncio.wait_for(asyncio.shield(task), grace)
     except asyncio.TimeoutError:
         pass  # it did not stop in time: cancelled below
     except asyncio.CancelledError:
-        pass  # our own wait was cancelled: still make sure the task goes
+        cancelled = True  # our own wait was cancelled: make sure the task goes, then end cancelled
     except Exception:  # broad: the task's own failure is not ours to raise while closing
         log.debug("watch task %s ended with an error while closing", task.get_name(), exc_info=True)
     if not task.done():
         task.cancel()
     await asyncio.gather(task, return_exceptions=True)
+    if cancelled:
+        # never swallowed: a closing event loop cancels each task once, and a task that went on
+        # after it would hold the loop's close forever
+        raise asyncio.CancelledError
 
 
 class FsWatch:
