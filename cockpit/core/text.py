@@ -95,7 +95,10 @@ def sanitize(text: str, cap: int | None = None, *, newlines: bool = False, overp
     would otherwise eat ``) S`` from its ``/proc/PID/stat`` line and vanish from the table).
     """
     if newlines and "\n" in text:
-        return "\n".join(_line(ln, cap, overprint, strip_escapes) for ln in text.split("\n"))
+        lines = text.split("\n")
+        if (cap is None or max(map(len, lines)) <= cap) and "".join(lines).isprintable():
+            return text  # most text: printable lines, none too long (one pass in C, not one call a line)
+        return "\n".join(_line(ln, cap, overprint, strip_escapes) for ln in lines)
     return _line(text, cap, overprint, strip_escapes)
 
 

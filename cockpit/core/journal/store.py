@@ -8,6 +8,7 @@ file format is described in :mod:`cockpit.core.journal`.
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import os
 import stat
@@ -276,14 +277,23 @@ class Journal:
         return events
 
     def _write_pending(self, fd: int, durable: bool = True) -> bool:
-        """Write the queue in order; stop at the first failure (the rest stays queued)."""
+        """Write the queue in order; stop at the first failure (the rest stays queued).  With the view
+        at the file's end (under the lock), a written line joins it as it is: no read parses it back."""
+        try:
+            known = self._at_end(fd)
+        except OSError:
+            known = False
         while self._pending:
+            line = self._pending[0][1]
             try:
-                write_line(fd, self._pending[0][1])
+                write_line(fd, line)
             except OSError as e:
                 self._set_fault(e)
                 return False
             done, _ = self._pending.pop(0)
+            if known:
+                self._add(json.loads(line))
+                self._offset += len(line)
             self._max_id = max(self._max_id, _opt_int(done.get("attempt")) or 0)  # even if it is never read back
             try:
                 sync(fd) if durable else None
@@ -294,6 +304,11 @@ class Journal:
             log.info("the journal %s is writable again: queued events written", self.path)
             self.fault = None
         return True
+
+    def _at_end(self, fd: int) -> bool:
+        """The view holds all of the file ``fd`` appends to (no torn last line after it)."""
+        st = os.fstat(fd)  # an open descriptor's: fails only where the write would too
+        return (st.st_dev, st.st_ino) == self._ident and st.st_size == self._offset and self._tail_event is None and not self._tail_bad
 
     def _set_fault(self, e: OSError) -> None:
         old = self.fault
