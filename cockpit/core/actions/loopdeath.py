@@ -301,8 +301,14 @@ async def _read_threads(ctx: ActionContext, pids: list[int]) -> dict[int, list[s
     return _lists(tids)
 
 
-async def loop_death_cause(ctx: ActionContext, job: JobRecord, st: JobState, scan: LogScan, ld: LoopDeath) -> Cause:
-    """The :class:`Cause` of a confirmed loop death, with the threads that hold the job (one command)."""
+async def loop_death_cause(ctx: ActionContext, job: JobRecord, st: JobState, scan: LogScan, ld: LoopDeath) -> Cause | None:
+    """The :class:`Cause` of a confirmed loop death, with the threads that hold the job (one command).
+
+    None when the threads say it is none: a traceback (not a fatal line) and not one other thread
+    in any process of the job.  Nothing holds such a process but its main thread, so that thread
+    runs on: it caught the exception (``traceback.print_exc()`` or a ``logger.exception`` whose
+    format has no level, then a slow recovery; an ``os.execv`` of itself to resume) or it is in its
+    exit; a hang there is the stall window's to judge, not a death "it will not exit by itself"."""
     pids = [] if job.scheduler else job_pids(st)  # a scheduler's processes live on its nodes, not here
     held = "held by threads that outlive the loop"
     threads: dict[int, list[str]] = {}
@@ -312,6 +318,8 @@ async def loop_death_cause(ctx: ActionContext, job: JobRecord, st: JobState, sca
             held = held_by(threads)
     except RemoteError as e:  # the names are evidence; the death is already certain
         log.info("could not read the job's threads: %s", e.message)
+    if threads and ld.match.traceback and not any(threads.values()):
+        return None
     after = max(0.0, ld.seen_at - job.launched_at) if job.launched_at else None
     when = (f"{fmt_secs(after)} after launch; " if after is not None else "") + (
         f"last progress: {scan.last_progress[:120]}" if scan.last_progress else "no progress line before it")

@@ -286,9 +286,9 @@ async def _judge(ctx: ActionContext, vb: VerdictBuilder, job: JobRecord, st: Job
             cause = gone if gone is not None else await death_cause(ctx, job, st, scan)
             detail, data = await _compiled(ctx, job, cause.full, cause.data)
             raise StageFailed(cause.layer, detail, evidence=evidence, advice=cause.advice, data=data)
-        elif (ld := find_loop_death(scan)) is not None and unconfirmed_s(ld) == 0 and not w.loop_ended:
-            cause = await loop_death_cause(ctx, job, st, scan, ld)
-            raise StageFailed(cause.layer, cause.full, evidence=evidence, advice=cause.advice, data=cause.data)
+        elif ((ld := find_loop_death(scan)) is not None and unconfirmed_s(ld) == 0 and not w.loop_ended
+              and (dead := await loop_death_cause(ctx, job, st, scan, ld)) is not None):
+            raise StageFailed(dead.layer, dead.full, evidence=evidence, advice=dead.advice, data=dead.data)
         else:
             in_d = None if w.d_since is None else now - w.d_since
             lead = st.leader
