@@ -283,7 +283,8 @@ class Classifier(TracebackAssembler):
             sig = chain.sig or TRACEBACK
             if chain.sig is None:
                 label = chain.exceptions[-1] if chain.exceptions else TRACEBACK.label
-                label = label if len(label) <= 200 else label[:199] + "…"
+                # a long message keeps its end too: where a child's signal or the failing value is said
+                label = label if len(label) <= 200 else label[:140] + " … " + label[-57:]
             else:
                 label = sig.render_label(chain.sig_m)
             severity = Severity.WARNING if chain.ignored and sig.severity is Severity.ERROR else sig.severity

@@ -284,6 +284,18 @@ BUILTIN: tuple[Signature, ...] = (
         keywords=("killed by signal: Killed",),
     ),
     Signature(
+        # subprocess.run(check=True) of a child SIGKILLed (an evaluation, a data preparation step):
+        # the trainer's traceback ends with the child's signal, as the OOM killer sends it
+        r"CalledProcessError: Command .* died with <Signals\.SIGKILL: 9>",
+        Layer.CONTAINER,
+        "a subprocess of the job was killed by SIGKILL (the OOM killer?)",
+        "Read the host's kernel messages for an OOM kill; raise the container's memory limit, or give the "
+        "subprocess less to hold (a smaller evaluation batch).",
+        kind="subprocess-killed",
+        priority=72,
+        keywords=("died with <Signals.SIGKILL",),
+    ),
+    Signature(
         # a worker's SIGBUS: the batches it hands over live in /dev/shm, which was full
         r"Unexpected bus error encountered in worker|DataLoader worker \(pid\(?s?\)? [\d, ]+\) is killed by signal: Bus error",
         Layer.CONTAINER,
