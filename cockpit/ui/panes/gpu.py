@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.css.query import NoMatches
 from textual.widget import Widget
 from textual.widgets import Static
 
@@ -143,13 +144,18 @@ class GpuCard(Styled, Vertical):
         if self.gpu is None:
             return
         g = self.gpu
-        set_static(self.query_one(".gpu-head", Static), self.head_text())
-        set_static(self.query_one(".gpu-util", Static), f"util {fmt_na(g.utilization_pct, '>3.0f', '%')}")
+        try:
+            head, util, mem = (self.query_one(c, Static) for c in (".gpu-head", ".gpu-util", ".gpu-mem"))
+            util_spark, mem_spark = self.query_one(".gpu-util-spark", Spark), self.query_one(".gpu-mem-spark", Spark)
+        except NoMatches:
+            return  # its children are gone: removed, or the app closed before the card's mount was handled
+        set_static(head, self.head_text())
+        set_static(util, f"util {fmt_na(g.utilization_pct, '>3.0f', '%')}")
         used, total = fmt_mib(g.memory_used_mib), fmt_mib(g.memory_total_mib)
         amount = "" if used == total == "N/A" else f" {used}/{total}"
-        set_static(self.query_one(".gpu-mem", Static), f"mem  {fmt_na(g.memory_pct, '>3.0f', '%')}{amount}")
-        self.query_one(".gpu-util-spark", Spark).set_values(self.util)
-        self.query_one(".gpu-mem-spark", Spark).set_values(self.mem)
+        set_static(mem, f"mem  {fmt_na(g.memory_pct, '>3.0f', '%')}{amount}")
+        util_spark.set_values(self.util)
+        mem_spark.set_values(self.mem)
 
 
 class GpuPane(Pane):
