@@ -158,7 +158,9 @@ async def read_fate(ctx: ActionContext, job: JobRecord, reader: JobReader | None
         stall = await judged_stall(ctx, stall, scan.clock, now, lead.state if lead else "", xid_since,  # GPUs not observed: read them
                                    gpu_util=util, cpu=cpu, away=away)
         if stall is not None:
-            return Fate("stalled", stall.layer.value, stall.describe(), now, since, scan.last_progress)
+            errs = scan.errors()  # a rank that crashed while the others wait for it in a collective
+            seen = f"; the log's last error: {errs[-1].label[:160]}" if errs else ""
+            return Fate("stalled", stall.layer.value, stall.describe() + seen, now, since, scan.last_progress)
         return Fate("running", None, st.describe(), now, since, scan.last_progress)
     if (gone := gone_cause(job, st, scan)) is not None:  # its launcher exited first: no exit status to read
         return Fate(gone.state, None if gone.state == "finished" else gone.layer.value, gone.detail, now, gone.after_s, scan.last_progress)
