@@ -132,14 +132,16 @@ async def test_y_in_the_verdict_screen_copies_the_verdict_with_its_evidence(tmp_
         assert "RuntimeError: Detected that you are using FX to symbolically trace" in app.clipboard
         assert notes(app)[-1].startswith("copied verdict of attempt #1, ")
         await pilot.press("escape")
+        await wait_for(pilot, lambda: not isinstance(app.screen, VerdictScreen), what="the attempt's verdict screen to close")
         # an action's verdict: its stages and the failing stage's evidence
         v = Verdict(action="verify", stages=[
             Stage("alive", Status.OK, Layer.PROCESS, "pid 4242"),
             Stage("log created", Status.FAIL, Layer.PROCESS, "/workspace/train.log not created within 30s",
                   evidence=Evidence("test -e /workspace/train.log", 1, "no such file\n"), advice="check [job] log"),
         ])
-        app.push_screen(VerdictScreen(None, verdict=v, action="verify"))
-        await wait_for(pilot, lambda: isinstance(app.screen, VerdictScreen), what="the verdict screen")
+        action_screen = VerdictScreen(None, verdict=v, action="verify")
+        app.push_screen(action_screen)
+        await wait_for(pilot, lambda: app.screen is action_screen, what="the action's verdict screen")
         await pilot.press("y")
         text = app.clipboard
         assert "verify: FAILED at layer process" in text and "advice: check [job] log" in text
