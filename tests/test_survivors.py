@@ -129,3 +129,17 @@ def test_a_wrapper_shell_that_exits_0_after_progress_is_the_jobs_end_unless_it_l
     assert left and not main_exited(seen, 0, [left])  # a program it left behind: a launcher that waited, perhaps
     assert not main_exited(MainSeen.of(sh, [sh, monitor], progressed=False), 0, [monitor])  # before progress: a launcher
     assert main_exited(seen, 1, [left])  # a failure is the job's whatever lives on
+
+
+def test_a_status_that_leaves_only_a_monitor_is_the_jobs_own_even_when_no_reading_saw_the_trainer() -> None:
+    # a train.sh whose trainer ran and exited between two readings (a loaded machine): its `sleep`
+    # heartbeat, reparented, is all that lives; it never carries training on, so the 0 is the job's
+    job = record()
+    st = reading(job, stat(160, "sleep", ppid=1, start=5004))
+    assert adopt(job, st) is None
+    assert st.exit_code == 0 and st.launcher_exit is None and job.survivor_pid is None
+    assert [p.pid for p in st.leftovers] == [160]
+    # a program left behind is still a launcher's trainer, the monitor beside it or not
+    job = record()
+    st = reading(job, stat(160, "sleep", ppid=1, start=5001), stat(150, "python3", start=5002))
+    assert adopt(job, st) is not None and st.launcher_exit == 0 and job.survivor_pid == 150  # the older sleep is never it

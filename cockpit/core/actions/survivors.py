@@ -88,9 +88,10 @@ def _gone(p: ProcStat) -> bool:
 
 
 def pick_survivor(live: list[ProcStat]) -> ProcStat:
-    """The process that carries the job on: a non-shell first (the trainer, not a wrapper shell
-    that waits for it), the oldest first (the one that started the others)."""
-    return min(live, key=lambda p: (p.comm in _SHELLS, p.start_time, p.pid))
+    """The process that carries the job on: one that can (:func:`carries_on`: never a train.sh's
+    ``sleep`` heartbeat, however old), then a non-shell (the trainer, not a wrapper shell that
+    waits for it), the oldest first (the one that started the others)."""
+    return min(live, key=lambda p: (not carries_on(p), p.comm in _SHELLS, p.start_time, p.pid))
 
 
 def short_command(argv: list[str]) -> str:
@@ -196,8 +197,11 @@ def adopt(job: JobRecord, st: JobState, main: MainSeen | None = None) -> ProcSta
         return None  # running under its supervisor, or a scheduler's job: nothing to adopt
     code = st.exit_code
     live = [m for m in st.members if not _gone(m)]
-    if job.survivor_pid is None and main_exited(main, code, live):
-        st.leftovers = live  # the job's own status; what it started is on its way out
+    # the job's own status when its main process is what exited, or when nothing left could carry the
+    # training on (a monitor, a shell: a train.sh's `sleep` heartbeat outliving a trainer no reading
+    # caught alive is no trainer the launcher left behind); what it started is on its way out
+    if job.survivor_pid is None and (main_exited(main, code, live) or (live and not any(carries_on(m) for m in live))):
+        st.leftovers = live
         return None
     if job.launcher_log_size is None and job.survivor_pid is None:
         job.launcher_log_size = st.log_size  # the log as it was when the launcher's status was first seen
