@@ -4,7 +4,9 @@ A trainer that catches a data error, logs it at ERROR with its traceback (``logg
 the traceback's outermost frame is ``<module>``, as an uncaught one's) and takes seconds to recover
 before its next step (reopening the dataset without the bad shard) is alive and training: its fate
 stays ``running``, never ``died`` "it will not exit by itself", and its own exit 0 is ``finished``
-with the error listed.
+with the error listed.  In a format with no level field (``%(asctime)s [%(name)s] %(message)s``,
+common in projects) nothing says the traceback after the record was logged: the process, with no
+thread but its main one, lives on and trains on, and a held loop it is not.
 """
 
 from __future__ import annotations
@@ -21,11 +23,13 @@ from tests.lab.runs import fate_of, script_command
 pytestmark = pytest.mark.lab
 
 
-async def test_a_logged_caught_exception_then_a_slow_recovery_is_no_loop_death(lab: Any, lab_config: Any, engines: Any) -> None:
-    gate = Path(lab.workspace(200)) / "logged-exception-gate"
+@pytest.mark.parametrize("fmt", ["level", "plain"], ids=["with its level", "without a level"])
+async def test_a_logged_caught_exception_then_a_slow_recovery_is_no_loop_death(fmt: str, lab: Any, lab_config: Any, engines: Any) -> None:
+    gate = Path(lab.workspace(200)) / f"logged-exception-gate-{fmt}"
     for p in (gate, Path(f"{gate}.end")):
         p.unlink(missing_ok=True)
-    cfg = lab_config(job={"command": script_command(lab, "logged_exception.py", gate), "progress_pattern": r"step \d+"},
+    args = (gate, "plain") if fmt == "plain" else (gate,)
+    cfg = lab_config(job={"command": script_command(lab, "logged_exception.py", *args), "progress_pattern": r"step \d+"},
                      verify={"settle": 1.0, "fate_interval": 0.3})
     eng = engines(cfg)
     res = await eng.attempt("a logged, caught exception")

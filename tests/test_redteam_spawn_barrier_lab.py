@@ -5,7 +5,8 @@ raises leave rank 0 in the next collective and the parent in its ``join``: the p
 training is over.  The traceback (``Process SpawnProcess-2:``, ``_bootstrap`` outermost) is a
 worker's that ended with it, no held loop; the job must read ``stalled`` once it has been silent
 past ``stall_after``, to the cockpit that watched it and to a later one, never ``running`` nor
-``finished``.
+``finished``; and its cause names the rank's crash (the log's last error), not only "a Python-side
+wait".
 """
 
 from __future__ import annotations
@@ -32,6 +33,6 @@ async def test_a_crashed_rank_with_the_other_in_a_barrier_is_a_stall(lab: Any, l
     gate.touch()
     await await_for(lambda: (f := fate_of(cfg, res.attempt)) is not None and f.state != "running", 30, "a fate other than running")
     fate = fate_of(cfg, res.attempt)
-    assert fate.state == "stalled", fate
+    assert fate.state == "stalled" and "CUDA out of memory" in fate.cause, fate
     later = await fresh_fate(cfg)
-    assert later is not None and later.state == "stalled", later
+    assert later is not None and later.state == "stalled" and "CUDA out of memory" in later.cause, later
