@@ -52,7 +52,9 @@ class HypothesisScreen(KeptModal["str | None"]):
             return ""
         if not self.changed:
             return "no local changes since the last deploy"
-        shown = ", ".join(self.changed[:8]) + (f", … {len(self.changed) - 8} more" if len(self.changed) > 8 else "")
+        # each name cleaned on its own: joined first, an escape sequence begun in one name and ended in
+        # the next (ESC ] … BEL) would be stripped whole, the names between with it
+        shown = ", ".join(sanitize(f) for f in self.changed[:8]) + (f", … {len(self.changed) - 8} more" if len(self.changed) > 8 else "")
         return f"changed since the last deploy ({len(self.changed)}): {shown}"
 
     def compose(self) -> ComposeResult:
