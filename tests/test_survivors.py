@@ -12,7 +12,7 @@ import time
 
 from cockpit.core.actions.job import JobRecord
 from cockpit.core.actions.jobstate import JobState, LogScan, parse_state
-from cockpit.core.actions.survivors import LINGER_S, adopt, gone_cause, needs_group, pick_survivor, short_command
+from cockpit.core.actions.survivors import LINGER_S, MainSeen, adopt, gone_cause, main_exited, needs_group, pick_survivor, short_command
 from cockpit.core.layers import Layer
 from cockpit.core.probes.signatures import Classifier
 from cockpit.core.procstat import read_stat
@@ -114,8 +114,6 @@ def test_the_survivor_and_its_command_as_named():
 
 
 def test_a_wrapper_shell_that_exits_0_after_progress_is_the_jobs_end_unless_it_leaves_a_program() -> None:
-    from cockpit.core.actions.survivors import MainSeen, main_exited
-
     sh = read_stat(stat(101, "bash", ppid=SUP))
     trainer = read_stat(stat(102, "python3", ppid=101, start=5001))
     worker = read_stat(stat(103, "python3", ppid=102, start=5002))
@@ -143,3 +141,17 @@ def test_a_status_that_leaves_only_a_monitor_is_the_jobs_own_even_when_no_readin
     job = record()
     st = reading(job, stat(160, "sleep", ppid=1, start=5001), stat(150, "python3", start=5002))
     assert adopt(job, st) is not None and st.launcher_exit == 0 and job.survivor_pid == 150  # the older sleep is never it
+
+
+def test_a_worker_orphaned_while_the_wrapper_lives_is_the_trainers_not_a_trainer_left_behind() -> None:
+    # a train.sh (pid 151) ran its trainer in the foreground; no reading caught the trainer alive, one
+    # caught its worker already reparented to PID 1 while the script lived (a loaded machine)
+    lead = read_stat(stat(151, "bash", ppid=SUP, start=5001))
+    worker = read_stat(stat(170, "python3", ppid=1, start=5003))
+    heartbeat = read_stat(stat(171, "sleep", ppid=151, start=5002))
+    assert lead is not None and worker is not None and heartbeat is not None
+    seen = MainSeen.of(lead, [worker, heartbeat], progressed=True)
+    assert (170, 5003) in seen.helpers and (171, 5002) not in seen.helpers
+    assert main_exited(seen, 0, [worker, heartbeat])  # the script's exit 0 is the job's; they linger
+    launcher = MainSeen.of(lead, [heartbeat], progressed=True)  # the program it leaves was never seen orphaned
+    assert not main_exited(launcher, 0, [worker, heartbeat])

@@ -129,8 +129,10 @@ def carries_on(p: ProcStat) -> bool:
 class MainSeen:
     """The job's main process as a reading last saw it alive under its supervisor (its pid, start
     time and name): whether progress was seen by then, and the processes then started by a program
-    (not a shell) of the job, such as a trainer's data-loader workers: those never carry the job on
-    (:func:`main_exited`)."""
+    (not a shell) of the job, such as a trainer's data-loader workers, or orphaned already (their
+    parent exited while the main process lives: the workers of a trainer a ``train.sh`` ran in the
+    foreground, when no reading caught the trainer alive): those never carry the job on
+    (:func:`main_exited`), unless they write progress after its exit (:mod:`.forked`)."""
 
     pid: int
     start_time: int
@@ -142,7 +144,7 @@ class MainSeen:
     def of(cls, lead: ProcStat, members: list[ProcStat], progressed: bool) -> MainSeen:
         by_pid = {p.pid: p for p in [lead, *members]}
         helpers = frozenset((p.pid, p.start_time) for p in members
-                            if (q := by_pid.get(p.ppid)) is not None and q.comm not in _SHELLS)
+                            if ((q := by_pid.get(p.ppid)) is not None and q.comm not in _SHELLS) or (q is None and p.ppid != lead.ppid))
         return cls(lead.pid, lead.start_time, lead.comm, progressed, helpers)
 
 
