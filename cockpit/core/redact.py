@@ -131,8 +131,7 @@ _Gate = tuple[tuple[str, ...], re.Pattern[str] | None]
 #: every spelling of _WORD holds one of these
 _WORD_ROOTS = ("token", "secret", "pass", "key")
 
-#: (id, gate, pattern, replacement): a rule runs only when its gate is in the lower-cased text
-#: (any of the substrings, or a search of the gate pattern): most log lines pass no gate at all
+#: (id, gate, pattern, replacement): most log lines pass no gate at all
 BUILTIN: list[tuple[str, _Gate, re.Pattern[str], _Repl]] = [
     ("pem-private-key", (("private key-----",), None),
      re.compile(r"-----BEGIN ((?:[A-Z0-9]+ )*)PRIVATE KEY-----.*?(?:-----END \1PRIVATE KEY-----|\Z)", re.DOTALL), _pem),

@@ -279,18 +279,15 @@ class Journal:
     def _write_pending(self, fd: int, durable: bool = True) -> bool:
         """Write the queue in order; stop at the first failure (the rest stays queued).  With the view
         at the file's end (under the lock), a written line joins it as it is: no read parses it back."""
-        try:
-            known = self._at_end(fd)
-        except OSError:
-            known = False
+        known = self._at_end(fd)
         while self._pending:
-            line = self._pending[0][1]
+            done, line = self._pending[0]
             try:
                 write_line(fd, line)
             except OSError as e:
                 self._set_fault(e)
                 return False
-            done, _ = self._pending.pop(0)
+            self._pending.pop(0)
             if known:
                 self._add(json.loads(line))
                 self._offset += len(line)
@@ -307,7 +304,10 @@ class Journal:
 
     def _at_end(self, fd: int) -> bool:
         """The view holds all of the file ``fd`` appends to (no torn last line after it)."""
-        st = os.fstat(fd)  # an open descriptor's: fails only where the write would too
+        try:
+            st = os.fstat(fd)
+        except OSError:
+            return False  # the write that follows says what is wrong
         return (st.st_dev, st.st_ino) == self._ident and st.st_size == self._offset and self._tail_event is None and not self._tail_bad
 
     def _set_fault(self, e: OSError) -> None:
