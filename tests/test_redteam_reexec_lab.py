@@ -22,18 +22,24 @@ from tests.lab.runs import fate_of, fresh_fate, script_command
 pytestmark = pytest.mark.lab
 
 
-async def test_a_trainer_that_reexecs_itself_after_a_crash_is_not_told_dead(lab: Any, lab_config: Any, engines: Any) -> None:
-    gate = Path(lab.workspace(200)) / "reexec-gate"
+async def _crashed_and_resumed(lab: Any, lab_config: Any, engines: Any, name: str) -> tuple[Any, Any, Path]:
+    """An attempt of the re-exec job that passed, its crash set off, and its resumed run stepping."""
+    gate = Path(lab.workspace(200)) / name
     for p in (gate, Path(f"{gate}.end"), Path(f"{gate}.ckpt")):
         p.unlink(missing_ok=True)
     cfg = lab_config(job={"command": script_command(lab, "reexec_resume.py", gate)}, verify={"settle": 1.0, "fate_interval": 0.3})
     eng = engines(cfg)
-    res = await eng.attempt("re-exec after a crash")
+    res = await eng.attempt(f"re-exec after a crash ({name})")
     assert res.outcome is Outcome.PASSED, res.verdict.summary()
     log = Path(eng.job.log_path)
     gate.touch()
     await await_for(lambda: "step " in log.read_text(errors="replace").partition("checkpoint loaded")[2], 30,
                     "the re-executed trainer to step again after loading its checkpoint")
+    return cfg, res, gate
+
+
+async def test_a_trainer_that_reexecs_itself_after_a_crash_is_not_told_dead(lab: Any, lab_config: Any, engines: Any) -> None:
+    cfg, res, gate = await _crashed_and_resumed(lab, lab_config, engines, "reexec-gate")
     Path(f"{gate}.end").touch()
     await await_for(lambda: (f := fate_of(cfg, res.attempt)) is not None and f.final, 30, "the final fate")
     fate = fate_of(cfg, res.attempt)
@@ -42,17 +48,7 @@ async def test_a_trainer_that_reexecs_itself_after_a_crash_is_not_told_dead(lab:
 
 
 async def test_a_later_cockpit_reads_the_reexecuted_trainer_running(lab: Any, lab_config: Any, engines: Any) -> None:
-    gate = Path(lab.workspace(200)) / "reexec-gate-later"
-    for p in (gate, Path(f"{gate}.end"), Path(f"{gate}.ckpt")):
-        p.unlink(missing_ok=True)
-    cfg = lab_config(job={"command": script_command(lab, "reexec_resume.py", gate)}, verify={"settle": 1.0, "fate_interval": 0.3})
-    eng = engines(cfg)
-    res = await eng.attempt("re-exec after a crash, read later")
-    assert res.outcome is Outcome.PASSED, res.verdict.summary()
-    log = Path(eng.job.log_path)
-    gate.touch()
-    await await_for(lambda: "step " in log.read_text(errors="replace").partition("checkpoint loaded")[2], 30,
-                    "the re-executed trainer to step again after loading its checkpoint")
+    cfg, res, gate = await _crashed_and_resumed(lab, lab_config, engines, "reexec-gate-later")
     fate = await fresh_fate(cfg)  # as `cockpit status` reads it while it trains on
     Path(f"{gate}.end").touch()
     assert fate is not None and fate.state == "running", fate
