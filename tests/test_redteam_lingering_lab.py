@@ -9,8 +9,10 @@ then ``finished``, one killed by SIGKILL read "launcher exited 137", and one tha
 ``train.sh`` that runs a monitor in the background (``sleep 60 &`` here, ``nvidia-smi dmon &`` in
 life) and the trainer in the foreground: its exit 1 read ``passed``, "trainer pid N (sleep 60) continues".  The worker here
 lingers until the test has judged the job (a gate file), so each reading is taken while it lives;
-the trainer ends once a reading has seen it alive with progress (as verify always does for a job
-that trains for more than a moment).
+the trainer ends once a reading has seen it alive after its first step (as verify always does for a
+job that trains for more than a moment).  When no reading saw a worker under its trainer at all, a
+program the script leaves running cannot be told from a trainer a launcher left behind (``/proc`` no
+longer says whose it was): cockpit reads it as the launcher's, a documented limit.
 """
 
 from __future__ import annotations
@@ -40,8 +42,12 @@ def _config(lab: Any, lab_config: Any, end: str, monkeypatch: Any, wrap: bool | 
     real = JobReader.read
 
     async def read(reader: JobReader) -> JobState:  # the trainer ends once it was read alive with progress
+        # progress seen before this reading: its process table was taken after the trainer's first
+        # step, so it holds the workers forked before it (a reading that takes the table just before
+        # the first step, and the step's line from the log after it, has not seen them)
+        stepped = reader.scan.progress_count > 0
         st = await real(reader)
-        if st.alive and st.exit_code is None and reader.scan.progress_count > 0:
+        if st.alive and st.exit_code is None and stepped:
             ends.touch()
         return st
 

@@ -12,7 +12,7 @@ import time
 
 from cockpit.core.actions.job import JobRecord
 from cockpit.core.actions.jobstate import JobState, LogScan, parse_state
-from cockpit.core.actions.survivors import LINGER_S, MainSeen, adopt, gone_cause, main_exited, needs_group, pick_survivor, short_command
+from cockpit.core.actions.survivors import LINGER_S, MainSeen, adopt, gone_cause, main_exited, needs_group, pick_survivor, seen_main, short_command
 from cockpit.core.layers import Layer
 from cockpit.core.probes.signatures import Classifier
 from cockpit.core.procstat import read_stat
@@ -155,3 +155,27 @@ def test_a_worker_orphaned_while_the_wrapper_lives_is_the_trainers_not_a_trainer
     assert main_exited(seen, 0, [worker, heartbeat])  # the script's exit 0 is the job's; they linger
     launcher = MainSeen.of(lead, [heartbeat], progressed=True)  # the program it leaves was never seen orphaned
     assert not main_exited(launcher, 0, [worker, heartbeat])
+
+
+def test_a_train_sh_whose_trainer_exited_stays_the_main_process_while_only_its_heartbeat_is_left() -> None:
+    # `bash -c "sleep 60 & python3 train.py"`: the readings see the script with two children; the
+    # trainer exits 0, and one reading sees the script alive with only its heartbeat left (the
+    # probe's leader looks through a shell with one child) and the trainer's worker under PID 1
+    job = record()
+    sup, sh = stat(SUP, "python3", ppid=1, start=4000), stat(151, "bash", ppid=SUP, start=5001)
+    beat = stat(171, "sleep", ppid=151, start=5002)
+    running = reading(job, sup, sh, beat, stat(160, "python3", ppid=151, start=5003), stat(170, "python3", ppid=160, start=5004), exit="")
+    main = seen_main(None, running, progressed=True)
+    assert main is not None and (main.pid, main.comm) == (151, "bash") and (170, 5004) in main.helpers
+    last = reading(job, sup, sh, beat, stat(170, "python3", ppid=1, start=5004), exit="")
+    assert last.leader is not None and last.leader.pid == 171  # the probe's own reading of the leader
+    main = seen_main(main, last, progressed=True)
+    assert main is not None and (main.pid, main.comm) == (151, "bash") and (170, 5004) in main.helpers
+    ended = reading(job, beat, stat(170, "python3", ppid=1, start=5004))  # the script's exit 0 is written
+    assert adopt(job, ended, main) is None and ended.exit_code == 0 and job.survivor_pid is None
+    assert sorted(p.pid for p in ended.leftovers) == [170, 171]
+    # a shell seen first with one child (its heartbeat, the trainer not forked yet) is no main process to keep
+    first = reading(job, sup, sh, beat, exit="")
+    early = seen_main(None, first, progressed=False)
+    assert early is not None and early.pid == 171
+    assert (m := seen_main(early, running, progressed=True)) is not None and m.pid == 151

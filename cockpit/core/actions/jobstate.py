@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import shlex
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..procstat import ProcStat, read_stat
@@ -47,7 +47,7 @@ from .forked import follow_forked
 from .jobrecord import JobRecord
 from .logline import MAX_LINE, tz_seconds
 from .logscan import LogScan, error_dict, make_scan
-from .survivors import MainSeen, follow_survivors
+from .survivors import MainSeen, follow_survivors, seen_main
 
 __all__ = ["JobState", "JobReader", "reader_for", "LogScan", "state_command", "parse_state", "make_scan", "error_dict", "READ_MAX",
            "MAX_LINE"]
@@ -361,13 +361,8 @@ class JobReader:
             self.d_since = None
         elif self.d_since is None or self.d_since[:2] != (lead.pid, lead.start_time):
             self.d_since = (lead.pid, lead.start_time, time.monotonic())
-        if st.exit_code is None and st.supervisor is not None and st.alive and lead is not None:
-            m = MainSeen.of(lead, st.members, self.scan.progress_count > 0)
-            old = self.main
-            if old is not None and (old.pid, old.start_time) == (m.pid, m.start_time):
-                # what it started stays its helper: a trainer's worker, reparented to PID 1 once the
-                # trainer exits, is out of the tree in the reading that sees the wrapping shell last
-                m = replace(m, helpers=m.helpers | old.helpers, progressed=m.progressed or old.progressed)
+        m = seen_main(self.main, st, self.scan.progress_count > 0)
+        if m is not None and m is not self.main:
             self.main = m
             self.job.main_pid, self.job.main_start, self.job.main_comm, self.job.main_progressed = m.pid, m.start_time, m.comm, m.progressed
 

@@ -58,7 +58,7 @@ from __future__ import annotations
 import os
 import shlex
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from ..layers import Layer
@@ -70,7 +70,7 @@ from .jobrecord import JobRecord
 if TYPE_CHECKING:  # pragma: no cover - jobstate imports this module
     from .jobstate import JobState, LogScan
 
-__all__ = ["MONITORS", "MainSeen", "adopt", "carries_on", "follow_survivors", "gone_cause", "leftovers_note", "main_exited", "name_survivor", "pipeline_note", "pick_survivor", "short_command"]
+__all__ = ["MONITORS", "MainSeen", "adopt", "carries_on", "follow_survivors", "gone_cause", "leftovers_note", "main_exited", "name_survivor", "pipeline_note", "pick_survivor", "seen_main", "short_command"]
 
 _SHELLS = ("sh", "bash", "dash", "ash", "zsh", "busybox", "nohup", "env")
 #: programs a ``train.sh`` leaves running beside its trainer that never carry the training on
@@ -146,6 +146,27 @@ class MainSeen:
         helpers = frozenset((p.pid, p.start_time) for p in members
                             if ((q := by_pid.get(p.ppid)) is not None and q.comm not in _SHELLS) or (q is None and p.ppid != lead.ppid))
         return cls(lead.pid, lead.start_time, lead.comm, progressed, helpers)
+
+
+def seen_main(old: MainSeen | None, st: JobState, progressed: bool) -> MainSeen | None:
+    """The job's main process as a reading shows it alive under its supervisor (``old`` when it does
+    not), what it started kept as its helpers across readings: a trainer's worker, reparented to
+    PID 1 once the trainer exits, is out of the tree in the reading that sees the wrapping shell last.
+
+    The reading's :attr:`~.jobstate.JobState.leader` looks through a wrapping shell with one child;
+    a ``train.sh`` seen with two (its ``sleep 60 &`` heartbeat and the trainer) whose trainer has
+    just exited has one left, the heartbeat.  That is not a new main process: the script, still
+    alive, stays it.  Taken as the main process, the heartbeat outlived the script's exit 0, which
+    then read as a launcher's that left the trainer's lingering worker behind as "the trainer"."""
+    lead = st.leader
+    if st.exit_code is not None or st.supervisor is None or not st.alive or lead is None:
+        return old
+    if old is not None and lead.ppid == old.pid:  # the old main process's only child now: is it alive?
+        lead = next((p for p in st.members if (p.pid, p.start_time) == (old.pid, old.start_time) and not _gone(p)), lead)
+    m = MainSeen.of(lead, st.members, progressed)
+    if old is not None and (old.pid, old.start_time) == (m.pid, m.start_time):
+        m = replace(m, helpers=m.helpers | old.helpers, progressed=m.progressed or old.progressed)
+    return m
 
 
 def main_exited(main: MainSeen | None, code: int, live: list[ProcStat]) -> bool:
