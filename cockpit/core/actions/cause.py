@@ -24,7 +24,7 @@ from dataclasses import asdict
 from typing import Any
 
 from ..layers import Layer
-from ..outcome import handled_last, last_words
+from ..outcome import handled_last
 from ..probes import kmsg
 from ..remote.base import RemoteError
 from .base import ActionContext
@@ -33,6 +33,7 @@ from .diskcheck import DISK_ADVICE, check_disks, disk_detail
 from .jobrecord import JobRecord, describe_exit
 from .jobstate import JobState, LogScan
 from .survivors import leftovers_note
+from .wrappers import job_last_words, time_limit_end
 
 __all__ = ["Cause", "death_cause", "error_cause", "fmt_secs"]
 
@@ -81,6 +82,12 @@ async def _death_cause(ctx: ActionContext, job: JobRecord, st: JobState, scan: L
     else:
         how, state = describe_exit(code), "died"
     err = error_cause(scan)
+    limit = time_limit_end(job.command or ctx.cfg.job.command, code, after)  # the command's `timeout` ended it
+    if limit is not None:
+        how, advice = limit
+        if err is not None and err.layer in (Layer.APP, Layer.GPU):  # the code's own error before (not the shell's "Killed")
+            how += f"; the log's error before it: {err.detail}"
+        return Cause(Layer.PROCESS, how, advice, {**data, "time_limit": True}, state, after, when)
     full = await check_disks(ctx, job.workdir or ctx.cfg.job.workdir, job.log_path)  # one round trip, on failure only
     if full and (err is None or err.layer is not Layer.GPU):  # a full disk before the code's traceback
         data["disk_full"] = [asdict(u) for u in full]
@@ -108,6 +115,6 @@ async def _death_cause(ctx: ActionContext, job: JobRecord, st: JobState, scan: L
     handled = handled_last(scan)  # logged below ERROR, then no progress: what it died of, most likely
     gone = ", its log was deleted while it ran: its last lines could not be read"  # a traceback may have gone with it
     how += f", right after a traceback it logged as a warning: {handled}" if handled else gone if st.log_gone else ", with no traceback in the log"
-    said = last_words(scan)
+    said = job_last_words(scan)
     how += f"; {'the last line read' if st.log_gone else 'its last line'}: {said}" if said and not handled else ""
     return Cause(Layer.PROCESS, how, advice, data, state, after, when)

@@ -42,7 +42,7 @@ from typing import Any
 from ..compile_follow import follower_for
 from ..compile_report import failure_words, unsuppressed_failures
 from ..layers import Evidence, Layer, Stage, Status, Verdict
-from ..outcome import code_ran, last_words
+from ..outcome import code_ran
 from ..probes.procs.zombies import zombie_grace
 from ..remote.base import RemoteError
 from .adopt import job_reader as reader_for  # adopted jobs too (no pid or exit file of cockpit's)
@@ -57,6 +57,7 @@ from .reattach import TargetLost, read_job
 from .stall import STUCK_D_S, detect_stall, judged_stall, sampled_main, stall_threshold, stall_unknown, stopped_words
 from .startclock import Deadline, StartupClock, no_progress
 from .survivors import gone_cause, leftovers_note, pipeline_note
+from .wrappers import job_last_words
 
 __all__ = ["verify", "VERIFY_PLAN", "LogScan", "error_dict", "ERROR_GRACE_S"]
 
@@ -343,7 +344,7 @@ async def _judge(ctx: ActionContext, vb: VerdictBuilder, job: JobRecord, st: Job
             pr.ok(f"no crash for {cfg.job.healthy_after:g}s (healthy_after){said}")
         elif quiet_end:
             what = f"no line matched /{cfg.job.progress_pattern}/" if has_marker else f"it ran less than healthy_after ({cfg.job.healthy_after:g}s)"
-            words = last_words(scan)
+            words = job_last_words(scan)
             raise StageFailed(Layer.APP, f"the job exited with code 0 before any progress: {what}" + (f"; its last line: {words}" if words else ""),
                               evidence=evidence, advice="it ended on purpose (nothing to do?) or its progress lines do not match [job] progress_pattern")
         elif now < startup_deadline:
