@@ -22,6 +22,8 @@ from collections import deque
 
 from .sig_model import Match, Signature
 from .tb_parts import (
+    BOX_BODY,
+    BOX_HEADER,
     CHAIN_MARKER,
     IGNORED_HEADER,
     LOGLIKE,
@@ -126,8 +128,10 @@ class TracebackAssembler:
             return
         blk = self._block_for(line) if self._blocks else None
         if blk is not None:
+            if blk.boxed:  # rich pads its lines to the console's width
+                line = line.rstrip()
             body = line[len(blk.prefix) :]
-            frame = not body or body[0] in " \t"
+            frame = not body or body[0] in (BOX_BODY if blk.boxed else " \t")
             if not frame and looks_like_exception(body):
                 self._close(blk, line, body, out)
                 return
@@ -157,8 +161,9 @@ class TracebackAssembler:
         """Handle a traceback header, a header hint or a chain marker; False for other lines."""
         if "Traceback (most recent call last)" in line:
             m = TB_HEADER.match(line)
-            if m:
-                self._open(m.group("prefix"), line)
+            box = BOX_HEADER.match(line) if m is None else None
+            if m or box:
+                self._open((m or box).group("prefix"), line, boxed=box is not None)  # type: ignore[union-attr]
                 return True
         if "Exception in thread" in line:
             m = THREAD_HEADER.match(line)
@@ -253,7 +258,7 @@ class TracebackAssembler:
             return
         self._emit_chain(chain, out, incomplete=True)
 
-    def _open(self, prefix: str, line: str) -> None:
+    def _open(self, prefix: str, line: str, boxed: bool = False) -> None:
         chain: Chain | None = None
         aft = self._after.pop(prefix, None)
         if aft is not None and aft.expect:
@@ -276,7 +281,7 @@ class TracebackAssembler:
                 self._append(chain, h)
             self._append(chain, line)
             self._opened(chain)
-        self._blocks.append(Block(prefix, chain))
+        self._blocks.append(Block(prefix, chain, boxed))
 
     def _close(self, blk: Block, line: str, body: str, out: list[Match]) -> None:
         self._blocks.remove(blk)

@@ -17,11 +17,17 @@ import re
 from .sig_model import Match, Signature
 
 __all__ = [
-    "TB_HEADER", "THREAD_HEADER", "IGNORED_HEADER", "CHAIN_MARKER", "LOGLIKE", "looks_like_exception",
+    "TB_HEADER", "BOX_HEADER", "BOX_BODY", "THREAD_HEADER", "IGNORED_HEADER", "CHAIN_MARKER", "LOGLIKE", "looks_like_exception",
     "is_tag_prefix", "split_glued", "glued_exception_at", "Chain", "Block", "After", "record_level", "HANDLED_LEVELS",
 ]
 
 TB_HEADER = re.compile(r"^(?P<prefix>.*?)Traceback \(most recent call last\):\s*$")
+#: ``rich``'s traceback (``rich.traceback.install()``, a ``RichHandler(rich_tracebacks=True)``): the header
+#: is the top of a box whose lines (``│ path:N in func │``, the ``╰───╯`` bottom) hold the frames; the
+#: exception line follows the box with the header's prefix, as a plain traceback's does
+BOX_HEADER = re.compile(r"^(?P<prefix>.*?)╭─+ Traceback \(most recent call last\) ─+╮\s*$")
+#: the first character of a line inside (or closing) such a box
+BOX_BODY = "│╰"
 THREAD_HEADER = re.compile(r"^(?P<prefix>.*?)Exception in thread (?P<name>.*?):\s*$")
 IGNORED_HEADER = re.compile(r"^(?P<prefix>.*?)Exception ignored (?:in|on)\b")
 CHAIN_MARKER = re.compile(
@@ -191,6 +197,9 @@ def glued_exception_at(body: str, frame: bool) -> int:
 
 #: the outermost frame of a traceback that unwound the whole program (nothing caught it)
 _ENTRY_FRAME = re.compile(r'^\s+File "[^"]*", line \d+, in (?:<module>|_run_module_as_main|_run_code)\s*$')
+#: the same frame in a ``rich`` box: ``│ /work/train.py:88 in <module>   │``
+_BOX_FRAME = re.compile(r"^│ \S.*:\d+ in (?P<func>\S+)\s*│?\s*$")
+_ENTRY_FUNCS = ("<module>", "_run_module_as_main", "_run_code")
 
 
 def unwound(lines: list[str], prefix: str) -> bool:
@@ -203,6 +212,9 @@ def unwound(lines: list[str], prefix: str) -> bool:
         body = ln[len(prefix):] if ln.startswith(prefix) else ln
         if body.lstrip().startswith("File "):
             return bool(_ENTRY_FRAME.match(body))
+        box = _BOX_FRAME.match(body)
+        if box:
+            return box.group("func") in _ENTRY_FUNCS
     return False
 
 
@@ -253,13 +265,15 @@ class Chain:
 class Block:
     """A traceback of ``chain`` still collecting frames: lines that start with ``prefix`` go to it."""
 
-    __slots__ = ("prefix", "chain", "strays", "frames")
+    __slots__ = ("prefix", "chain", "strays", "frames", "boxed")
 
-    def __init__(self, prefix: str, chain: Chain):
+    def __init__(self, prefix: str, chain: Chain, boxed: bool = False):
         self.prefix = prefix
         self.chain = chain
         self.strays = 0
         self.frames = 0
+        #: a ``rich`` box (:data:`BOX_HEADER`): its frames are the lines that start with a box side
+        self.boxed = boxed
 
 
 class After:
