@@ -168,7 +168,7 @@ def _status_summary(r: dict[str, Any]) -> str:
 
 
 def render_status(r: dict[str, Any]) -> str:
-    from ..core.fate import story
+    from ..core.fate_record import story
 
     out = [f"target {r['target']} ({r['transport']})", render_verdict(r["verdict"])]
     la = r.get("latest_attempt")
@@ -265,7 +265,7 @@ def cmd_history(args: argparse.Namespace, cfg: Config) -> int:
     from ..core.metrics import MetricsStore, summary
 
     store = MetricsStore(cfg.journal_path.parent, cfg)
-    from ..core.status import as_read
+    from ..core.journal import as_read
 
     for rec in attempts:  # each attempt's metrics (last, best, steps/s), kept beside the journal
         rec.metrics = summary(store.get(rec.attempt), cfg.metrics.total_steps)
@@ -273,7 +273,7 @@ def cmd_history(args: argparse.Namespace, cfg: Config) -> int:
     if args.markdown:
         sys.stdout.write(safe_text(render_markdown(attempts, redactor=red)))
         return EXIT_OK
-    from ..core.fate import story
+    from ..core.fate_record import story
 
     rows = [a.to_dict() for a in attempts]
     if red is not None:

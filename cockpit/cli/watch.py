@@ -118,7 +118,7 @@ def cmd_watch(args: argparse.Namespace, cfg: Any) -> int:
 def _on_fate(args: argparse.Namespace, ev: Any) -> None:
     """A job's fate changed after its verdict: one line (or one JSON object) saying so."""
     from ..core.events import FateChanged
-    from ..core.fate import story
+    from ..core.fate_record import story
 
     if not isinstance(ev, FateChanged) or ev.fate.state == "running":
         return

@@ -41,7 +41,7 @@ if TYPE_CHECKING:  # what mypy sees; at run time each name is imported on first 
     from .engine import Engine
     from .events import ActionFinished, ActionStarted, Event, FateChanged, StageProgress, Subscriber
     from .face import EngineFace
-    from .fate import Fate
+    from .fate_record import Fate
     from .layers import Layer, Outcome, Verdict
 
 #: each public name → the submodule that defines it

@@ -16,7 +16,7 @@ from .layers import Stage, Verdict
 if TYPE_CHECKING:  # pragma: no cover
     from .compile import CompileSummary
     from .engine import AttemptResult
-    from .fate import Fate
+    from .fate_record import Fate
 
 __all__ = ["StageProgress", "ActionStarted", "ActionFinished", "FateChanged", "CompileUpdated", "Event", "Subscriber"]
 

@@ -32,13 +32,11 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
-from typing import Any
 
 from .actions.adopt import job_reader as reader_for  # adopted jobs too (no pid or exit file of cockpit's)
 from .actions.backlog import follow_undated
 from .actions.base import ActionContext
-from .actions.cause import death_cause, fmt_secs
+from .actions.cause import death_cause
 from .actions.forked import settle_leftovers
 from .actions.job import JobRecord
 from .actions.jobstate import JobReader, LogScan
@@ -47,63 +45,15 @@ from .actions.nonfinite import diverged_cause
 from .actions.stall import STUCK_D_S, detect_stall, judged_stall, read_wchan, sampled_main, stall_layer, stopped_words, stuck_in_d
 from .actions.survivors import gone_cause, leftovers_note, pipeline_note
 from .actions.verify import GONE_CONFIRM_S
+from .fate_record import FATE_EVENT, FATE_STATES, FINAL_STATES, Fate, fate_text, latest_fate, story
 from .outcome import findings_text, log_findings
 from .probes.procs.zombies import zombie_grace
 from .procstat import ProcStat
 from .remote.base import RemoteError
 
-__all__ = ["Fate", "FATE_STATES", "FINAL_STATES", "read_fate", "FateFollower", "fate_text"]
+__all__ = ["Fate", "FATE_EVENT", "FATE_STATES", "FINAL_STATES", "read_fate", "FateFollower", "fate_text", "latest_fate", "story"]
 
 log = logging.getLogger(__name__)
-
-FATE_STATES = ("running", "pending", "stalled", "finished", "died", "diverged", "stopped", "vanished")
-FINAL_STATES = ("finished", "died", "diverged", "stopped", "vanished")
-
-
-@dataclass(frozen=True)
-class Fate:
-    """One fate reading, as journalled (``history --json``'s ``fate`` object)."""
-
-    state: str
-    layer: str | None = None
-    cause: str = ""
-    at: float = 0.0
-    after_s: float | None = None
-    last_progress: str | None = None
-
-    @property
-    def final(self) -> bool:
-        return self.state in FINAL_STATES
-
-    def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
-        if d["after_s"] is not None:
-            d["after_s"] = round(d["after_s"], 2)
-        return d
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any] | None) -> Fate | None:
-        if not isinstance(d, dict) or d.get("state") not in FATE_STATES:
-            return None
-        after = d.get("after_s")
-        return cls(str(d["state"]), d.get("layer") if isinstance(d.get("layer"), str) else None, str(d.get("cause") or ""),
-                   float(d.get("at") or 0.0), float(after) if isinstance(after, (int, float)) else None,
-                   d.get("last_progress") if isinstance(d.get("last_progress"), str) else None)
-
-
-def fate_text(fate: Fate | dict[str, Any] | None, *, short: bool = False) -> str:
-    """``died (app) after 4m12s: RuntimeError …`` / ``running`` / ``stopped after 2m: by cockpit``;
-    ``short`` leaves the cause out."""
-    f = fate if isinstance(fate, Fate) or fate is None else Fate.from_dict(fate)
-    if f is None:
-        return ""
-    if f.state == "running":
-        return "running"
-    head = f.state + (f" ({f.layer})" if f.layer and f.state in ("died", "diverged", "vanished", "stalled") else "")
-    if f.after_s is not None:
-        head += f" after {fmt_secs(f.after_s)}"
-    return head + (f": {f.cause}" if f.cause and not short else "")
-
 
 GpuUtil = Callable[[], "list[float] | None"]
 XidSince = Callable[[float], "str | None"]
@@ -283,20 +233,3 @@ class FateFollower:
                 return
             await asyncio.sleep(interval)
             interval = min(self.interval, interval * 2)
-
-
-FATE_EVENT = "fate"
-
-
-def latest_fate(rec: Any) -> Fate | None:
-    """The fate of a journal :class:`~cockpit.core.journal.AttemptRecord` (its latest, or its final one)."""
-    return Fate.from_dict(getattr(rec, "fate", None))
-
-
-def story(outcome: Any, layer: Any, fate: Fate | dict[str, Any] | None, *, short: bool = False) -> str:
-    """An attempt's outcome and the end of its job's story: ``passed → died (app) after 4m12s: …``."""
-    o = str(getattr(outcome, "value", outcome) or "?")
-    lay = getattr(layer, "value", layer)
-    head = o + (f" ({lay})" if lay and o in ("failed", "untested") else "")
-    tail = fate_text(fate, short=short)
-    return f"{head} → {tail}" if tail else head

@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING, Any
 from .compile_report import alert_findings, summary_of
 from .config import Config
 from .connectivity import check_connectivity
-from .fate import latest_fate
-from .journal import AttemptRecord, writer_state
-from .layers import Outcome, Status, Verdict
+from .fate_record import latest_fate
+from .journal import as_read
+from .layers import Status, Verdict
 from .remote.base import RemoteError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -51,18 +51,6 @@ def compile_findings(eng: Engine) -> list[dict[str, Any]]:
     # a follower this process just started has read nothing yet: the journal's summary until it has
     summary = live if live is not None and live.events else (summary_of(rec.compile) or live)
     return [f.to_dict() for f in alert_findings(summary, rec.attempt)] if summary is not None else []
-
-
-def as_read(rec: AttemptRecord) -> tuple[Outcome, str]:
-    """An attempt's outcome and summary as a reader of the journal must see them now (``status``
-    and ``history`` alike): an attempt still open in the journal whose cockpit is gone (killed,
-    its terminal closed) will never end, so it reads ``interrupted`` with the reason.  Only read:
-    the next attempt closes it in the journal."""
-    if rec.open:
-        alive, why = writer_state(rec)
-        if alive is False:
-            return Outcome.INTERRUPTED, f"cockpit stopped before a verdict: {why}"
-    return rec.outcome, rec.summary
 
 
 async def collect_status(cfg: Config, *, quick: bool = False, engine: Engine | None = None, reconcile: bool = True) -> dict[str, Any]:

@@ -354,7 +354,7 @@ class CockpitApp(App[int]):
 
     def on_fate_changed(self, msg: FateChanged) -> None:
         """A job's fate after its verdict: the history shows it; a passed job that died is news."""
-        from ..core.fate import story
+        from ..core.fate_record import story
 
         self.polling.load_history()
         if msg.fate.state in ("running", "stopped") or msg.outcome != "passed" or self.read_only:

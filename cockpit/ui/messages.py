@@ -20,7 +20,7 @@ from ..core.attempt import AttemptResult
 from ..core.config import Config, ConfigError
 from ..core.events import CompileUpdated as CoreCompileUpdated
 from ..core.events import FateChanged as CoreFateChanged
-from ..core.fate import Fate
+from ..core.fate_record import Fate
 from ..core.journal import AttemptRecord, JournalFault
 from ..core.layers import Stage, Verdict
 from ..core.observe import GPUView, KmsgView, LogView, ProcsView

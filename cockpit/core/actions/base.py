@@ -19,7 +19,7 @@ from ..layers import Evidence, Layer, Stage, Status, Verdict
 from ..remote.base import CommandResult, RemoteError, Transport
 
 if TYPE_CHECKING:  # pragma: no cover - types only: these modules stand on this one
-    from ..fate import Fate
+    from ..fate_record import Fate
     from ..journal.store import Journal
     from ..metrics.store import MetricsStore
     from .job import JobRecord

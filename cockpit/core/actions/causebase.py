@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..layers import Layer
 from ..probes.sig_table import TRACEBACK
-from ..probes.text import fmt_age
+from ..probes.text import fmt_secs
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..probes.sig_model import Match
@@ -49,15 +49,6 @@ class Cause:
     def full(self) -> str:
         """The detail with when it happened, as a verdict's stage shows it."""
         return f"{self.detail} ({self.when})" if self.when else self.detail
-
-
-def fmt_secs(s: float | None) -> str:
-    """``4.2s`` under a minute (a death's timing wants the tenth), else the project's one age
-    format (:func:`cockpit.core.probes.text.fmt_age`: ``4m12s``, ``2h03m``, ``3d04h``)."""
-    if s is None:
-        return "?"
-    s = max(0.0, s)
-    return f"{s:.1f}s" if s < 60 else fmt_age(s)
 
 
 def _when(job: JobRecord, st: JobState, scan: LogScan) -> tuple[float | None, str]:

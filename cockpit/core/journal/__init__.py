@@ -78,7 +78,7 @@ another host cannot be checked and is left alone unless ``force=True``.
 Layout: :mod:`.records` (event names, :class:`AttemptRecord`, :func:`fold`, the tolerant readers,
 :func:`outcome_label`), :mod:`.store` (:class:`Journal`: append, incremental reads, ids, recover),
 :mod:`.files` (modes, the append itself, :class:`~.files.JournalFault`),
-:mod:`.writer` (is the cockpit that wrote an attempt still alive?) and :mod:`.export`
+:mod:`.writer` (is the cockpit that wrote an attempt still alive? how an open attempt reads) and :mod:`.export`
 (:func:`render_markdown`).  This module re-exports their public names.
 
 No textual/rich imports here: ``cockpit.core`` is UI-free.
@@ -116,6 +116,7 @@ if TYPE_CHECKING:  # pragma: no cover - for the type checker: at run time each n
     from .store import default_journal_path as default_journal_path
     from .writer import _hostname as _hostname
     from .writer import _read_stat as _read_stat
+    from .writer import as_read as as_read
     from .writer import proc_start_time as proc_start_time
     from .writer import writer_state as writer_state
 
@@ -149,6 +150,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "_read_stat": (".writer", "_read_stat"),
     "proc_start_time": (".writer", "proc_start_time"),
     "writer_state": (".writer", "writer_state"),
+    "as_read": (".writer", "as_read"),
 }
 
 
@@ -177,6 +179,7 @@ __all__ = [
     "default_journal_path",
     "proc_start_time",
     "writer_state",
+    "as_read",
     "render_markdown",
     "outcome_label",
 ]

@@ -15,6 +15,7 @@ from contextvars import ContextVar
 from datetime import datetime, timezone
 from typing import Any
 
+from ..fate_record import fate_text
 from ..layers import Layer, Outcome, Status
 from ..redact import Redactor
 from ..render import outcome_label
@@ -89,8 +90,6 @@ def _fmt_ts(ts: float | None) -> str:
 
 def fate_line(fate: dict[str, Any]) -> str:
     """``died (app) after 4m12s: RuntimeError …`` (see :func:`cockpit.core.fate.fate_text`)."""
-    from ..fate import fate_text  # late: the fate module reaches the actions; the journal must not need them
-
     return fate_text(fate)
 
 

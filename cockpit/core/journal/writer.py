@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import socket
 
+from ..layers import Outcome
 from ..procstat import read_local_stat
 from .records import AttemptRecord
 
@@ -82,3 +83,15 @@ def writer_state(rec: AttemptRecord) -> tuple[bool | None, str]:
     if pid == os.getpid():
         return True, f"written by this cockpit (pid {pid})"
     return True, f"cockpit pid {pid} is still running"
+
+
+def as_read(rec: AttemptRecord) -> tuple[Outcome, str]:
+    """An attempt's outcome and summary as a reader of the journal must see them now (``status``
+    and ``history`` alike): an attempt still open in the journal whose cockpit is gone (killed,
+    its terminal closed) will never end, so it reads ``interrupted`` with the reason.  Only read:
+    the next attempt closes it in the journal."""
+    if rec.open:
+        alive, why = writer_state(rec)
+        if alive is False:
+            return Outcome.INTERRUPTED, f"cockpit stopped before a verdict: {why}"
+    return rec.outcome, rec.summary

@@ -13,7 +13,7 @@ from typing import Any
 
 from ..changes import diff_manifests, load_manifest, summarise
 from ..compile_report import compare_cell
-from ..fate import story
+from ..fate_record import story
 from ..journal import AttemptRecord, Journal
 from ..journal.export import _code_cell, _first_error_line
 from ..redact import Redactor

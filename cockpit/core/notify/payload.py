@@ -42,7 +42,7 @@ from ... import __version__
 from ..actions.jobrecord import redact_evidence
 from ..config.notify import DEFAULT_ON, EVENT_KINDS, FATE_KINDS
 from ..events import ActionFinished, Event, FateChanged
-from ..fate import story
+from ..fate_record import story
 from ..layers import Evidence
 from .terminal import error_text, one_line, verdict_line
 

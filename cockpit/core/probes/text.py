@@ -10,7 +10,7 @@ import math
 
 from ..text import sanitize
 
-__all__ = ["to_text", "fmt_age"]
+__all__ = ["to_text", "fmt_age", "fmt_secs"]
 
 
 def to_text(data: str | bytes | bytearray | memoryview | None) -> str:
@@ -44,3 +44,12 @@ def fmt_age(seconds: float | None, *, coarse: bool = False, missing: str = "?") 
             head = f"{s // size}{unit}"
             return head if coarse else f"{head}{s % size // sub:02d}{sub_unit}"
     return f"{s}s"
+
+
+def fmt_secs(s: float | None) -> str:
+    """``4.2s`` under a minute (a death's timing wants the tenth), else :func:`fmt_age` (``4m12s``,
+    ``2h03m``, ``3d04h``)."""
+    if s is None:
+        return "?"
+    s = max(0.0, s)
+    return f"{s:.1f}s" if s < 60 else fmt_age(s)

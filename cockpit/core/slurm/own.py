@@ -28,7 +28,7 @@ from typing import Any
 
 from ..actions.base import ActionContext, StageFailed
 from ..actions.jobrecord import JobRecord
-from ..fate import Fate
+from ..fate_record import Fate
 from ..journal.records import FINAL_FATES, scheduler_jobs
 from ..layers import Layer
 from .scontrol import ENDED_BY, QUEUED, RUNNING, SACCT_FIELDS, TERMINAL, SlurmJob, parse_job_line, parse_sacct_all

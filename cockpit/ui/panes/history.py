@@ -16,7 +16,7 @@ from textual.message import Message
 from textual.widgets import DataTable
 from textual.widgets.data_table import CellDoesNotExist
 
-from ...core.actions.cause import fmt_secs
+from ...core.probes.text import fmt_secs
 from ..format import code_version_text, first_error_text, fmt_clock, is_stale, one_line, outcome_text
 from .base import Pane
 from .table import sync_rows
