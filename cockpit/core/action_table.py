@@ -15,11 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .config import Config
-    from .config.actions import ActionConfig
+from typing import Protocol
 
 __all__ = ["ActionSpec", "TABLE", "BY_ID", "SINGLE_ACTIONS", "user_specs", "specs_for"]
 
@@ -62,7 +58,33 @@ BY_ID: dict[str, ActionSpec] = {a.id: a for a in TABLE}
 SINGLE_ACTIONS: tuple[str, ...] = tuple(a.id for a in TABLE if a.id != "attempt")
 
 
-def user_specs(actions: Iterable[ActionConfig]) -> tuple[ActionSpec, ...]:
+class UserAction(Protocol):
+    """One of a config's ``[[actions]]`` (:class:`cockpit.core.config.actions.ActionConfig`), as this
+    table reads it: described, not imported, since the config's checks read this table (the config
+    sits under the core)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def help(self) -> str: ...
+    @property
+    def command(self) -> str: ...
+    @property
+    def where(self) -> str: ...
+    @property
+    def destructive(self) -> bool: ...
+    @property
+    def key(self) -> str: ...
+
+
+class WithActions(Protocol):
+    """A config, as :func:`specs_for` reads it: its ``[[actions]]``."""
+
+    @property
+    def actions(self) -> Iterable[UserAction]: ...
+
+
+def user_specs(actions: Iterable[UserAction]) -> tuple[ActionSpec, ...]:
     """The ``[[actions]]`` of a config as table entries (label: the name; help: theirs, else the command)."""
     out = []
     for a in actions:
@@ -72,6 +94,6 @@ def user_specs(actions: Iterable[ActionConfig]) -> tuple[ActionSpec, ...]:
     return tuple(out)
 
 
-def specs_for(cfg: Config) -> tuple[ActionSpec, ...]:
+def specs_for(cfg: WithActions) -> tuple[ActionSpec, ...]:
     """Every action of this config's target: the built-ins, then the user's own."""
     return TABLE + user_specs(cfg.actions)

@@ -25,7 +25,7 @@ hook for share mode.  A toast says what was copied and how long it is.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from textual.widgets.data_table import CellDoesNotExist
 
@@ -37,7 +37,6 @@ if TYPE_CHECKING:
     from ..core.journal import AttemptRecord
     from ..core.layers import Finding, Stage
     from ..core.probes.signatures import Match
-    from .app import CockpitApp
     from .panes.base import Pane
     from .panes.gpu import GpuPane
     from .panes.log import ChainKey, LogPane
@@ -246,7 +245,17 @@ def deliver(app: App[_R], c: Copied | None, *, nothing: str = "nothing to copy h
     return text
 
 
-def copy_focused(app: CockpitApp, pane: Pane) -> str | None:
+class MouseApp(Protocol):
+    """What :func:`set_mouse_capture` needs of the app (the cockpit app; no import of it here: the
+    app's key handlers import this module)."""
+
+    mouse_reporting: bool
+
+    @property
+    def _driver(self) -> object: ...
+
+
+def copy_focused(app: App[_R], pane: Pane) -> str | None:
     """``y`` in the main screen: the text selected with the mouse, else what the focused pane selects."""
     from .panes.gpu import GpuPane
     from .panes.history import HistoryPane
@@ -269,7 +278,7 @@ def copy_focused(app: CockpitApp, pane: Pane) -> str | None:
     return deliver(app, None)
 
 
-def set_mouse_capture(app: CockpitApp, on: bool) -> bool:
+def set_mouse_capture(app: MouseApp, on: bool) -> bool:
     """Turn the terminal's mouse reporting on or off (off: the terminal's own selection works).
 
     Textual has no public switch: the Linux driver's ``_enable_mouse_support`` /

@@ -21,6 +21,7 @@ from ..core.action_table import BY_ID as CORE
 from ..core.keymap import BY_ID
 from ..core.loop import strip_counter
 from .confirmtext import reboot_command, stop_commands, target_where
+from .copy import set_mouse_capture
 from .screens.confirm import ConfirmScreen
 from .screens.prompt import HypothesisScreen
 from .shell import shell_command
@@ -209,8 +210,6 @@ class TargetActions:
                 proc = await asyncio.create_subprocess_exec(*sc.argv, cwd=sc.cwd)
                 await proc.wait()
             if not app.mouse_reporting:  # resuming turned the driver's mouse reporting back on
-                from .copy import set_mouse_capture
-
                 set_mouse_capture(app, False)
         except Exception as e:  # noqa: BLE001 - SuspendNotSupported (headless, web), a missing command, …: each told in a notification
             app.notify(f"cannot open a shell here ({type(e).__name__}): run it yourself: {sc.display}", severity="warning", timeout=10, markup=False)

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from textual.dom import DOMNode
 
+from .copy import copy_focused, set_mouse_capture
 from .panes.base import Pane
 from .panes.gpu import GpuPane
 from .panes.history import HistoryPane
@@ -92,13 +93,9 @@ class Views:
         self.app.query_one(LogPane).toggle_search_option("-s")
 
     def action_copy(self) -> None:
-        from .copy import copy_focused
-
         copy_focused(self.app, self._focused_pane())
 
     def action_mouse(self) -> None:
-        from .copy import set_mouse_capture
-
         on = not self.app.mouse_reporting
         set_mouse_capture(self.app, on)
         self.app.notify("mouse capture on: clicks select lines, the wheel scrolls panes" if on else

@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..action_table import TABLE
+from ..keymap import ACTIONS, HOME_ROW
 from ..user_template import FIELDS, check_template, template_fields
 from .coerce import parse_section
 from .errors import ConfigError
@@ -69,8 +71,6 @@ _KEY_FIX = "use a letter or digit (G, 5), ctrl+LETTER (ctrl+g) or f1-f24"
 
 def builtin_keys(keymap: dict[str, str] | None = None) -> dict[str, str]:
     """key → the id of the built-in binding that uses it, with ``[keymap]`` applied."""
-    from ..keymap import ACTIONS
-
     km = keymap or {}
     out: dict[str, str] = {}
     for a in ACTIONS:
@@ -80,9 +80,6 @@ def builtin_keys(keymap: dict[str, str] | None = None) -> dict[str, str]:
 
 
 def builtin_ids() -> frozenset[str]:
-    from ..action_table import TABLE
-    from ..keymap import ACTIONS
-
     return frozenset(a.id for a in TABLE) | frozenset(a.id for a in ACTIONS)
 
 
@@ -156,8 +153,6 @@ def _check_key(path: Path | None, at: str, a: ActionConfig, builtins: dict[str, 
                     f"choose a free key ({_free_keys(taken)}), or move the built-in in [keymap]: {builtins[k]} = \"…\"")
     if k in keys:
         raise error(path, f"{at}.key", f"{k!r} is also the key of actions[{keys[k]}]", f"give each action its own key; free: {_free_keys(taken)}")
-    from ..keymap import HOME_ROW
-
     if a.destructive and k in HOME_ROW:
         raise error(path, f"{at}.key", f"{k!r}: a destructive action may not sit on a bare home-row key",
                     f"use a capital letter or ctrl+{k} (free: {_free_keys(taken)})")

@@ -14,6 +14,7 @@ from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.widgets import Static
 
+from ..copy import Copied, deliver, verdict_copy
 from ..format import code_version_text, first_error_text, fmt_clock, one_line, outcome_text, status_glyph
 from ..panes.base import Styled, layer_tag
 from ..panes.verdict import stage_group
@@ -79,7 +80,7 @@ class VerdictBody(Styled, Static):
             if r.interrupted_reason:
                 info.add_row("interrupted", _data(r.interrupted_reason))
             if r.fate:
-                from ...core.fate import fate_text
+                from ...core.fate_record import fate_text
 
                 info.add_row("then", _data(fate_text(r.fate)))  # job text is data, never markup
             parts.append(info)
@@ -185,7 +186,5 @@ class VerdictScreen(KeptModal[None]):
 
     def action_copy(self) -> None:
         """``y``: the verdict with its evidence (or the text selected with the mouse) to the clipboard."""
-        from ..copy import Copied, deliver, verdict_copy
-
         selected = self.get_selected_text()
         deliver(self.app, Copied("selection", selected) if selected else verdict_copy(self.body))
