@@ -53,21 +53,34 @@ def user_config_path() -> Path:
 
 def find_config(explicit: str | os.PathLike[str] | None = None) -> Path | None:
     """The config file to use, or None when there is none (cockpit then runs the demo)."""
-    if explicit:
+    if explicit is not None:
+        if not os.fspath(explicit):
+            raise ConfigError(None, "", "--config was given an empty path", "name the config file: --config PATH")
         p = Path(explicit).expanduser()
         if not p.is_file():
-            raise ConfigError(p, "", "file not found", "check the path given to --config")
+            raise ConfigError(p, "", _not_a_file(p), "check the path given to --config")
         return p
     env = os.environ.get("COCKPIT_CONFIG")
     if env:
         p = Path(env).expanduser()
         if not p.is_file():
-            raise ConfigError(p, "", "file not found (named by $COCKPIT_CONFIG)", "fix or unset COCKPIT_CONFIG")
+            raise ConfigError(p, "", _not_a_file(p) + " (named by $COCKPIT_CONFIG)", "fix or unset COCKPIT_CONFIG")
         return p
     for p in (Path.cwd() / "cockpit.toml", user_config_path()):
         if p.is_file():
             return p
+        if p.exists() or p.is_symlink():  # where a config belongs, but not one: never skipped in silence
+            raise ConfigError(p, "", _not_a_file(p), "make it the config file, or give one with --config")
     return None
+
+
+def _not_a_file(p: Path) -> str:
+    """Why a config path that is not a regular file cannot be read."""
+    if p.is_dir():
+        return "is a directory, not a config file"
+    if p.is_symlink() and not p.exists():
+        return f"is a broken symbolic link (to {os.readlink(p)})"
+    return "file not found" if not p.exists() else "is not a regular file"
 
 
 def load_config(path: str | os.PathLike[str]) -> Config:
