@@ -22,13 +22,15 @@ runs the built-in demo and a sub-command says how to make a config (or to add ``
 from __future__ import annotations
 
 import argparse
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..core.config import Config, ConfigError, find_config, load_config
 
-__all__ = ["GLOBAL_DESTS", "add_globals", "merge_globals", "resolve", "Resolved", "shown_path", "CONFIG_HELP", "NO_CONFIG"]
+__all__ = ["GLOBAL_DESTS", "add_globals", "merge_globals", "resolve", "Resolved", "shown_path", "CONFIG_HELP", "NO_CONFIG",
+           "port_number", "count", "seconds", "positive_seconds"]
 
 CONFIG_HELP = "config file (default: $COCKPIT_CONFIG, ./cockpit.toml, ~/.config/cockpit/config.toml)"
 NO_CONFIG = ("no config file found (looked at --config, $COCKPIT_CONFIG, ./cockpit.toml, ~/.config/cockpit/config.toml)",
@@ -138,3 +140,42 @@ def shown_path(path: Path | str | None) -> str:
         except ValueError:
             continue
     return str(p)
+
+
+def port_number(text: str) -> int:
+    """An option's TCP port: 1 to 65535 (anything else is a usage error, not a failure later)."""
+    n = int(_number(text, int, "a port number"))
+    if not 1 <= n <= 65535:
+        raise argparse.ArgumentTypeError(f"{n} is not a port: give one from 1 to 65535")
+    return n
+
+
+def count(text: str) -> int:
+    """An option's count of things (``--last N``, ``--steps N``): 1 or more."""
+    n = int(_number(text, int, "a whole number"))
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"{n}: give 1 or more")
+    return n
+
+
+def seconds(text: str) -> float:
+    """An option's duration: a finite number of seconds, 0 or more."""
+    x = _number(text, float, "a number of seconds")
+    if not math.isfinite(x) or x < 0:
+        raise argparse.ArgumentTypeError(f"{text}: give a number of seconds, 0 or more")
+    return x
+
+
+def positive_seconds(text: str) -> float:
+    """An option's time limit: a finite number of seconds, more than 0."""
+    x = seconds(text)
+    if x == 0:
+        raise argparse.ArgumentTypeError(f"{text}: give a number of seconds greater than 0")
+    return x
+
+
+def _number(text: str, kind: type[int] | type[float], what: str) -> float:
+    try:
+        return kind(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not {what}") from None

@@ -17,7 +17,7 @@ import sys
 from typing import Any
 
 from ..core.config import Config
-from .args import add_globals
+from .args import add_globals, count
 
 __all__ = ["add_parser", "cmd_compare", "render_compare"]
 
@@ -31,7 +31,7 @@ def add_parser(sub: Any) -> None:
     s.add_argument("a", type=int, metavar="A", help="an attempt number (as in cockpit history)")
     s.add_argument("b", type=int, metavar="B", help="the attempt to compare with A")
     s.add_argument("--metric", action="append", metavar="NAME", help="the metric to compare at matching steps (repeatable; default: the loss)")
-    s.add_argument("--steps", type=int, default=5, metavar="N", help="how many matching steps (default 5)")
+    s.add_argument("--steps", type=count, default=5, metavar="N", help="how many matching steps (default 5)")
     s.add_argument("--no-redact", action="store_true", help="show secrets an older journal may hold")
     s.set_defaults(func=cmd_compare)
 

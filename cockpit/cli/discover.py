@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.config import ConfigError
 from ..core.remote.base import RemoteError
-from .args import add_globals
+from .args import add_globals, port_number, positive_seconds
 from .common import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, safe_text
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -49,12 +49,12 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     s: argparse.ArgumentParser = sub.add_parser("init", help=HELP, description=DESCRIPTION)
     s.add_argument("where", metavar="[USER@]HOST[:CONTAINER]", help="the SSH host; CONTAINER: look only at that container (CTID or name)")
     s.add_argument("-o", "--output", default="cockpit.toml", metavar="FILE", help="the config to write (default ./cockpit.toml)")
-    s.add_argument("--port", type=int, default=None, metavar="N", help="SSH port (default: ~/.ssh/config, else 22)")
+    s.add_argument("--port", type=port_number, default=None, metavar="N", help="SSH port (default: ~/.ssh/config, else 22)")
     s.add_argument("--identity", default=None, metavar="FILE", help="SSH private key (written to [ssh] identity_file)")
     s.add_argument("--known-hosts", default=None, metavar="FILE", help="known_hosts with the host's key (written to [ssh] known_hosts)")
     s.add_argument("--yes", "-y", action="store_true", help="take the best candidate without asking")
     s.add_argument("--force", action="store_true", help="replace FILE if it exists")
-    s.add_argument("--timeout", type=float, default=60.0, metavar="S", help="seconds the discovery may take on the host (default 60)")
+    s.add_argument("--timeout", type=positive_seconds, default=60.0, metavar="S", help="seconds the discovery may take on the host (default 60)")
     add_globals(s, skip=_SKIP, json="print the discovery report as JSON and write nothing")
     s.set_defaults(func=cmd_init, no_config=True)
     return s

@@ -21,6 +21,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from .args import port_number
+
 __all__ = ["add_parser", "cmd_serve", "serve_command", "DEFAULT_PORT"]
 
 DEFAULT_PORT = 8521
@@ -30,7 +32,7 @@ def add_parser(sub: Any, common: Any) -> None:
     s = sub.add_parser("serve", help="the TUI in a browser for a teammate: read-only, secrets hidden, 127.0.0.1 and a token by default")
     common(s)
     s.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: reach it through an SSH tunnel)")
-    s.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT})")
+    s.add_argument("--port", type=port_number, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT})")
     s.add_argument("--token", default=None, help=argparse.SUPPRESS)  # tests; a random one otherwise
     s.set_defaults(func=cmd_serve)
 
@@ -52,6 +54,10 @@ def cmd_serve(args: argparse.Namespace, cfg: Any) -> int:
     except ImportError:
         print("cockpit: serve needs textual-serve: pip install 'cockpit[serve]' (or pip install textual-serve)", file=sys.stderr)
         return 2
+    why = _cannot_listen(args.host, args.port)
+    if why:  # said before any URL is printed, never as a traceback from the server
+        print(f"cockpit serve: {why}\n  fix: choose another --port or --host (an address of this machine)", file=sys.stderr)
+        return 2
     token = args.token or secrets.token_urlsafe(16)
     server = _server_class(Server)(serve_command(args, cfg), host=args.host, port=args.port, title=f"cockpit · {cfg.display_name} (read-only)")
     server.token = token
@@ -64,6 +70,25 @@ def cmd_serve(args: argparse.Namespace, cfg: Any) -> int:
         print(f"  listening on {args.host}: anyone who can reach it needs the token", flush=True)
     server.serve()
     return 0
+
+
+def _cannot_listen(host: str, port: int) -> str | None:
+    """Why serve could not listen on ``host:port`` (an unknown name, a port in use or not allowed),
+    found by binding each of its addresses once, as the server will; None when it can."""
+    import socket
+
+    try:
+        addrs = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except (socket.gaierror, UnicodeError) as e:
+        return f"--host {host!r} is not an address of this machine ({getattr(e, 'strerror', None) or e})"
+    for family, kind, proto, _name, addr in addrs:
+        try:
+            with socket.socket(family, kind, proto) as s:
+                s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the server binds
+                s.bind(addr)
+        except OSError as e:
+            return f"cannot listen on {host}:{port}: {e.strerror or e}"
+    return None
 
 
 def _whoami() -> str:

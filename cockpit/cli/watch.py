@@ -24,7 +24,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from .args import add_globals
+from .args import add_globals, seconds
 
 __all__ = ["add_parser", "cmd_watch", "verdict_payload"]
 
@@ -37,7 +37,7 @@ def _add_arguments(s: argparse.ArgumentParser) -> None:
     add_globals(s, json="one JSON object per verdict line instead of text")
     s.add_argument("--note", "-m", default=None, help="the hypothesis under test (default: the last note in the journal)")
     s.add_argument("--once", action="store_true", help="wait for one change, run one attempt, exit with its result")
-    s.add_argument("--timeout", type=float, default=None, metavar="S", help="with --once: give up after S seconds without a change (exit 124)")
+    s.add_argument("--timeout", type=seconds, default=None, metavar="S", help="with --once: give up after S seconds without a change (exit 124)")
     s.add_argument("--debounce", type=float, default=None, metavar="S", help="seconds a burst of saves must be quiet (default: [loop] debounce, 1.0)")
     s.add_argument("--no-notify", action="store_true", help="no notifications: no bell, no tmux message, no [notify] command or webhook")
     s.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr, only the verdict lines")
