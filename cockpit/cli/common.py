@@ -5,18 +5,22 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import sys
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Coroutine
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..core.config import Config
 
 if TYPE_CHECKING:  # pragma: no cover
     import asyncio
 
+T = TypeVar("T")
+log = logging.getLogger(__name__)
+
 __all__ = ["EXIT_OK", "EXIT_FAILED", "EXIT_USAGE", "EXIT_PENDING", "EXIT_BUSY", "EXIT_INTERRUPTED", "emit", "safe_text",
-           "confirm", "Busy", "with_engine", "engine_session", "quiet", "outcome_exit", "journal_fault", "journal_trouble"]
+           "confirm", "Busy", "with_engine", "run_loop", "engine_session", "quiet", "outcome_exit", "journal_fault", "journal_trouble"]
 
 #: 0 success, 1 verification failed (the verdict names the layer), 2 usage or config error, 3 pending
 #: (queued by the scheduler, not yet verified), 75 another cockpit acts on the target, 130 interrupted
@@ -55,15 +59,36 @@ class Busy(Exception):
 
 def with_engine(args: argparse.Namespace, cfg: Config, work: Callable[[Any], Any]) -> Any:
     """Run ``work(engine)`` in a fresh event loop (live stages on a terminal's stderr); Busy → exit 75."""
-    import asyncio
 
     from ..core.engine import Busy as EngineBusy
 
     try:
-        return asyncio.run(engine_session(args, cfg, work, hangup=True))
+        return run_loop(engine_session(args, cfg, work, hangup=True))
     except EngineBusy as e:
         print(f"cockpit: {e}", file=sys.stderr)
         raise Busy() from None
+
+
+def run_loop(main: Coroutine[Any, Any, T]) -> T:
+    """``asyncio.run(main)`` for a command, ended with nothing left running: a background task that
+    its engine left behind (a shell still starting when the connection closed) is cancelled and
+    awaited once ``main`` is done, so what it ended with is this command's business, never an
+    "unhandled exception during asyncio.run() shutdown" traceback on the user's terminal."""
+    import asyncio
+
+    async def alone() -> T:
+        try:
+            return await main
+        finally:
+            me = asyncio.current_task()
+            rest = [t for t in asyncio.all_tasks() if t is not me and not t.done()]
+            for t in rest:
+                t.cancel()
+            for t, out in zip(rest, await asyncio.gather(*rest, return_exceptions=True), strict=True):
+                if isinstance(out, Exception):
+                    log.debug("left running at the end of the command, ended: %s: %r", t.get_name(), out)
+
+    return asyncio.run(alone())
 
 
 def quiet(args: argparse.Namespace) -> argparse.Namespace:

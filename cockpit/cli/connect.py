@@ -28,8 +28,8 @@ from ..core.config import Config, ConfigError, load_config
 from ..core.layers import Verdict
 from ..core.remote.base import RemoteError
 from ..core.render import render_verdict
-from .args import Resolved, add_globals, shown_path
-from .common import EXIT_BUSY, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, Busy, emit, engine_session, safe_text, with_engine
+from .args import Resolved, add_globals, port_number, positive_seconds, shown_path
+from .common import EXIT_BUSY, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, Busy, emit, engine_session, run_loop, safe_text, with_engine
 from .discover import NothingChosen, _candidates, choose_here
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -54,11 +54,11 @@ def add_parser(sub: Any) -> None:
     c.add_argument("where", metavar="[USER@]HOST[:CONTAINER]", help="the SSH host; CONTAINER: look only at that container")
     c.add_argument("-o", "--output", default="cockpit.toml", metavar="FILE",
                    help="the config (default ./cockpit.toml; an existing one is used when it names the same host and container)")
-    c.add_argument("--port", type=int, default=None, metavar="N", help="SSH port (default: ~/.ssh/config, else 22)")
+    c.add_argument("--port", type=port_number, default=None, metavar="N", help="SSH port (default: ~/.ssh/config, else 22)")
     c.add_argument("--identity", default=None, metavar="FILE", help="SSH private key (written to [ssh] identity_file)")
     c.add_argument("--known-hosts", default=None, metavar="FILE", help="known_hosts with the host's key (written to [ssh] known_hosts)")
     c.add_argument("--yes", "-y", action="store_true", help="take the best candidate without asking")
-    c.add_argument("--timeout", type=float, default=60.0, metavar="S", help="seconds the discovery may take on the host (default 60)")
+    c.add_argument("--timeout", type=positive_seconds, default=60.0, metavar="S", help="seconds the discovery may take on the host (default 60)")
     add_globals(c, skip=_SKIP)
     c.set_defaults(func=cmd_connect, no_config=True)
 
@@ -160,13 +160,11 @@ def prepare(args: argparse.Namespace) -> Prepared:
     if pid is None:
         _say("process: no running training job to adopt: the TUI opens on the target")
         return Prepared(cfg, path, written)
-    import asyncio
-
     from ..core.target_lock import Busy as TargetBusy  # here: the runtimes it imports cost every command's start-up
 
     quiet = argparse.Namespace(json=True)
     try:
-        v: Verdict = asyncio.run(engine_session(quiet, cfg, lambda eng: eng.adopt(pid, follow=False, now=True)))
+        v: Verdict = run_loop(engine_session(quiet, cfg, lambda eng: eng.adopt(pid, follow=False, now=True)))
     except TargetBusy as e:  # another cockpit acts on the target: said, and the TUI shows it anyway
         _say(f"not adopted: {e}")
         return Prepared(cfg, path, written, pid)

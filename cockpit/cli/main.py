@@ -17,7 +17,7 @@ from typing import Any
 from .. import __version__
 from ..core.config import Config, ConfigError
 from ..core.render import render_verdict
-from .args import add_globals, merge_globals, resolve
+from .args import add_globals, count, merge_globals, resolve, seconds
 from .common import (
     EXIT_BUSY,
     EXIT_FAILED,
@@ -32,6 +32,7 @@ from .common import (
     journal_trouble,
     outcome_exit,
     quiet,
+    run_loop,
     safe_text,
     with_engine,
 )
@@ -98,7 +99,7 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("history", help="list attempts from the journal")
     _common(s)
     s.add_argument("--markdown", "--md", action="store_true", help="a post-mortem timeline for an incident report")
-    s.add_argument("--last", type=int, default=0, metavar="N", help="only the last N attempts")
+    s.add_argument("--last", type=count, default=0, metavar="N", help="only the last N attempts")
     s.add_argument("--no-redact", action="store_true", help="show secrets an older journal may hold (by default every output "
                    "is redacted like the journal itself: [job.env] secrets, token shapes, [redact] patterns)")
     s.set_defaults(func=cmd_history)
@@ -126,7 +127,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "diff: show it; reset: recreate the demo project; where: print the demo's directories; "
                    "crash-later: make the running demo job die in a few seconds (to see a passed attempt's fate change); "
                    "hang: make it deadlock instead (to see a stall and its stacks)")
-    s.add_argument("--after", type=float, default=5.0, metavar="S", help="crash-later, hang: seconds from now (default 5)")
+    s.add_argument("--after", type=seconds, default=5.0, metavar="S", help="crash-later, hang: seconds from now (default 5)")
     s.set_defaults(func=cmd_demo, demo_command=True)
 
     s = sub.add_parser("check-config", help="validate the config file and print the resolved values")
@@ -141,8 +142,6 @@ def resolve_config(args: argparse.Namespace) -> Config:
 
 
 def cmd_status(args: argparse.Namespace, cfg: Config) -> int:
-    import asyncio
-
     from ..core.status import collect_status
 
     fan = members(args, cfg)
@@ -152,7 +151,7 @@ def cmd_status(args: argparse.Namespace, cfg: Config) -> int:
             return {**r, "layer": r["verdict"]["layer"], "summary": _status_summary(r)}
 
         return fan_out(args, cfg, fan[0], fan[1], one, render_status)
-    report = asyncio.run(collect_status(cfg, quick=getattr(args, "quick", False)))
+    report = run_loop(collect_status(cfg, quick=getattr(args, "quick", False)))
     if args.share:  # screen sharing: secrets hidden in the output too
         from ..core.redact import Redactor
 

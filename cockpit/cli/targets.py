@@ -76,7 +76,9 @@ def fan_out(args: argparse.Namespace, cfg: Config, label: str, names: list[str],
     async def go() -> list[Any]:
         return list(await asyncio.gather(*(one(c) for c in configs.values()), return_exceptions=True))
 
-    outs = asyncio.run(go())
+    from .common import run_loop
+
+    outs = run_loop(go())
     results: dict[str, dict[str, Any]] = {}
     busy = False
     for name, out in zip(configs, outs, strict=True):

@@ -1,0 +1,41 @@
+"""The front door against the lab: a command that ends while cockpit's shell on the host is still
+starting (``verify`` or ``stacks`` with no job recorded: a failure right after connecting) ends
+with its verdict and nothing else, never an "unhandled exception during asyncio.run() shutdown"
+traceback.  The race is a matter of milliseconds, so each command runs several times.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+
+def _entry_point() -> str | None:
+    beside = Path(sys.executable).parent / "cockpit"
+    return str(beside) if os.access(beside, os.X_OK) else shutil.which("cockpit")
+
+
+COCKPIT = _entry_point()
+pytestmark = pytest.mark.skipif(COCKPIT is None, reason="the cockpit entry point is not installed (pip install -e .)")
+
+RUNS = 10
+
+
+def test_a_quick_failure_after_connecting_ends_without_a_traceback(lab_config: Callable[..., Any], tmp_path: Path) -> None:
+    assert COCKPIT is not None
+    lab_config()  # tmp_path/cockpit.toml; its journal, beside it, is empty: no job recorded
+    env = {k: v for k, v in os.environ.items() if not k.startswith("COCKPIT_")}
+    for argv, says in ((["verify"], "no job recorded by cockpit to verify"), (["stacks"], "no job recorded by cockpit")):
+        for i in range(RUNS):
+            r = subprocess.run([COCKPIT, *argv], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60,
+                               stdin=subprocess.DEVNULL)
+            out = r.stdout + r.stderr
+            assert r.returncode == 1 and says in out, f"cockpit {argv[0]} (run {i + 1}) → rc {r.returncode}: {out}"
+            assert "Traceback" not in out and "unhandled exception" not in out, f"cockpit {argv[0]} (run {i + 1}):\n{out}"
