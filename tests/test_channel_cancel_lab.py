@@ -191,3 +191,22 @@ async def test_the_host_shell_closed_while_its_channel_opens_is_not_kept(lab, la
     finally:
         await hs.close()
         await t.close()
+
+
+async def test_a_host_shell_still_starting_when_its_session_closes_is_over_when_close_returns(lab, lab_config):
+    # `cockpit verify` started the host's shell in the background (start_soon) and ended before it was
+    # up: the close cut the start short, and the start, left pending, ended with the closed session's
+    # RemoteError at the event loop's shutdown ("unhandled exception during asyncio.run() shutdown")
+    t = transport_for(lab_config())
+    hs = host_session(t)
+    try:
+        assert (await t.run("echo in")).ok
+        hs.start_soon()
+        starting = hs._starting
+        assert starting is not None
+        await asyncio.sleep(0)  # one turn of the loop: the start is under way (its channel's open on the wire)
+        await hs.close()
+        assert starting.done(), "the start outlived the close: the loop's shutdown would meet it"
+    finally:
+        await hs.close()
+        await t.close()

@@ -152,8 +152,9 @@ class HostSession:
             log.info("host session not started: %s", fut.exception())
 
     async def close(self) -> None:
-        if self._starting is not None:
-            self._starting.cancel()
+        starting = self._starting
+        if starting is not None:
+            starting.cancel()
         self._closes += 1
         for shell, watch in list(self._shells.items()):  # every shell's channel and slot, kept or not
             if watch is not asyncio.current_task():
@@ -162,6 +163,11 @@ class HostSession:
         session, self.session = self.session, None
         if session is not None:
             await session.close()
+        if starting is not None and starting is not asyncio.current_task():
+            # its end is awaited here: a start cut short by the close ends with the closed session's
+            # RemoteError, and left pending it surfaced at the event loop's shutdown as "unhandled
+            # exception during asyncio.run() shutdown" after a headless command's verdict
+            await asyncio.gather(starting, return_exceptions=True)
 
 
 async def _open(conn: Any, slots: ChannelSlots | None) -> Any:
