@@ -301,6 +301,10 @@ def cmd_demo(args: argparse.Namespace, cfg: Config) -> int:
         print("removed the demo fix from " + (", ".join(map(str, changed)) or "nothing (not applied)"))
     elif args.what == "diff":
         sys.stdout.write(demo.fix_diff())
+    elif args.what in ("crash-later", "hang") and not demo.job_running():
+        print(f"no demo job is running: start one first (cockpit attempt --demo, or the attempt key in `cockpit --demo`), "
+              f"then run `cockpit demo {args.what}` again", file=sys.stderr)
+        return EXIT_USAGE
     elif args.what == "crash-later":
         demo.crash_later(args.after)
         print(f"the running demo job will die in {args.after:g}s; then `cockpit status --demo` or `cockpit history --demo` "

@@ -373,11 +373,31 @@ def reset_demo(home: str | os.PathLike[str] | None = None) -> Path:
     return paths.src
 
 
+def job_running(home: str | os.PathLike[str] | None = None) -> bool:
+    """A demo job cockpit launched lives now: the latest attempt's job record names a process that
+    still runs with the recorded start time (a pid reused since is not it)."""
+    from ..core.journal import Journal
+    from ..core.procstat import read_local_stat
+
+    path = demo_paths(home).journal
+    if not path.is_file():
+        return False
+    for rec in reversed(Journal(path).attempts()):
+        job = rec.job or {}
+        pid, start = job.get("pid"), job.get("start_time")
+        if isinstance(pid, int) and pid > 1:
+            st = read_local_stat(pid)
+            return st is not None and st.start_time == start and not st.state.startswith(("Z", "X"))
+    return False
+
+
 def crash_later(seconds: float = 5.0, home: str | os.PathLike[str] | None = None, *, kind: str = "crash") -> Path:
     """Make the running demo job die ``seconds`` from now (a RuntimeError in its main loop).
 
     A job that passed and then died: the TUI and ``cockpit watch`` record the fate the moment it
     happens, ``cockpit status`` when it next looks, and the history reads ``passed → died (app)``.
+    A request no running job took is ignored by the next job (older than the job itself), so a fixed
+    attempt never dies of it.
     """
     path = demo_paths(home).workspace / ".crash-later"
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -179,12 +179,16 @@ class CrashLater:
         self.path = path
         self.due: float | None = None
         self.kind = "crash"
+        self.born = time.time()  # a request written before this job started was for another one
 
     def check(self, step: int) -> None:
         if not self.path:
             return
         if self.due is None:
             try:
+                if os.stat(self.path).st_mtime < self.born - 1:  # left by a request no running job took
+                    os.unlink(self.path)
+                    return
                 with open(self.path) as fh:
                     words = fh.read().split()
                 kind, delay = (words[0], float(words[1])) if len(words) > 1 else ("crash", float(words[0]) if words else 0.0)
