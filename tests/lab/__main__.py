@@ -35,6 +35,12 @@ def main(argv: list[str] | None = None) -> int:
         for ctid in args.no_reap:
             lab.add_container(ctid, reaping_init=False)
         first = (args.container or args.no_reap or [200])[0]
+        # the config's deploy source holds one file, as the tests' lab_config writes it: an attempt
+        # with nothing to deploy is a config failure (untested), not the loop this lab is for
+        src = lab.dir / "src"
+        src.mkdir(exist_ok=True)
+        if not any(src.iterdir()):
+            (src / "train.py").write_text("print('the code under test')\n")
         text = lab.config_toml(target={"container": first})
         if args.config:
             lab.write_config(args.config, target={"container": first})
