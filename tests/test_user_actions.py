@@ -177,6 +177,14 @@ def test_cli_lists_every_action_of_the_target(tmp_path, capsys):
     assert [(r["name"], r["key"], r["destructive"]) for r in rows if r["user"]] == [("look", "G", False), ("wipe", "X", True), ("quiet", None, False)]
     assert main(["run-action", "deploy", "-c", str(tmp_path / "cockpit.toml")]) == 2
     assert "run `cockpit deploy`" in capsys.readouterr().err
+    # a name that is none of them: near matches among the built-ins too, and where the full list is
+    assert main(["run-action", "relauch", "-c", str(tmp_path / "cockpit.toml")]) == 2
+    err = capsys.readouterr().err
+    assert "did you mean 'relaunch'?" in err and "its [[actions]]: look, wipe, quiet" in err and "`cockpit run-action` lists" in err
+    (tmp_path / "bare.toml").write_text(HOST)
+    assert main(["run-action", "nosuch", "-c", str(tmp_path / "bare.toml")]) == 2
+    err = capsys.readouterr().err
+    assert "it has no [[actions]]" in err and "actions: none" not in err and "the built-ins too" in err
 
 
 # -- running in the lab ------------------------------------------------------------------------------

@@ -69,10 +69,10 @@ def cmd_run_action(args: argparse.Namespace, cfg: Config) -> int:
         if args.name in BY_ID:
             print(f"cockpit: {args.name!r} is a built-in action: run `cockpit {args.name}`", file=sys.stderr)
             return EXIT_USAGE
-        close = difflib.get_close_matches(args.name, list(actions), n=1)
-        known = ", ".join(actions) or "none: add [[actions]] to the config (see sample_config.toml)"
+        close = difflib.get_close_matches(args.name, [*actions, *BY_ID], n=1)
+        known = (f"its [[actions]]: {', '.join(actions)}" if actions else "it has no [[actions]] (see sample_config.toml)")
         print(f"cockpit: no action {args.name!r} in {cfg.path or 'this config'}" + (f"; did you mean {close[0]!r}?" if close else "")
-              + f" (actions: {known})", file=sys.stderr)
+              + f" ({known}; `cockpit run-action` lists every action, the built-ins too)", file=sys.stderr)
         return EXIT_USAGE
 
     async def work(eng: Any) -> Any:

@@ -45,7 +45,7 @@ def _add_arguments(s: argparse.ArgumentParser) -> None:
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
     """Add ``watch`` to the sub-command parsers (``sub`` from ``add_subparsers``)."""
-    s: argparse.ArgumentParser = sub.add_parser("watch", help=HELP, description=__doc__.split("\n\n")[1] if __doc__ else HELP)
+    s: argparse.ArgumentParser = sub.add_parser("watch", help=HELP, description=__doc__.split("\n\n")[1].replace("``", "`") if __doc__ else HELP)
     _add_arguments(s)
     s.set_defaults(func=cmd_watch)
     return s
