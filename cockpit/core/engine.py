@@ -49,6 +49,7 @@ from .relaunch import LAUNCH_NOTES, run_launch
 from .remote import make_transport
 from .remote.base import RemoteError, Transport
 from .runtimes import runtime_for
+from .superseded import reconcile_superseded, superseded_jobs
 from .target_lock import Busy, TargetLock
 from .user_actions import UserActionResult, command_for, run_user_action
 
@@ -232,7 +233,13 @@ class Engine:
         return self.follower
 
     def resume_following(self) -> FateFollower | None:
-        """At start-up (TUI, watch): follow the latest attempt's job if its story is not over."""
+        """At start-up (TUI, watch): follow the latest attempt's job if its story is not over (and
+        read once the earlier attempts' jobs nothing follows: :mod:`.superseded`)."""
+        if superseded_jobs(self.journal, self.job_attempt):
+            task = asyncio.get_running_loop().create_task(
+                reconcile_superseded(self.context(), self.journal, self.job_attempt, self.record_fate), name="superseded")
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
         if self.job is None or self.job_attempt is None:
             return None
         fol = self.follow(self.job_attempt, self.job)
@@ -241,7 +248,9 @@ class Engine:
         return fol
 
     async def reconcile(self) -> Fate | None:
-        """Headless: read the latest attempt's job once and journal its fate if it changed."""
+        """Headless: read the latest attempt's job once and journal its fate if it changed (and
+        those of earlier attempts whose open story nothing follows: :mod:`.superseded`)."""
+        await reconcile_superseded(self.context(), self.journal, self.job_attempt, self.record_fate)
         if self.job is None or self.job_attempt is None:
             return None
         rec = self.journal.get(self.job_attempt)
