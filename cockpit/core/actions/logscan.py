@@ -152,14 +152,14 @@ class LogScan:
         if self.peeked or not self.partial or self.progress_re is None:
             return
         line = sanitize(_capped(self.partial).decode("utf-8", "replace"))
-        if self.progress_re.search(line):
+        if m := self.progress_re.search(line):
             self.peeked = True
-            self._progress(line, self.lines + 1)
+            self._progress(line, self.lines + 1, m.group(0))
 
-    def _progress(self, line: str, no: int) -> None:
+    def _progress(self, line: str, no: int, marker: str = "") -> None:
         self.progress_count += 1
         self.last_progress = line
-        self.clock.saw(line)
+        self.clock.saw(line, marker)
         self.progress_no = no
         if self.progress_line is None:
             self.progress_line = line
@@ -176,12 +176,12 @@ class LogScan:
         self.tail_lines.append(line)
         if len(self.tail_lines) > 40:
             del self.tail_lines[:-40]
-        if self.progress_re is not None and self.progress_re.search(line):
+        if self.progress_re is not None and (m := self.progress_re.search(line)):
             if counted:  # seen while it was still being written: the same progress, now whole
                 self.last_progress = line
                 self.progress_no = self.lines
             else:
-                self._progress(line, self.lines)
+                self._progress(line, self.lines, m.group(0))
         if "NCCL work" in line:
             self.nccl.feed(line)
         if "Traceback (most recent call last)" in line:

@@ -22,6 +22,7 @@ written where cockpit does not read).
 
 from __future__ import annotations
 
+import re
 import shlex
 import statistics
 import time
@@ -39,11 +40,16 @@ if TYPE_CHECKING:
     from .base import ActionContext
     from .jobstate import JobReader
 
-__all__ = ["ProgressClock", "Stall", "detect_stall", "stall_threshold", "stall_layer", "stall_unknown", "AUTO_FLOOR_S",
+__all__ = ["ProgressClock", "Stall", "detect_stall", "stuck_count", "stall_threshold", "stall_layer", "stall_unknown", "AUTO_FLOOR_S",
            "AUTO_FACTOR", "read_gpu_util", "judged_stall", "stopped_words", "sample_main", "stuck_in_d", "read_wchan", "sampled_main"]
 
 AUTO_FLOOR_S = 120.0
 AUTO_FACTOR = 10.0
+#: a count in the progress lines is judged only after it changed this often (its first value counted)
+COUNT_CHANGES = 4
+#: ... and when at least this many progress lines since its last change repeat it (lines still come)
+COUNT_REPEATS = 3
+_NUMBER = re.compile(r"\d+")
 
 
 @dataclass
@@ -59,11 +65,28 @@ class ProgressClock:
     undated: bool = False
     _pending: int = 0
     _pending_line: str | None = None
+    #: the numbers in the progress pattern's match (``step 120``: its count), the match itself, and
+    #: when that count last changed (dated as progress is), how often, the intervals between its
+    #: changes and the progress lines read since that repeat it (:func:`stuck_count`)
+    count_key: tuple[str, ...] = ()
+    count_text: str = ""
+    changed_at: float | None = None
+    changes: int = 0
+    change_intervals: deque[float] = field(default_factory=lambda: deque(maxlen=512))
+    repeats: int = 0
+    _pending_changes: int = 0
 
-    def saw(self, line: str) -> None:
-        """A progress line was read (call :meth:`tick` once the whole read is fed)."""
+    def saw(self, line: str, marker: str = "") -> None:
+        """A progress line was read, ``marker`` the progress pattern's match in it (call :meth:`tick`
+        once the whole read is fed)."""
         self._pending += 1
         self._pending_line = line
+        key = tuple(_NUMBER.findall(marker))
+        if key != self.count_key:
+            self.count_key, self.count_text, self.repeats = key, marker, 0
+            self._pending_changes += 1 if key else 0
+        elif key:
+            self.repeats += 1
 
     def tick(self, now: float | None = None) -> None:
         """The end of one read: date the progress lines it held."""
@@ -75,6 +98,12 @@ class ProgressClock:
             self.intervals.extend([step] * min(self._pending, 64))
         self.count += self._pending
         self.last_at, self.last_line = now, self._pending_line
+        if self._pending_changes:
+            if self.changed_at is not None and now > self.changed_at:
+                step = (now - self.changed_at) / self._pending_changes
+                self.change_intervals.extend([step] * min(self._pending_changes, 64))
+            self.changes += self._pending_changes
+            self.changed_at, self._pending_changes = now, 0
         self.undated = False
         self._pending, self._pending_line = 0, None
 
@@ -262,10 +291,28 @@ def detect_stall(setting: float | str, clock: ProgressClock, now: float, leader_
     limit = stall_threshold(setting, clock)
     silent = clock.silent_for(now)
     if limit is None or silent is None or silent <= limit:
-        return None
+        return stuck_count(setting, clock, now)
     xid = xid_since(clock.last_at or now) if xid_since is not None else None
     layer, why = stall_layer(gpu_util, xid, leader_state)
     return Stall(silent, limit, clock.last_line, layer, why)
+
+
+def stuck_count(setting: float | str, clock: ProgressClock, now: float) -> Stall | None:
+    """The stall of a job whose progress lines go on while the count in them stays put (``step 120``
+    printed again and again: a loop retrying or skipping the same step), once that count had
+    changed :data:`COUNT_CHANGES` times: no change for the stall threshold, nor for
+    :data:`AUTO_FACTOR` times its own rhythm of changing (an epoch's count changes once an epoch)."""
+    limit = stall_threshold(setting, clock)
+    if (limit is None or clock.changed_at is None or clock.changes < COUNT_CHANGES or not clock.change_intervals
+            or clock.repeats < COUNT_REPEATS):
+        return None
+    limit = max(limit, AUTO_FACTOR * statistics.median(clock.change_intervals))
+    stuck = now - clock.changed_at
+    if stuck <= limit:
+        return None
+    why = (f"its progress lines go on, but `{clock.count_text[:60]}` has not changed in the last {clock.repeats} of them: "
+           "a loop retrying or skipping the same step")
+    return Stall(stuck, limit, clock.last_line, Layer.APP, why)
 
 
 async def read_gpu_util(ctx: ActionContext) -> list[float] | None:
