@@ -307,6 +307,32 @@ BUILTIN: tuple[Signature, ...] = (
         keywords=("Unexpected bus error", "killed by signal: Bus error"),
     ),
     Signature(
+        # argparse's last line before its exit 2 (the usage line above it), and click's: the job's
+        # command line names an option its code does not take (or misses one it requires)
+        r"^\S+: error: ((?:unrecognized arguments|the following arguments are required|argument \S+|ambiguous option"
+        r"|one of the arguments .+ is required)\b.*)"
+        r"|^Error: ((?:No such option|Missing (?:option|argument)|Invalid value for|Got unexpected extra argument)\b.*)",
+        Layer.APP,
+        "the command line was refused: {1}{2}",
+        "The arguments in [job] command do not match the options the deployed code takes (its usage line is "
+        "just above in the log): fix the command, or deploy the code that has the option.",
+        kind="usage-error",
+        priority=50,
+        keywords=(": error: ", "Error: No such option", "Error: Missing ", "Error: Invalid value for", "Error: Got unexpected"),
+    ),
+    Signature(
+        # input() (a prompt: a login, a trust_remote_code question) on the job's stdin, which
+        # cockpit gives /dev/null: the code waited for an answer no one can type
+        r"^\W*(?:\w+: )?EOFError: EOF when reading a line",
+        Layer.APP,
+        "the job asked for input (EOFError: EOF when reading a line): its stdin had none (cockpit starts it on /dev/null)",
+        "Something in the job prompts for an answer (input(), a login, a confirmation): give it in the command "
+        "or the environment (a flag such as --yes, a token variable) so it never asks.",
+        kind="stdin-eof",
+        priority=50,
+        keywords=("EOF when reading a line",),
+    ),
+    Signature(
         r"ChildFailedError",
         Layer.APP,
         "a torchrun worker failed",
