@@ -48,6 +48,7 @@ from ..remote.base import RemoteError
 from .adopt import job_reader as reader_for  # adopted jobs too (no pid or exit file of cockpit's)
 from .base import ActionContext, StageFailed, VerdictBuilder
 from .cause import death_cause, error_cause, fmt_secs
+from .elsewhere import elsewhere_note, written_files
 from .forked import watching
 from .job import JobRecord, describe_exit
 from .jobstate import JobReader, JobState, LogScan, error_dict, make_scan
@@ -329,7 +330,8 @@ async def _judge(ctx: ActionContext, vb: VerdictBuilder, job: JobRecord, st: Job
         elif now < startup_deadline and err is None:
             lg.pending(f"log is empty ({now - dl.since:.0f}s of {dl.span_s:g}s)", since=dl.since, deadline_s=dl.span_s)
         elif err is None:
-            raise StageFailed(Layer.PROCESS, f"the log stayed empty for {dl.within(cfg.job.startup_timeout)}", evidence=evidence)
+            note = elsewhere_note(await written_files(ctx, st, job.log_path)) if st.alive else ""
+            raise StageFailed(Layer.PROCESS, f"the log stayed empty for {dl.within(cfg.job.startup_timeout)}{note}", evidence=evidence)
     if _stop_here(vb, "log growing"):
         return
 
@@ -351,7 +353,9 @@ async def _judge(ctx: ActionContext, vb: VerdictBuilder, job: JobRecord, st: Job
             what = "waiting for " + (f"/{cfg.job.progress_pattern}/" if has_marker else f"{cfg.job.healthy_after:g}s without a crash")
             pr.pending(dl.waiting(what), since=dl.since, deadline_s=dl.span_s)
         else:
-            raise no_progress(dl, clock.busy_now(), cfg.job.startup_timeout, evidence, scan, cfg.job.progress_pattern)
+            failed = no_progress(dl, clock.busy_now(), cfg.job.startup_timeout, evidence, scan, cfg.job.progress_pattern)
+            failed.detail += elsewhere_note(await written_files(ctx, st, job.log_path)) if st.alive else ""
+            raise failed
     if _stop_here(vb, "progress"):
         return
 
