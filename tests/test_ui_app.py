@@ -509,3 +509,29 @@ async def test_gpu_na_values_and_failures_are_shown_as_such(tmp_path):
         await wait_for(pilot, lambda: not gpu.cards, what="the card to go")
         text = gpu.error_text().plain
         assert text.startswith("✘ [gpu]") and "NVIDIA-SMI has failed" in text
+
+
+async def test_a_launch_from_the_journal_reads_no_verdict_yet_with_its_jobs_end_not_an_action_running(tmp_path):
+    # `cockpit launch` journals an attempt with the outcome running ("no verdict yet"); its job was
+    # stopped since.  At start-up the strip read "▶ attempt RUNNING", as if an action ran, and kept it
+    from cockpit.core.journal import Journal
+    from cockpit.core.layers import Outcome
+
+    cfg = local_config(tmp_path)
+    j = Journal(cfg.journal_path)
+    aid = j.start_attempt("launch", "lab")
+    j.finish_attempt(aid, Outcome.RUNNING, summary="launched; no verdict")
+    j.record(aid, "fate", state="stopped", cause="by cockpit (stopped with TERM)", at=1.0)
+    app = app_for(tmp_path, cfg=cfg)
+    async with app.run_test(size=SIZE) as pilot:
+        strip = app.query_one(VerdictStrip)
+        refresh = app.refresh_now()
+        await wait_for(pilot, lambda: strip.attempt == aid, what="the journal's last attempt on the strip")
+        await refresh.wait()  # its probes' shell commands end before the app does
+        assert "RUNNING — no verdict yet" in strip.banner_text() and "→ stopped" in strip.banner_text(), strip.banner_text()
+        assert not strip.banner_text().startswith("▶ attempt RUNNING")
+        strip.start("attempt", "a real one")  # an action of this cockpit: running, and the journal does not replace it
+        aid2 = j.start_attempt("another", "lab")
+        j.finish_attempt(aid2, Outcome.PASSED)
+        strip.show_record(j.get(aid2))
+        assert strip.banner_text() == "▶ attempt RUNNING" and strip.attempt is None

@@ -17,6 +17,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Static
 
+from ...core.fate_record import fate_text
 from ...core.layers import Stage, Status, Verdict
 from ..format import one_line, outcome_text, status_glyph
 from .base import Styled, layer_tag, set_static
@@ -65,6 +66,10 @@ class VerdictStrip(Styled, Vertical):
         self.message = "no action yet: press t to attempt a fix"
         self.started_at: float | None = None
         self.duration_s: float | None = None
+        #: shown from the journal (at start-up), not an action of this cockpit: a ``running`` outcome
+        #: there is a launch's "no verdict yet", not something in progress; with its job's fate
+        self.from_journal = False
+        self.fate = ""
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="verdict-head"):
@@ -78,6 +83,7 @@ class VerdictStrip(Styled, Vertical):
 
     # -- state changes (called from the app's message handlers) ------------------------------
     def start(self, action: str, note: str = "") -> None:
+        self.from_journal, self.fate = False, ""
         self.action, self.note, self.attempt = action, note, None
         self.rows, self.state, self.fail_layer, self.message = [], "running", None, ""
         self.started_at, self.duration_s = self.clock(), None
@@ -98,6 +104,7 @@ class VerdictStrip(Styled, Vertical):
     def finish(self, action: str, verdict: Verdict | None, *, outcome: str | None = None, attempt: int | None = None,
                error: str | None = None, duration_s: float | None = None) -> None:
         self.action, self.attempt, self.duration_s = action, attempt, duration_s
+        self.from_journal, self.fate = False, ""
         if verdict is not None:
             self.rows = [StageRow(*stage_group(action, s.name), s.status.value, s.layer.value, s.detail, s.advice) for s in verdict.stages]
             self.fail_layer = verdict.layer.value if verdict.layer else None
@@ -115,8 +122,9 @@ class VerdictStrip(Styled, Vertical):
 
     def show_record(self, rec: AttemptRecord) -> None:
         """Show an attempt from the journal (at start-up: the last one)."""
-        if self.state == "running":
-            return
+        if self.state == "running" and not self.from_journal:
+            return  # an action of this cockpit is under way
+        self.from_journal, self.fate = True, fate_text(rec.fate, short=True)
         self.action, self.note, self.attempt = "attempt", rec.note, rec.attempt
         self.rows = [StageRow(*stage_group(s.action, s.stage.name), s.stage.status.value, s.stage.layer.value,
                               s.stage.detail, s.stage.advice) for s in rec.stages]
@@ -153,9 +161,10 @@ class VerdictStrip(Styled, Vertical):
             return f"✔ {self.action} OK"
         if self.action != "attempt" and st == "failed":
             return f"✘ {self.action} FAILED" + (f" ({self.fail_layer})" if self.fail_layer else "")
-        if st == "running":
+        if st == "running" and not self.from_journal:
             return f"▶ {self.action or ''} RUNNING".replace("  ", " ")
-        return outcome_text(st, self.fail_layer)
+        text = outcome_text(st, self.fail_layer)
+        return f"{text} → {self.fate}" if self.from_journal and self.fate else text
 
     def redraw(self) -> None:
         if not self.is_mounted:
@@ -177,7 +186,7 @@ class VerdictStrip(Styled, Vertical):
             title.append(f"  “{one_line(self.note, 200)}”")
         if self.duration_s is not None:
             title.append(f"  {self.duration_s:.1f}s", style=self.cs("txt--dim"))
-        elif self.state == "running" and self.started_at is not None:
+        elif self.state == "running" and self.started_at is not None and not self.from_journal:
             title.append(f"  {self.clock() - self.started_at:.0f}s", style=self.cs("txt--dim"))
         set_static(self.query_one("#verdict-title", Static), title, layout=False)  # one line: its elapsed time ticks
         set_static(self.query_one("#verdict-stages", Static), self.stages_text())
