@@ -32,6 +32,7 @@ from .causebase import Cause, _when, error_cause, fmt_secs
 from .diskcheck import DISK_ADVICE, check_disks, disk_detail
 from .jobrecord import JobRecord, describe_exit
 from .jobstate import JobState, LogScan
+from .left_out import left_out_cause
 from .survivors import leftovers_note
 from .wrappers import job_last_words, time_limit_end
 
@@ -81,7 +82,7 @@ async def _death_cause(ctx: ActionContext, job: JobRecord, st: JobState, scan: L
         how, state = "gone without an exit status", "vanished"
     else:
         how, state = describe_exit(code), "died"
-    err = error_cause(scan)
+    err = left_out_cause(ctx.cfg, error_cause(scan))  # a module the deploy left out is the config's
     limit = time_limit_end(job.command or ctx.cfg.job.command, code, after)  # the command's `timeout` ended it
     if limit is not None:
         how, advice = limit

@@ -52,6 +52,7 @@ from .elsewhere import elsewhere_note, written_files
 from .forked import watching
 from .job import JobRecord, describe_exit
 from .jobstate import JobReader, JobState, LogScan, error_dict, make_scan
+from .left_out import left_out_cause
 from .loopdeath import ended_with, find_loop_death, loop_death_cause, note_loop_death, unconfirmed_s
 from .nonfinite import ADVICE as DIVERGED_ADVICE
 from .reattach import TargetLost, read_job
@@ -321,7 +322,7 @@ async def _judge(ctx: ActionContext, vb: VerdictBuilder, job: JobRecord, st: Job
     if _stop_here(vb, "log created"):
         return
 
-    err = error_cause(scan)
+    err = left_out_cause(cfg, error_cause(scan))  # a module the deploy left out is the config's
     async with vb.stage("log growing") as lg:
         if st.log_size > 0:
             lg.ok(f"{st.log_size} bytes, {scan.lines} lines")
