@@ -79,6 +79,10 @@ def test_history_reads_the_journal_without_ssh_or_ui(config: Path) -> None:
     assert r.returncode == 0 and r.stdout.strip() == "[]", r.stderr[-2000:]
     assert "cockpit.core.journal" in {t.strip() for t in tree}
     assert not heavy(tree), f"cockpit history imported {heavy(tree)}"
+    # nor the fate follower and what it stands on (the actions, the engine, asyncio): a fate as the
+    # journal keeps it is cockpit.core.fate_record's
+    judges = ("cockpit.core.fate", "cockpit.core.actions", "cockpit.core.engine", "asyncio")
+    assert not heavy(tree, judges), f"cockpit history imported {heavy(tree, judges)}"
 
 
 def test_a_config_error_imports_no_ssh_ui_or_event_loop(tmp_path: Path) -> None:
