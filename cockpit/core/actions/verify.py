@@ -55,6 +55,7 @@ from .jobstate import JobReader, JobState, LogScan, error_dict, make_scan
 from .left_out import left_out_cause
 from .loopdeath import ended_with, find_loop_death, loop_death_cause, note_loop_death, unconfirmed_s
 from .nonfinite import ADVICE as DIVERGED_ADVICE
+from .progress_wake import ProgressWake
 from .reattach import TargetLost, read_job
 from .stall import STUCK_D_S, detect_stall, judged_stall, sampled_main, stall_threshold, stall_unknown, stopped_words
 from .startclock import Deadline, StartupClock, no_progress
@@ -147,6 +148,7 @@ async def verify(ctx: ActionContext, job: JobRecord, verdict: Verdict | None = N
     settle = cfg.verify.settle
     has_marker = scan.progress_re is not None
     w = _Watch(zombie_grace(cfg))
+    wake = ProgressWake(ctx, job)
     tick = TICK_S
     while True:
         try:
@@ -192,7 +194,9 @@ async def verify(ctx: ActionContext, job: JobRecord, verdict: Verdict | None = N
         elif w.progress_at is None and now >= dl.at:
             break
         _announce_wait(vb, cfg, st, scan, w, started, dl)
-        await asyncio.sleep(_next_sleep(tick, w, settle, started, time.time()))
+        # before the first progress, a quiet log wakes verify when it changes (:mod:`.progress_wake`)
+        await wake.wait(_next_sleep(tick, w, settle, started, time.time()), offset=reader.offset,
+                        waiting_for_progress=has_marker and w.progress_at is None, alive=st.alive)
         tick = min(TICK_MAX_S, tick * 1.5)
     await _judge(ctx, vb, job, st, scan, w, wait=wait, started=started, clock=clock, dl=dl)
     return vb.finish()
