@@ -129,6 +129,13 @@ class MarkedLog(Styled, Log):
             except KeyError:  # the stylesheet has not reached this widget yet: the default mark (bold underline) stays
                 pass
 
+    def on_resize(self, event: events.Resize) -> None:
+        """Following, the view stays on the newest lines when its size changes (zoom, a resized
+        terminal, under a modal too): Textual scrolls on new lines only from the end, and a view
+        that shrank is above it."""
+        if self.auto_scroll:
+            self.scroll_end(animate=False, immediate=True, x_axis=False)
+
     def on_click(self, event: events.Click) -> None:
         """A click selects the line under the mouse (for ``y``)."""
         row = int(self.scroll_offset.y) + int(event.y)
