@@ -97,7 +97,7 @@ class TargetActions:
         stop = f"stop job pid {job.pid} (TERM → KILL)" if job is not None and job.pid else "stop (no job recorded)"
         src = cfg.deploy.source or "(no [deploy] source)"
         caches = ", ".join(cfg.cache.paths) or "(none)"
-        return f"deploy {src} → clear {caches} → {stop} → launch → verify"
+        return f"deploy {src} → {stop} → clear {caches} → launch → verify"  # the attempt's order
 
     def _start_attempt(self, note: str | None) -> None:
         if note is None:
