@@ -46,6 +46,7 @@ from .actions.stall import STUCK_D_S, detect_stall, judged_stall, read_wchan, sa
 from .actions.survivors import gone_cause, leftovers_note, pipeline_note
 from .actions.verify import GONE_CONFIRM_S
 from .fate_record import FATE_EVENT, FATE_STATES, FINAL_STATES, Fate, fate_text, latest_fate, story
+from .layers import Layer
 from .outcome import findings_text, log_findings
 from .probes.procs.zombies import zombie_grace
 from .procstat import ProcStat
@@ -63,7 +64,25 @@ async def read_fate(ctx: ActionContext, job: JobRecord, reader: JobReader | None
                     xid_since: XidSince | None = None) -> Fate:
     """The job's fate now, from one reading of its processes and its (whole, or new) log.
 
-    ``gpu_util`` gives the GPUs' utilisation from the last observation (where a stall lives)."""
+    ``gpu_util`` gives the GPUs' utilisation from the last observation (where a stall lives).  A
+    container found stopped (or gone) took the job with it: ``vanished (host)``, not a link to retry."""
+    try:
+        return await _read_fate(ctx, job, reader, gpu_util=gpu_util, xid_since=xid_since)
+    except RemoteError as e:
+        if not container_down(e) or job.scheduler:
+            raise
+        now = time.time()
+        return Fate("vanished", "host", f"the container stopped under the job ({e.message})", now,
+                    (now - job.launched_at) if job.launched_at else None, reader.scan.last_progress if reader is not None else None)
+
+
+def container_down(e: RemoteError) -> bool:
+    """The runtime says the job's container is not running, or no longer exists (its processes went with it)."""
+    return e.layer is Layer.HOST and e.message.startswith(("container not running:", "container missing:"))
+
+
+async def _read_fate(ctx: ActionContext, job: JobRecord, reader: JobReader | None = None, *, gpu_util: GpuUtil | None = None,
+                     xid_since: XidSince | None = None) -> Fate:
     fresh = reader is None
     reader = reader if reader is not None else reader_for(ctx, job)
     st = await reader.read()

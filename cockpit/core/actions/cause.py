@@ -5,7 +5,8 @@ Most specific evidence first:
 0. a full filesystem where the job writes (:mod:`.diskcheck`: one ``df`` in the target) →
    ``container``, ahead of the code's traceback (a GPU error keeps the lead);
 1. an error signature in its log (a Python traceback in any thread → ``app``; CUDA OOM → ``gpu``…);
-2. exit 126/127: the command was not found inside the target → ``container``;
+2. exit 126/127: the command was not found inside the target → ``container`` (unless the job's own
+   code ran and no shell said "not found": a trainer's own ``sys.exit(127)`` is its exit code);
 3. killed by SIGKILL with no traceback, and the host kernel log has an OOM kill for it →
    ``container`` ("killed by the OOM killer");
 4. gone without an exit status while the target's PID 1 is younger than the job → ``host`` (the
@@ -19,12 +20,13 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import shlex
 from dataclasses import asdict
 from typing import Any
 
 from ..layers import Layer
-from ..outcome import handled_last
+from ..outcome import code_ran, handled_last
 from ..probes import kmsg
 from ..remote.base import RemoteError
 from .base import ActionContext
@@ -39,6 +41,18 @@ from .wrappers import job_last_words, time_limit_end
 __all__ = ["Cause", "death_cause", "error_cause", "fmt_secs"]
 
 log = logging.getLogger(__name__)
+
+
+#: a shell's own line for a command it could not run (dash ``sh: 1: foo: not found``, bash ``bash: line
+#: 1: foo: command not found``, ``exec: foo: not found``, ``./x: Permission denied``)
+_SHELL_NOT_FOUND = re.compile(r"^\S*sh: (?:line )?\d+: .*: (?:(?:command )?not found|Permission denied|No such file or directory)\s*$")
+
+
+def not_found(scan: LogScan) -> bool:
+    """Exit 126/127 means the shell could not run a command: when the job's code never ran, or a
+    shell says so in the log's tail.  A trainer that logged steps and then exited 127 itself did run."""
+    ran = code_ran(scan)
+    return ran is None or not ran.ran or any(_SHELL_NOT_FOUND.match(line.strip()) for line in scan.tail_lines or [])
 
 
 async def _oom_evidence(ctx: ActionContext, job: JobRecord) -> str | None:
@@ -95,7 +109,7 @@ async def _death_cause(ctx: ActionContext, job: JobRecord, st: JobState, scan: L
         return Cause(Layer.CONTAINER, disk_detail(full, how, err.detail if err else ""), DISK_ADVICE, data, state, after, when)
     if err is not None and err.layer in (Layer.APP, Layer.GPU):
         return Cause(err.layer, f"{how}: {err.detail}", err.advice, {**data, **err.data}, state, after, when)
-    if code in (126, 127):
+    if code in (126, 127) and not_found(scan):
         return Cause(Layer.CONTAINER, f"{how}: the command or its interpreter was not found inside the target",
                      "use an absolute path in [job] command (pct exec's PATH is minimal)", data, state, after, when)
     if code is not None and code - 128 == 9:

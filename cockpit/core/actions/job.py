@@ -10,7 +10,8 @@ The job must outlive the remote call that starts it, and the call must return at
 
 where ``SUPERVISOR`` is ``read -r s </proc/$$/stat && printf "%s\\n" "$s" >"$1.stat"; echo $$ >"$1"; /bin/sh -c "$3";
 echo "$? $$" >"$2"`` (built-ins until the command: the pid file is there a moment after the spawn).
-The supervisor shell writes its own pid before it starts the command (so the pid is the job's,
+The supervisor shell writes its own pid before it starts the command, and starts nothing when it cannot
+(a full or read-only filesystem: a job cockpit could not follow must not run; so the pid is the job's,
 never a guess from ``ps | grep``), and before that its own ``/proc`` stat line (``PIDFILE.stat``:
 its start time proves the record's identity even when the command exits at once, as a launcher
 that leaves its trainer running does, see :mod:`.survivors`), waits for it, and writes its exit status (``128+N`` for signal N) followed by
@@ -63,7 +64,8 @@ from .stop import stop
 __all__ = ["signal_group", "unsafe_ids", "JobRecord", "launch", "stop", "read_stat", "ProcStat", "signal_name", "KNOWN_REAPERS", "ps_table",
            "pid1_reaps", "describe_exit", "redact_evidence", "new_launch_id"]
 
-SUPERVISOR = '{ read -r s </proc/$$/stat && printf "%s\\n" "$s" >"$1.stat"; } 2>/dev/null; echo $$ >"$1"; /bin/sh -c "$3"; echo "$? $$" >"$2"'
+SUPERVISOR = ('{ read -r s </proc/$$/stat && printf "%s\\n" "$s" >"$1.stat"; } 2>/dev/null; echo $$ >"$1" || exit 97; '
+              '/bin/sh -c "$3"; echo "$? $$" >"$2"')
 
 
 
@@ -80,6 +82,34 @@ def job_env(cfg: Config, attempt: int) -> dict[str, str]:
 def _job_paths(ctx: ActionContext, attempt: int, launch_id: str) -> tuple[str, str, str]:
     log = ctx.cfg.log_path(attempt)
     return log, f"{log}.{launch_id}.pid", f"{log}.{launch_id}.exit"
+
+
+#: prepare's exit status when the log's directory takes no write (read-only, full)
+UNWRITABLE = 92
+
+
+def writable_test(log: str) -> str:
+    """Shell text for prepare: a short write beside the log (the pid file, the exit file and the job's
+    output all go there); on failure the shell's error and ``df`` of that directory, exit :data:`UNWRITABLE`."""
+    q = shlex.quote
+    probe, d = q(f"{log}.cockpit-write-test"), q(os.path.dirname(log) or ".")
+    return (f"w=$(printf 'cockpit\\n' 2>&1 >{probe}) || {{ rm -f {probe} 2>/dev/null; echo \"cockpit-unwritable $w\"; "
+            f"df -P -- {d} 2>/dev/null | tail -n 1 | sed 's/^/cockpit-df /'; exit {UNWRITABLE}; }}; rm -f {probe}; ")
+
+
+def unwritable_detail(log: str, out: str) -> str:
+    """``cannot write beside the job's log …: Read-only file system`` (or the full filesystem's figures)."""
+    said = ""
+    df: list[str] = []
+    for line in out.splitlines():
+        if line.startswith("cockpit-unwritable "):
+            said = line[len("cockpit-unwritable "):].strip()
+        elif line.startswith("cockpit-df "):
+            df = line[len("cockpit-df "):].split()
+    why = said.split(": ")[-1] if said else "the write failed"
+    if len(df) >= 6 and df[4].rstrip("%").isdigit() and (int(df[4].rstrip("%")) >= 98 or df[3] == "0"):
+        why = f"{df[5]} is full ({df[4]} used, {df[3]} KiB free)"
+    return f"cannot write beside the job's log {log}: {why}; the job was not started"
 
 
 LAUNCH_PLAN = [("prepare", Layer.CONTAINER), ("spawn", Layer.PROCESS)]
@@ -113,6 +143,7 @@ async def launch(ctx: ActionContext, attempt: int, verdict: Verdict | None = Non
             "{ read -r p1 </proc/1/comm; } 2>/dev/null || p1=; printf 'cockpit-pid1 %s\\n' \"$p1\"; "
             f"cd {q(cfg.job.workdir)} || {{ echo {q('workdir ' + cfg.job.workdir + ' is missing')} >&2; exit 90; }}; "
             f"[ -d {q(os.path.dirname(log))} ] || mkdir -p {q(os.path.dirname(log))} || exit 91; "
+            + writable_test(log) +
             f"for f in {q(pid_file)} {q(pid_file + '.stat')} {q(exit_file)}; do {{ [ -e \"$f\" ] || [ -L \"$f\" ]; }} && rm -f \"$f\"; done; "
             # a log of this name from an older journal must not pass for this attempt's output
             f"for f in {q(log)} {q(out)}; do [ -e \"$f\" ] && mv -f \"$f\" \"$f.old-$(date +%s)\"; done; "
@@ -129,6 +160,9 @@ async def launch(ctx: ActionContext, attempt: int, verdict: Verdict | None = Non
         rec.launcher = launcher
         if res.exit_code == 90:
             raise StageFailed(Layer.CONTAINER, f"workdir {cfg.job.workdir} does not exist inside the target", evidence=res.evidence(), advice="create it or fix [job] workdir")
+        if res.exit_code == UNWRITABLE:
+            raise StageFailed(Layer.CONTAINER, unwritable_detail(log, res.text), evidence=res.evidence(), data={"log_unwritable": True},
+                              advice="the job was not started: free space there, remount it read-write, or set [job] log elsewhere")
         check(res, Layer.CONTAINER, "preparing the launch")
         rec.trace_dir = plan.directory
         traced = await prepare_trace(ctx, plan, attempt)

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..layers import Layer
+from ..probes.gpu.findings import diagnose
 from ..procstat import ProcStat, output_kind, read_stat
 from ..remote.base import RemoteError
 from .causebase import fmt_secs
@@ -40,7 +41,7 @@ if TYPE_CHECKING:
     from .base import ActionContext
     from .jobstate import JobReader
 
-__all__ = ["ProgressClock", "Stall", "detect_stall", "stuck_count", "stall_threshold", "stall_layer", "stall_unknown", "AUTO_FLOOR_S",
+__all__ = ["ProgressClock", "Stall", "detect_stall", "stuck_count", "stall_threshold", "stall_layer", "stall_unknown", "read_gpus", "AUTO_FLOOR_S",
            "AUTO_FACTOR", "read_gpu_util", "judged_stall", "stopped_words", "sample_main", "stuck_in_d", "read_wchan", "sampled_main"]
 
 AUTO_FLOOR_S = 120.0
@@ -250,9 +251,10 @@ def _busy(cpu: float | None) -> str:
 
 
 def stall_layer(gpu_util: list[float] | None, xid: str | None, leader_state: str, wchan: str = "", *,
-                cpu: float | None = None, away: str = "") -> tuple[Layer, str]:
+                cpu: float | None = None, away: str = "", gpu_fault: str = "") -> tuple[Layer, str]:
     """Where a stall lives, with the evidence in words (see the module doc); ``cpu``, the main process's
-    thread's share of a core, tells a loop spinning without progress from a wait."""
+    thread's share of a core, tells a loop spinning without progress from a wait; ``gpu_fault``, what
+    nvidia-smi said of a lost GPU or a broken driver (:func:`read_gpus`)."""
     if xid:
         return Layer.GPU, f"an Xid in the host kernel log since the stall began: {xid}"
     if leader_state[:1] in ("T", "t"):
@@ -261,6 +263,8 @@ def stall_layer(gpu_util: list[float] | None, xid: str | None, leader_state: str
         if any(k in wchan.lower() for k in ("nv", "uvm", "nvidia")):
             return Layer.GPU, f"the main process is stuck in D in the NVIDIA driver ({wchan})"
         return Layer.PROCESS, f"the main process is stuck in D (uninterruptible I/O{', ' + wchan if wchan else ''})"
+    if gpu_fault:  # no utilisation to read: nvidia-smi itself says the GPU or its driver is gone
+        return Layer.GPU, f"nvidia-smi fails: {gpu_fault}"
     if away:  # it may train on: what it writes is not in the log
         return Layer.APP, away
     busy = _busy(cpu)
@@ -319,18 +323,32 @@ async def read_gpu_util(ctx: ActionContext) -> list[float] | None:
     """Every GPU's utilisation, read now with one ``nvidia-smi`` where ``[gpu] where`` says (None when
     it cannot be read): the evidence a stall's layer needs when no observation holds it (verify, a
     headless follower, ``cockpit status``)."""
+    return (await read_gpus(ctx))[0]
+
+
+#: nvidia-smi's failures that say the GPU or its driver is broken (not a query this driver lacks,
+#: not a binary missing from the container): a job waiting on such a GPU hangs with it
+_GPU_FAULTS = frozenset({"gpu-lost", "nvml-mismatch", "driver-not-loaded", "nvml-unknown", "no-devices"})
+
+
+async def read_gpus(ctx: ActionContext) -> tuple[list[float] | None, str]:
+    """:func:`read_gpu_util`, and what nvidia-smi said when it failed because the GPU or its driver
+    is broken (``a GPU is lost (fallen off the bus?): Unable to determine the device handle…``; "" else)."""
     if ctx.transport.runtime.scheduler is not None:  # the job's GPUs are on its nodes, not where cockpit runs commands
-        return None
+        return None, ""
     gpu = ctx.cfg.gpu
     cmd = f"{shlex.quote(gpu.nvidia_smi)} --query-gpu=utilization.gpu --format=csv,noheader,nounits"
     try:
         res = await (ctx.run_host if gpu.where == "host" else ctx.run)(cmd, timeout=5)
     except RemoteError:
-        return None
+        return None, ""
     if not res.ok:
-        return None
+        if res.timed_out or res.exit_code is None:
+            return None, ""
+        found = diagnose(res.exit_code, None, res.text, "query-gpu", None)
+        return None, (found.summary if found.layer is Layer.GPU and found.kind in _GPU_FAULTS else "")
     vals = [w.strip() for w in res.stdout.decode("utf-8", "replace").splitlines()]
-    return [float(v) for v in vals if v.replace(".", "", 1).isdigit()] or None
+    return [float(v) for v in vals if v.replace(".", "", 1).isdigit()] or None, ""
 
 
 async def judged_stall(ctx: ActionContext, stall: Stall | None, clock: ProgressClock, now: float, leader_state: str = "",
@@ -342,8 +360,9 @@ async def judged_stall(ctx: ActionContext, stall: Stall | None, clock: ProgressC
     "a Python-side wait"; a job whose output no longer goes to the log, ``away``, was told hung)."""
     if stall is None or (not away and (stall.layer is not Layer.APP or (stall.evidence and not _busy(cpu)))):
         return stall
-    util = gpu_util if gpu_util is not None else await read_gpu_util(ctx)
-    layer, why = stall_layer(util, xid_since(clock.last_at or now) if xid_since is not None else None, leader_state, cpu=cpu, away=away)
+    util, fault = (gpu_util, "") if gpu_util is not None else await read_gpus(ctx)
+    layer, why = stall_layer(util, xid_since(clock.last_at or now) if xid_since is not None else None, leader_state, cpu=cpu, away=away,
+                             gpu_fault=fault)
     if not why:
         return stall
     return Stall(stall.silent_s, stall.threshold_s, stall.last_progress, layer, why)
