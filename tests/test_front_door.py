@@ -23,23 +23,16 @@ import shlex
 import shutil
 import socket
 import subprocess
-import sys
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 
+from tests.front_door_support import COCKPIT, needs_cockpit
 from tests.lab.util import WaitTimeout, wait_for
 
-
-def _entry_point() -> str | None:
-    beside = Path(sys.executable).parent / "cockpit"
-    return str(beside) if os.access(beside, os.X_OK) else shutil.which("cockpit")
-
-
-COCKPIT = _entry_point()
-pytestmark = pytest.mark.skipif(COCKPIT is None, reason="the cockpit entry point is not installed (pip install -e .)")
+pytestmark = needs_cockpit
 
 
 def closed_port() -> int:

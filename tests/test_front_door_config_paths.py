@@ -7,31 +7,16 @@ Every test runs the installed ``cockpit`` in a subprocess, from a temporary HOME
 
 from __future__ import annotations
 
-import os
-import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.front_door_support import needs_cockpit, run
 
-def _entry_point() -> str | None:
-    beside = Path(sys.executable).parent / "cockpit"
-    return str(beside) if os.access(beside, os.X_OK) else shutil.which("cockpit")
-
-
-COCKPIT = _entry_point()
-pytestmark = pytest.mark.skipif(COCKPIT is None, reason="the cockpit entry point is not installed (pip install -e .)")
+pytestmark = needs_cockpit
 
 GOOD = '[target]\nname = "goodbox"\nhost = "127.0.0.1"\nport = 1\nruntime = "none"\n'
-
-
-def run(cwd: Path, *argv: str, timeout: float = 30, **env: str) -> subprocess.CompletedProcess[str]:
-    assert COCKPIT is not None
-    base = {k: v for k, v in os.environ.items() if not k.startswith("COCKPIT_")}
-    return subprocess.run([COCKPIT, *argv], cwd=cwd, env={**base, **env}, capture_output=True, text=True, timeout=timeout,
-                          stdin=subprocess.DEVNULL)
 
 
 def config_error(r: subprocess.CompletedProcess[str], *says: str) -> None:

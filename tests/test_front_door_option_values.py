@@ -8,29 +8,14 @@ Every test runs the installed ``cockpit`` in a subprocess, from a temporary HOME
 
 from __future__ import annotations
 
-import os
-import shutil
 import socket
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.front_door_support import needs_cockpit, run
 
-def _entry_point() -> str | None:
-    beside = Path(sys.executable).parent / "cockpit"
-    return str(beside) if os.access(beside, os.X_OK) else shutil.which("cockpit")
-
-
-COCKPIT = _entry_point()
-pytestmark = pytest.mark.skipif(COCKPIT is None, reason="the cockpit entry point is not installed (pip install -e .)")
-
-
-def run(cwd: Path, *argv: str, timeout: float = 30) -> subprocess.CompletedProcess[str]:
-    assert COCKPIT is not None
-    env = {k: v for k, v in os.environ.items() if not k.startswith("COCKPIT_")}
-    return subprocess.run([COCKPIT, *argv], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+pytestmark = needs_cockpit
 
 
 @pytest.mark.parametrize("argv, says", [

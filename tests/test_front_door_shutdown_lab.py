@@ -9,23 +9,14 @@ deterministically by ``tests/test_channel_cancel_lab.py``.
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import pytest
+from tests.front_door_support import COCKPIT, needs_cockpit
 
-
-def _entry_point() -> str | None:
-    beside = Path(sys.executable).parent / "cockpit"
-    return str(beside) if os.access(beside, os.X_OK) else shutil.which("cockpit")
-
-
-COCKPIT = _entry_point()
-pytestmark = pytest.mark.skipif(COCKPIT is None, reason="the cockpit entry point is not installed (pip install -e .)")
+pytestmark = needs_cockpit
 
 RUNS = 4
 

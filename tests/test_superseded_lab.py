@@ -19,7 +19,8 @@ from tests.lab.runs import fate_of, fresh_fate
 pytestmark = pytest.mark.lab
 
 
-async def test_an_attempt_superseded_by_a_launch_has_its_jobs_end_read_by_the_next_cockpit(lab: Any, lab_config: Any, engines: Any) -> None:
+async def passed_then_launched(lab: Any, lab_config: Any, engines: Any) -> tuple[Any, Any, Any]:
+    """An attempt that passed (its job running), then a launch beside it: (config, engine, the attempt)."""
     cfg = lab_config(job={"command": lab.jobsim_command("--steps", 0, "--interval", 0.05)}, verify={"settle": 0.5, "fate_interval": 0.3})
     eng = engines(cfg)
     first = await eng.attempt("the first job")
@@ -28,6 +29,11 @@ async def test_an_attempt_superseded_by_a_launch_has_its_jobs_end_read_by_the_ne
     launched = await eng.run_action("launch")  # a second job beside the first, which is not stopped
     assert launched.ok, launched.summary()
     assert eng.job_attempt is not None and eng.job_attempt != first.attempt
+    return cfg, eng, first
+
+
+async def test_an_attempt_superseded_by_a_launch_has_its_jobs_end_read_by_the_next_cockpit(lab: Any, lab_config: Any, engines: Any) -> None:
+    cfg, eng, first = await passed_then_launched(lab, lab_config, engines)
     second = eng.job_attempt
     # a fresh cockpit while both run: the first is read, and still runs
     await fresh_fate(cfg)
@@ -43,12 +49,7 @@ async def test_an_attempt_superseded_by_a_launch_has_its_jobs_end_read_by_the_ne
 
 
 async def test_status_reads_a_superseded_attempts_end(lab: Any, lab_config: Any, engines: Any) -> None:
-    cfg = lab_config(job={"command": lab.jobsim_command("--steps", 0, "--interval", 0.05)}, verify={"settle": 0.5, "fate_interval": 0.3})
-    eng = engines(cfg)
-    first = await eng.attempt("the first job")
-    assert first.outcome is Outcome.PASSED, first.verdict.summary()
-    await await_for(lambda: (f := fate_of(cfg, first.attempt)) is not None and f.state == "running", 15, "the first job's fate: running")
-    assert (await eng.run_action("launch")).ok
+    cfg, eng, first = await passed_then_launched(lab, lab_config, engines)
     await eng.close()
     lab.kill_jobs()
     fate = await fresh_fate(cfg)  # `cockpit status`: the followed job's end, and the first one's
