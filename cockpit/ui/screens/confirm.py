@@ -23,6 +23,13 @@ class ConfirmScreen(KeptModal[bool]):
     BINDINGS = [
         Binding("escape,n", "cancel", "Cancel", id="confirm-cancel"),
         Binding("y", "confirm", "Yes", id="confirm-yes"),
+        # a short terminal: the text scrolls under the buttons, which stay on screen
+        Binding("down", "scroll_text('down')", show=False),
+        Binding("up", "scroll_text('up')", show=False),
+        Binding("pagedown", "scroll_text('page_down')", show=False),
+        Binding("pageup", "scroll_text('page_up')", show=False),
+        Binding("end", "scroll_text('end')", show=False),
+        Binding("home", "scroll_text('home')", show=False),
     ]
 
     def __init__(self, title: str, body: str, command: str, *, where: str = "", yes: str = "Yes") -> None:
@@ -69,3 +76,8 @@ class ConfirmScreen(KeptModal[bool]):
 
     def action_confirm(self) -> None:
         self.dismiss(True)
+
+    def action_scroll_text(self, where: str) -> None:
+        box = self.query_one("#confirm-box")
+        {"down": box.scroll_down, "up": box.scroll_up, "page_down": box.scroll_page_down, "page_up": box.scroll_page_up,
+         "end": box.scroll_end, "home": box.scroll_home}[where](animate=False)
