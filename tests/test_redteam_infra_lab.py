@@ -115,3 +115,21 @@ async def test_a_container_stopped_after_the_verdict_is_vanished_host_not_runnin
         assert status is not None and (status.state, status.layer) == ("vanished", "host"), status
     finally:
         lab.pct("start", 200)
+
+
+@pytest.mark.xfail(strict=True, reason="deploy unpacks over the dest and checks only the files it sent: a file the source "
+                   "no longer holds stays in the target, and a fix that deletes a module never lands")
+async def test_a_file_deleted_from_the_source_does_not_stay_in_the_target(lab: Any, lab_config: Any, engines: Any) -> None:
+    shadow = lab.dir / "src" / "shadow_patch.py"
+    cfg = lab_config()
+    shadow.write_text("raise SystemExit('the old patch, imported by a plugin glob')\n")
+    try:
+        first = await engines(cfg).attempt("with the patch")
+        assert first.outcome is Outcome.PASSED, first.verdict.summary()
+        dest = Path(cfg.deploy.dest or cfg.job.workdir)
+        assert (dest / "shadow_patch.py").exists()
+    finally:
+        shadow.unlink()
+    second = await engines(cfg).attempt("the fix: the patch deleted")
+    said = " ".join(s.detail for s in second.verdict.stages if s.name.startswith("deploy"))
+    assert not (dest / "shadow_patch.py").exists() or "shadow_patch.py" in said, said
