@@ -117,19 +117,27 @@ async def test_a_container_stopped_after_the_verdict_is_vanished_host_not_runnin
         lab.pct("start", 200)
 
 
-@pytest.mark.xfail(strict=True, reason="deploy unpacks over the dest and checks only the files it sent: a file the source "
-                   "no longer holds stays in the target, and a fix that deletes a module never lands")
-async def test_a_file_deleted_from_the_source_does_not_stay_in_the_target(lab: Any, lab_config: Any, engines: Any) -> None:
-    shadow = lab.dir / "src" / "shadow_patch.py"
+async def test_a_file_deleted_from_the_source_leaves_the_target_unless_changed_there(lab: Any, lab_config: Any, engines: Any) -> None:
+    # a fix that deletes a module never landed: deploy unpacked over the dest and checked only what it
+    # sent, so the old patch (imported by a plugin glob) stayed and the verdict judged the old code
+    src = lab.dir / "src"
+    shadow, notes = src / "shadow_patch.py", src / "notes.py"
     cfg = lab_config()
     shadow.write_text("raise SystemExit('the old patch, imported by a plugin glob')\n")
+    notes.write_text("NOTES = 1\n")
     try:
         first = await engines(cfg).attempt("with the patch")
         assert first.outcome is Outcome.PASSED, first.verdict.summary()
         dest = Path(cfg.deploy.dest or cfg.job.workdir)
-        assert (dest / "shadow_patch.py").exists()
+        assert (dest / "shadow_patch.py").exists() and (dest / "notes.py").exists()
+        (dest / "notes.py").write_text("NOTES = 2  # edited in the target since\n")  # not cockpit's content any more
+        (dest / "run.ckpt").write_bytes(b"the job's own output")  # never deployed
     finally:
         shadow.unlink()
+        notes.unlink()
     second = await engines(cfg).attempt("the fix: the patch deleted")
-    said = " ".join(s.detail for s in second.verdict.stages if s.name.startswith("deploy"))
-    assert not (dest / "shadow_patch.py").exists() or "shadow_patch.py" in said, said
+    assert second.outcome is Outcome.PASSED, second.verdict.summary()
+    checks = next(s for s in second.verdict.stages if s.name.endswith("checksums"))
+    assert not (dest / "shadow_patch.py").exists(), checks.detail
+    assert checks.data.get("removed") == ["shadow_patch.py"] and "removed 1 file an earlier deploy sent" in checks.detail, checks
+    assert (dest / "notes.py").read_text().startswith("NOTES = 2") and (dest / "run.ckpt").exists()

@@ -36,6 +36,7 @@ from ..layers import Layer, Verdict
 from ..remote.base import CommandResult
 from .base import ActionContext, StageFailed, VerdictBuilder, check
 from .deploy_ahead import AHEAD_RAW_MAX, NOT_YET, Ahead, Source, _pack, _refuse_links, code_version, read_source
+from .deploy_stale import printf_literal, remove_stale
 from .deploy_tree import collect_files, collect_tree
 from .deploy_tree import excluded as _excluded
 
@@ -50,18 +51,8 @@ SESSION_UPLOAD_MAX = 24 << 10
 NO_ZERO = 91
 
 
-#: bytes a printf format may hold as themselves inside single quotes (no ', \\, % or control byte)
-_PRINTF_SAFE = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-/+,=:@ ")
 #: the most format text one command carries (Linux caps one argument, ``sh -c``'s script, at 128 KiB)
 CHUNK_CHARS = 32_000
-
-
-def printf_literal(data: bytes) -> str:
-    """``data`` as a single-quoted ``printf`` format that prints exactly those bytes: safe bytes as
-    themselves, every other one (quotes, backslash, %, newline, NUL, non-ASCII) as ``\\ooo``, and a
-    leading ``-`` too (printf would read it as an option).  The result is plain ASCII."""
-    out = "".join(chr(b) if b in _PRINTF_SAFE and not (i == 0 and b == 0x2D) else f"\\{b:03o}" for i, b in enumerate(data))
-    return f"'{out}'"
 
 
 def _chunks(rels: list[str], extra: int) -> list[list[str]]:
@@ -188,7 +179,10 @@ async def deploy(ctx: ActionContext, verdict: Verdict | None = None, *, ahead: A
             shown = ", ".join(r if r.isprintable() else repr(r) for r in bad[:5])
             raise StageFailed(Layer.CONTAINER, f"{len(bad)} of {len(rels)} files differ after upload: {shown}",
                               advice="disk full or a concurrent writer in the target?", data={"mismatched": bad[:50]})
-        st.ok(f"all {len(rels)} files match (sha256)")
+        removed = await remove_stale(ctx, dest, manifest)  # what an earlier deploy sent, gone from the source
+        names = ", ".join(r if r.isprintable() else repr(r) for r in removed[:5]) + (", …" if len(removed) > 5 else "")
+        gone = f"; removed {len(removed)} file{'s' if len(removed) != 1 else ''} an earlier deploy sent that the source no longer holds: {names}"
+        st.ok(f"all {len(rels)} files match (sha256)" + (gone if removed else ""), removed=removed[:50])
     return vb.finish()
 
 

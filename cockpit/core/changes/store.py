@@ -21,6 +21,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from ..actions.deploy_tree import collect_files
 from ..hashing import bytes_sha256
 from ..journal.files import private_dir
 from ..redact import Redactor
@@ -116,8 +117,6 @@ def snapshot(
     between the deploy and this call is noted in ``raced`` (its deployed content is then kept only
     if it was stored before).
     """
-    from ..actions.deploy import collect_files
-
     jd = Path(journal_dir)
     src = Path(source)
     files = collect_files(src, list(exclude))
