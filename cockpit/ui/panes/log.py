@@ -7,8 +7,9 @@ signature table) are marked by number: the deciding line gets a ``✘`` gutter a
 colour, the traceback leading to it a ``│`` gutter, warnings a ``!``.  Colour is never alone.
 
 Follow/pause (``f``), filter (``/``) and search (``s``, ``n``/``N``: :mod:`.log_find`), first error
-(``E``) and next error (``e``) act here.  Jumping to an error or a match pauses following; so does
-clicking a line, which selects it for ``y`` (copy).  The classifier's traceback chains are kept
+(``E``) and next error (``e``) act here.  Jumping to an error or a match pauses following; so do
+scrolling back (up, page up, home, the mouse wheel; ``end`` follows again) and clicking a line,
+which selects it for ``y`` (copy).  The classifier's traceback chains are kept
 (``chains``) so a copy of any line of a traceback copies the whole traceback, as the core assembled it.
 """
 
@@ -82,6 +83,9 @@ class MarkedLog(Styled, Log):
         self.search = SearchHighlighter()  # drawn when ``highlight`` is on (a search is active)
         self.highlighter = self.search
         self.on_pick: Callable[[int], None] | None = None
+        #: the person scrolled back from the newest lines (up, page up, home, the wheel): following
+        #: pauses (the title said FOLLOW over a view that no longer moved); ``end`` follows again
+        self.on_scroll_back: Callable[[bool], None] | None = None
         #: share mode: every line through the redactor (a PEM key's body spans lines: it keeps state)
         self.redact_line = line_redactor()
 
@@ -135,6 +139,31 @@ class MarkedLog(Styled, Log):
         that shrank is above it."""
         if self.auto_scroll:
             self.scroll_end(animate=False, immediate=True, x_axis=False)
+
+    def _back(self, following: bool) -> None:
+        if self.on_scroll_back is not None and following != self.auto_scroll:
+            self.on_scroll_back(following)
+
+    def action_scroll_up(self) -> None:
+        self._back(False)
+        super().action_scroll_up()
+
+    def action_page_up(self) -> None:
+        self._back(False)
+        super().action_page_up()
+
+    def action_scroll_home(self) -> None:
+        self._back(False)
+        super().action_scroll_home()
+
+    def action_scroll_end(self) -> None:
+        super().action_scroll_end()
+        self._back(True)
+
+    def _on_mouse_scroll_up(self, event: events.MouseScrollUp) -> None:
+        if not (event.ctrl or event.shift) and self.scroll_y > 0:
+            self._back(False)
+        super()._on_mouse_scroll_up(event)
 
     def on_click(self, event: events.Click) -> None:
         """A click selects the line under the mouse (for ``y``)."""
@@ -211,6 +240,7 @@ class LogPane(SearchMixin, Pane):
         self.query_one("#log-filter", Input).display = False
         self.query_one("#log-search-hint", Static).display = False
         self.log_view.on_pick = self.pick_line
+        self.log_view.on_scroll_back = self.set_following
         self._title()
         self.tick()
 
