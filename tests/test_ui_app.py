@@ -535,3 +535,23 @@ async def test_a_launch_from_the_journal_reads_no_verdict_yet_with_its_jobs_end_
         j.finish_attempt(aid2, Outcome.PASSED)
         strip.show_record(j.get(aid2))
         assert strip.banner_text() == "▶ attempt RUNNING" and strip.attempt is None
+
+
+async def test_the_strip_tells_a_passed_attempts_job_dying_after_the_verdict(tmp_path):
+    # the banner kept "✔ PASSED" over a job that had died since; only a toast and the attempts pane said so
+    from cockpit.core.events import FateChanged as CoreFateChanged
+    from cockpit.core.fate_record import Fate
+    from cockpit.core.layers import Verdict
+    from cockpit.ui.messages import FateChanged
+
+    app = app_for(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        strip = app.query_one(VerdictStrip)
+        strip.finish("attempt", Verdict("attempt"), outcome="passed", attempt=3, duration_s=12.0)
+        assert strip.banner_text().startswith("✔ PASSED") and "→" not in strip.banner_text()
+        app.post_message(FateChanged(CoreFateChanged(4, Fate("died", "app", "RuntimeError: x", 1.0, 30.0), "passed")))
+        app.post_message(FateChanged(CoreFateChanged(3, Fate("died", "app", "RuntimeError: loss is NaN", 1.0, 252.0), "passed")))
+        await wait_for(pilot, lambda: "→" in strip.banner_text(), what="the job's end on the strip")
+        assert strip.banner_text().endswith("→ died (app) after 4m12s"), strip.banner_text()  # attempt 4's is not this one's
+        strip.start("attempt", "the next one")  # a new action: its own banner, no story of the last one
+        assert strip.banner_text() == "▶ attempt RUNNING"

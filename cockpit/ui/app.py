@@ -357,6 +357,7 @@ class CockpitApp(App[int]):
         from ..core.fate_record import story
 
         self.polling.load_history()
+        self.query_one(VerdictStrip).show_fate(msg.attempt, msg.fate)  # the strip tells the story's end too
         if msg.fate.state in ("running", "stopped") or msg.outcome != "passed" or self.read_only:
             return  # stopped: the user just did it; a failed attempt's job dying is no news
         text = f"#{msg.attempt} {story(msg.outcome, None, msg.fate)}"

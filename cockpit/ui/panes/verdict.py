@@ -17,7 +17,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Static
 
-from ...core.fate_record import fate_text
+from ...core.fate_record import Fate, fate_text
 from ...core.layers import Stage, Status, Verdict
 from ..format import one_line, outcome_text, status_glyph
 from .base import Styled, layer_tag, set_static
@@ -133,6 +133,16 @@ class VerdictStrip(Styled, Vertical):
         self.duration_s = rec.duration_s
         self.redraw()
 
+    def show_fate(self, attempt: int, fate: Fate) -> None:
+        """The shown attempt's job changed fate after its verdict: ``✔ PASSED — … → died (app) after
+        4m12s`` (a banner that kept ✔ PASSED over a dead job told half the story on a shared screen)."""
+        if attempt != self.attempt or self.state == "running" and not self.from_journal:
+            return
+        text = "" if fate.state == "running" else fate_text(fate, short=True)
+        if text != self.fate:
+            self.fate = text
+            self.redraw()
+
     # -- rendering ---------------------------------------------------------------------------
     def _groups(self) -> list[tuple[str, list[StageRow]]]:
         out: list[tuple[str, list[StageRow]]] = []
@@ -164,7 +174,7 @@ class VerdictStrip(Styled, Vertical):
         if st == "running" and not self.from_journal:
             return f"▶ {self.action or ''} RUNNING".replace("  ", " ")
         text = outcome_text(st, self.fail_layer)
-        return f"{text} → {self.fate}" if self.from_journal and self.fate else text
+        return f"{text} → {self.fate}" if self.fate else text
 
     def redraw(self) -> None:
         if not self.is_mounted:
