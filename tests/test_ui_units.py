@@ -218,6 +218,11 @@ def test_confirm_texts_show_the_exact_commands(tmp_path):
     eng.set_job(JobRecord(attempt=3, pid=4242, pgid=4242, start_time=99, log_path=str(tmp_path / "l.log")))
     body, cmd = stop_commands(eng)
     assert "kill -s TERM -- -4242" in cmd and "kill -s KILL -- -4242" in cmd
+    # exactly as stop sends them: the pid signalled only while its start time is the recorded one
+    from cockpit.core.actions.jobrecord import signal_group
+    job = eng.job
+    assert signal_group("TERM", job, start_time=99) in cmd and signal_group("KILL", job, start_time=99) in cmd
+    assert "99" in cmd and "/proc/4242/stat" in cmd
     assert "pid 4242" in body and "attempt #3" in body
     assert reboot_command(eng) == "/nonexistent/pct reboot 200"
     assert "inside container 200" in target_where(eng.cfg)

@@ -23,7 +23,8 @@ __all__ = ["stop_commands", "reboot_command", "target_where", "clear_cache_text"
 
 
 def _signal_group(sig: str, job: JobRecord) -> str:
-    return job_actions.signal_group(sig, job)
+    """The signal command exactly as stop runs it: the pid guarded by its recorded start time."""
+    return job_actions.signal_group(sig, job, start_time=job.start_time)
 
 
 def target_where(cfg: Config, *, host: bool = False) -> str:
