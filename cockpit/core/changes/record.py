@@ -9,6 +9,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..actions.deploy_tree import collect_files
 from ..hashing import bytes_sha256
 from .diff import diff_files
 from .store import atomic_write, file_mode, get_object, journal_dir_of, load_manifest, previous_snapshot, snapshot, snapshot_ids, stored_sha
@@ -55,8 +56,6 @@ def diff_source(journal_dir: str | os.PathLike[str], source: str | os.PathLike[s
     anything: "what the next attempt would deploy" (``follow_symlinks``: as ``[deploy]
     follow_symlinks``).  ``base`` is None when there is no snapshot.  With ``redactor`` the
     working files are redacted as the snapshots are."""
-    from ..actions.deploy import collect_files
-
     jd = Path(journal_dir)
     base_id: int | None
     if base_attempt is not None:
