@@ -235,9 +235,8 @@ class Engine:
     def resume_following(self) -> FateFollower | None:
         """At start-up (TUI, watch): follow the latest attempt's job if its story is not over (and
         read once the earlier attempts' jobs nothing follows: :mod:`.superseded`)."""
-        if superseded_jobs(self.journal, self.job_attempt):
-            task = asyncio.get_running_loop().create_task(
-                reconcile_superseded(self.context(), self.journal, self.job_attempt, self.record_fate), name="superseded")
+        if jobs := superseded_jobs(self.journal, self.job_attempt):
+            task = asyncio.get_running_loop().create_task(reconcile_superseded(self.context(), jobs, self.record_fate), name="superseded")
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
         if self.job is None or self.job_attempt is None:
@@ -250,7 +249,7 @@ class Engine:
     async def reconcile(self) -> Fate | None:
         """Headless: read the latest attempt's job once and journal its fate if it changed (and
         those of earlier attempts whose open story nothing follows: :mod:`.superseded`)."""
-        await reconcile_superseded(self.context(), self.journal, self.job_attempt, self.record_fate)
+        await reconcile_superseded(self.context(), superseded_jobs(self.journal, self.job_attempt), self.record_fate)
         if self.job is None or self.job_attempt is None:
             return None
         rec = self.journal.get(self.job_attempt)

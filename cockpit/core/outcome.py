@@ -110,10 +110,41 @@ def _shell_said(text: str) -> bool:
                                                       "User defined signal 2") or ": line " in text)
 
 
+# GNU time's report: the default format's two usage lines (after "Command exited with non-zero
+# status N" or "Command terminated by signal N" when so), or -v's block of tab-indented fields
+_TIME_STATUS = re.compile(r"^Command (?:exited with non-zero status \d+|terminated by signal \d+)$")
+_TIME_USAGE = re.compile(r"^\d+\.\d+user \d+\.\d+system \S+elapsed \S+CPU \(|^\d+inputs\+\d+outputs \(\d+major\+\d+minor\)pagefaults \d+swaps$")
+_TIME_FIELD = re.compile(r"^\t[A-Z][^:]*(?:\([^)]*\))?[^:]*: ")
+
+
+def _time_report_at(lines: list[str]) -> int | None:
+    """Where GNU time's report at the end of ``lines`` starts, or None when they do not end with one."""
+    i = len(lines)
+    while i and not lines[i - 1].strip():
+        i -= 1
+    end = i
+    if i and lines[i - 1].startswith("\tExit status: "):  # -v: fields up to "Command being timed"
+        while i and _TIME_FIELD.match(lines[i - 1]) and not lines[i - 1].startswith("\tCommand being timed: "):
+            i -= 1
+        if not i or not lines[i - 1].startswith("\tCommand being timed: "):
+            return None
+        i -= 1
+    elif i >= 2 and _TIME_USAGE.match(lines[i - 1].strip()) and _TIME_USAGE.match(lines[i - 2].strip()):
+        i -= 2
+    if i == end:
+        return None
+    return i - 1 if i and _TIME_STATUS.match(lines[i - 1].strip()) else i
+
+
 def last_words(scan: Any) -> str | None:
     """The job's own last line when it is not a progress line (``non-finite loss (inf) at
-    iteration 65, aborting the run``): a job that exits without a traceback often says why there."""
-    for line in reversed(getattr(scan, "tail_lines", None) or []):
+    iteration 65, aborting the run``): a job that exits without a traceback often says why there.
+    Not a shell's signal report, nor GNU ``time``'s resource report after the trainer
+    (``/usr/bin/time [-v] python train.py``: "Command exited with non-zero status 1", its usage
+    lines, or ``-v``'s block that ends with ``Exit status: N``)."""
+    lines = list(getattr(scan, "tail_lines", None) or [])
+    at = _time_report_at(lines)
+    for line in reversed(lines if at is None else lines[:at]):
         text = line.strip()
         if not text or any(sig.search(line) for sig in _SHELL_SIGS) or _shell_said(text):
             continue

@@ -46,11 +46,10 @@ def superseded_jobs(journal: Journal, followed: int | None) -> list[tuple[int, J
     return out
 
 
-async def reconcile_superseded(ctx: ActionContext, journal: Journal, followed: int | None,
-                               record: Callable[[int, Fate], None]) -> None:
-    """Read each superseded open attempt's job once and ``record`` its fate.  A target that cannot
-    be reached leaves them as they were (the next start tries again)."""
-    for attempt, job in superseded_jobs(journal, followed):
+async def reconcile_superseded(ctx: ActionContext, jobs: list[tuple[int, JobRecord]], record: Callable[[int, Fate], None]) -> None:
+    """Read each of ``jobs`` (:func:`superseded_jobs`) once and ``record`` its fate.  A target that
+    cannot be reached leaves them as they were (the next start tries again)."""
+    for attempt, job in jobs:
         try:
             fate = await read_fate(ctx, job)
         except RemoteError as e:

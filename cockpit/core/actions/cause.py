@@ -26,7 +26,7 @@ from dataclasses import asdict
 from typing import Any
 
 from ..layers import Layer
-from ..outcome import code_ran, handled_last
+from ..outcome import code_ran, handled_last, last_words
 from ..probes import kmsg
 from ..remote.base import RemoteError
 from .base import ActionContext
@@ -36,7 +36,7 @@ from .jobrecord import JobRecord, describe_exit
 from .jobstate import JobState, LogScan
 from .left_out import left_out_cause
 from .survivors import leftovers_note
-from .wrappers import job_last_words, time_limit_end
+from .wrappers import time_limit_end
 
 __all__ = ["Cause", "death_cause", "error_cause", "fmt_secs"]
 
@@ -130,6 +130,6 @@ async def _death_cause(ctx: ActionContext, job: JobRecord, st: JobState, scan: L
     handled = handled_last(scan)  # logged below ERROR, then no progress: what it died of, most likely
     gone = ", its log was deleted while it ran: its last lines could not be read"  # a traceback may have gone with it
     how += f", right after a traceback it logged as a warning: {handled}" if handled else gone if st.log_gone else ", with no traceback in the log"
-    said = job_last_words(scan)
+    said = last_words(scan)
     how += f"; {'the last line read' if st.log_gone else 'its last line'}: {said}" if said and not handled else ""
     return Cause(Layer.PROCESS, how, advice, data, state, after, when)

@@ -16,7 +16,7 @@ from ..remote.base import RemoteError
 from .base import ActionContext
 from .jobstate import JobState
 
-__all__ = ["written_files", "elsewhere_note"]
+__all__ = ["written_files", "elsewhere_note", "elsewhere"]
 
 #: at most this many files are named (a trainer holding shards open for writing has many)
 SHOWN = 3
@@ -58,3 +58,8 @@ def elsewhere_note(files: list[str]) -> str:
     more = f" and {len(files) - SHOWN} more" if len(files) > SHOWN else ""
     return (f"; it holds {', '.join(shlex.quote(f) for f in files[:SHOWN])}{more} open for writing: "
             "does it log there? ([job] log names the file it writes with capture_output = false)")
+
+
+async def elsewhere(ctx: ActionContext, st: JobState, log_path: str) -> str:
+    """:func:`elsewhere_note` of the files the job writes, while it lives ("" once it is gone)."""
+    return elsewhere_note(await written_files(ctx, st, log_path)) if st.alive else ""

@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     from .jobstate import JobReader
 
 __all__ = ["ProgressClock", "Stall", "detect_stall", "stuck_count", "stall_threshold", "stall_layer", "stall_unknown", "read_gpus", "AUTO_FLOOR_S",
-           "AUTO_FACTOR", "read_gpu_util", "judged_stall", "stopped_words", "sample_main", "stuck_in_d", "read_wchan", "sampled_main"]
+           "AUTO_FACTOR", "judged_stall", "stopped_words", "sample_main", "stuck_in_d", "read_wchan", "sampled_main"]
 
 AUTO_FLOOR_S = 120.0
 AUTO_FACTOR = 10.0
@@ -319,21 +319,17 @@ def stuck_count(setting: float | str, clock: ProgressClock, now: float) -> Stall
     return Stall(stuck, limit, clock.last_line, Layer.APP, why)
 
 
-async def read_gpu_util(ctx: ActionContext) -> list[float] | None:
-    """Every GPU's utilisation, read now with one ``nvidia-smi`` where ``[gpu] where`` says (None when
-    it cannot be read): the evidence a stall's layer needs when no observation holds it (verify, a
-    headless follower, ``cockpit status``)."""
-    return (await read_gpus(ctx))[0]
-
-
 #: nvidia-smi's failures that say the GPU or its driver is broken (not a query this driver lacks,
 #: not a binary missing from the container): a job waiting on such a GPU hangs with it
 _GPU_FAULTS = frozenset({"gpu-lost", "nvml-mismatch", "driver-not-loaded", "nvml-unknown", "no-devices"})
 
 
 async def read_gpus(ctx: ActionContext) -> tuple[list[float] | None, str]:
-    """:func:`read_gpu_util`, and what nvidia-smi said when it failed because the GPU or its driver
-    is broken (``a GPU is lost (fallen off the bus?): Unable to determine the device handle…``; "" else)."""
+    """Every GPU's utilisation, read now with one ``nvidia-smi`` where ``[gpu] where`` says (None when
+    it cannot be read): the evidence a stall's layer needs when no observation holds it (verify, a
+    headless follower, ``cockpit status``); and what nvidia-smi said when it failed because the GPU
+    or its driver is broken (``a GPU is lost (fallen off the bus?): Unable to determine the device
+    handle…``; "" else)."""
     if ctx.transport.runtime.scheduler is not None:  # the job's GPUs are on its nodes, not where cockpit runs commands
         return None, ""
     gpu = ctx.cfg.gpu

@@ -42,13 +42,13 @@ from typing import Any
 from ..compile_follow import follower_for
 from ..compile_report import failure_words, unsuppressed_failures
 from ..layers import Evidence, Layer, Stage, Status, Verdict
-from ..outcome import code_ran
+from ..outcome import code_ran, last_words
 from ..probes.procs.zombies import zombie_grace
 from ..remote.base import RemoteError
 from .adopt import job_reader as reader_for  # adopted jobs too (no pid or exit file of cockpit's)
 from .base import ActionContext, StageFailed, VerdictBuilder
 from .cause import death_cause, error_cause, fmt_secs
-from .elsewhere import elsewhere_note, written_files
+from .elsewhere import elsewhere
 from .forked import watching
 from .job import JobRecord, describe_exit
 from .jobstate import JobReader, JobState, LogScan, error_dict, make_scan
@@ -60,7 +60,6 @@ from .reattach import TargetLost, read_job
 from .stall import STUCK_D_S, detect_stall, judged_stall, sampled_main, stall_threshold, stall_unknown, stopped_words
 from .startclock import Deadline, StartupClock, no_progress
 from .survivors import gone_cause, leftovers_note, pipeline_note
-from .wrappers import job_last_words
 
 __all__ = ["verify", "VERIFY_PLAN", "LogScan", "error_dict", "ERROR_GRACE_S"]
 
@@ -335,7 +334,7 @@ async def _judge(ctx: ActionContext, vb: VerdictBuilder, job: JobRecord, st: Job
         elif now < startup_deadline and err is None:
             lg.pending(f"log is empty ({now - dl.since:.0f}s of {dl.span_s:g}s)", since=dl.since, deadline_s=dl.span_s)
         elif err is None:
-            note = elsewhere_note(await written_files(ctx, st, job.log_path)) if st.alive else ""
+            note = await elsewhere(ctx, st, job.log_path)
             raise StageFailed(Layer.PROCESS, f"the log stayed empty for {dl.within(cfg.job.startup_timeout)}{note}", evidence=evidence)
     if _stop_here(vb, "log growing"):
         return
@@ -351,7 +350,7 @@ async def _judge(ctx: ActionContext, vb: VerdictBuilder, job: JobRecord, st: Job
             pr.ok(f"no crash for {cfg.job.healthy_after:g}s (healthy_after){said}")
         elif quiet_end:
             what = f"no line matched /{cfg.job.progress_pattern}/" if has_marker else f"it ran less than healthy_after ({cfg.job.healthy_after:g}s)"
-            words = job_last_words(scan)
+            words = last_words(scan)
             raise StageFailed(Layer.APP, f"the job exited with code 0 before any progress: {what}" + (f"; its last line: {words}" if words else ""),
                               evidence=evidence, advice="it ended on purpose (nothing to do?) or its progress lines do not match [job] progress_pattern")
         elif now < startup_deadline:
@@ -359,7 +358,7 @@ async def _judge(ctx: ActionContext, vb: VerdictBuilder, job: JobRecord, st: Job
             pr.pending(dl.waiting(what), since=dl.since, deadline_s=dl.span_s)
         else:
             failed = no_progress(dl, clock.busy_now(), cfg.job.startup_timeout, evidence, scan, cfg.job.progress_pattern)
-            failed.detail += elsewhere_note(await written_files(ctx, st, job.log_path)) if st.alive else ""
+            failed.detail += await elsewhere(ctx, st, job.log_path)
             raise failed
     if _stop_here(vb, "progress"):
         return

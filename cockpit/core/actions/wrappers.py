@@ -1,4 +1,4 @@
-"""What a wrapper program in front of the trainer says about its end: ``timeout``, GNU ``time``.
+"""What a wrapper program in front of the trainer says about its end: ``timeout``.
 
 ``[job] command = "timeout 6h python train.py"``: the job's exit status is ``timeout``'s.  When the
 limit runs out it stops the trainer (SIGTERM unless ``-s``) and exits **124** (with ``-s KILL``, or
@@ -8,9 +8,7 @@ killer?": :func:`time_limit_end` names the time limit instead, when the command 
 ``timeout`` (after other wrappers: ``env``, ``nice``, ``stdbuf``…) and, for a SIGKILL, when the job
 lived as long as the limit.
 
-``/usr/bin/time [-v] python train.py`` writes its resource report after the trainer exits
-("Command exited with non-zero status 1", the usage lines, or ``-v``'s block that ends with ``Exit
-status: N``): the report is not the job's last word.  :func:`job_last_words` skips it.
+GNU ``time``'s report after the trainer is skipped by :func:`cockpit.core.outcome.last_words`.
 """
 
 from __future__ import annotations
@@ -19,13 +17,10 @@ import os
 import re
 import shlex
 from dataclasses import dataclass
-from types import SimpleNamespace
-from typing import Any
 
-from ..outcome import last_words
 from .jobrecord import describe_exit, signal_name
 
-__all__ = ["TimeLimit", "time_limit", "time_limit_end", "job_last_words"]
+__all__ = ["TimeLimit", "time_limit", "time_limit_end"]
 
 #: programs that run the rest of their command line (the trainer) after their own options
 _WRAPPERS = frozenset({"env", "nice", "ionice", "stdbuf", "taskset", "chrt", "numactl", "setsid", "nohup", "time", "command",
@@ -125,38 +120,3 @@ def time_limit_end(command: str, code: int | None, after_s: float | None) -> tup
     if sig == lim.signal and (sig == "KILL" or lim.preserve_status) and after_s >= lim.seconds - _SLACK_S:
         return f"{describe_exit(code)}: timed out: {limit} sent it at its limit", advice
     return None
-
-
-# GNU time's report: the default format's two usage lines (after "Command exited with non-zero
-# status N" or "Command terminated by signal N" when so), or -v's block of tab-indented fields
-_TIME_STATUS = re.compile(r"^Command (?:exited with non-zero status \d+|terminated by signal \d+)$")
-_TIME_USAGE = re.compile(r"^\d+\.\d+user \d+\.\d+system \S+elapsed \S+CPU \(|^\d+inputs\+\d+outputs \(\d+major\+\d+minor\)pagefaults \d+swaps$")
-_TIME_FIELD = re.compile(r"^\t[A-Z][^:]*(?:\([^)]*\))?[^:]*: ")
-
-
-def _time_report_at(lines: list[str]) -> int | None:
-    """Where GNU time's report at the end of ``lines`` starts, or None when they do not end with one."""
-    i = len(lines)
-    while i and not lines[i - 1].strip():
-        i -= 1
-    end = i
-    if i and lines[i - 1].startswith("\tExit status: "):  # -v: fields up to "Command being timed"
-        while i and _TIME_FIELD.match(lines[i - 1]) and not lines[i - 1].startswith("\tCommand being timed: "):
-            i -= 1
-        if not i or not lines[i - 1].startswith("\tCommand being timed: "):
-            return None
-        i -= 1
-    elif i >= 2 and _TIME_USAGE.match(lines[i - 1].strip()) and _TIME_USAGE.match(lines[i - 2].strip()):
-        i -= 2
-    if i == end:
-        return None
-    return i - 1 if i and _TIME_STATUS.match(lines[i - 1].strip()) else i
-
-
-def job_last_words(scan: Any) -> str | None:
-    """:func:`~cockpit.core.outcome.last_words` of the job itself: GNU time's report after it skipped."""
-    lines = list(getattr(scan, "tail_lines", None) or [])
-    at = _time_report_at(lines)
-    if at is None:
-        return last_words(scan)
-    return last_words(SimpleNamespace(tail_lines=lines[:at], last_progress=getattr(scan, "last_progress", None)))
