@@ -194,6 +194,18 @@ async def test_a_50_mib_line_on_a_host_channel_and_a_stream_is_cut_too(tr):
     assert peak < 16 * MiB, f"peak {peak / MiB:.1f} MiB"
 
 
+async def test_a_stream_whose_connection_is_cut_raises_an_ssh_error_not_asyncssh_s(tr, lab):
+    # every caller of stream() (the log waker, the followers) handles RemoteError; asyncssh's own
+    # ConnectionLost escaped them and ended verify with a traceback mid-attempt
+    chunks = tr.stream("echo ready; sleep 30")
+    assert await chunks.__anext__() == b"ready\n"
+    assert faults.cut_connections(lab) >= 1
+    with pytest.raises(RemoteError) as err:
+        await asyncio.wait_for(chunks.__anext__(), 10)
+    assert err.value.layer is Layer.SSH, err.value
+    await chunks.aclose()
+
+
 # -- sshd MaxSessions ----------------------------------------------------------------------------------
 
 @pytest.fixture
@@ -376,6 +388,7 @@ async def test_sshd_down_mid_verify_ends_the_attempt_interrupted_and_the_job_sta
     finally:
         lab.start()
     st = run_cli("status", "--json", "--config", str(tmp_path / "cockpit.toml"))
+    assert st.stdout.startswith("{"), st.stdout + st.stderr
     la = json.loads(st.stdout)["latest_attempt"]
     assert la["attempt"] == res.attempt and la["outcome"] == "interrupted" and la["fate"]["state"] == "running", la
     stop = run_cli("stop", "--json", "--config", str(tmp_path / "cockpit.toml"))

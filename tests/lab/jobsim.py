@@ -19,9 +19,13 @@ its log late, or crash the ways real training jobs do, with the same text and ex
 
 ``fx`` as the seed's pipeline did it: the drafter threads die at ``--crash-at`` (0: before the first
 step) while the main loop goes on printing steps for ``--keep-stepping`` seconds (-1: for ever)
-before it exits 1.  ``--interleave`` writes without a lock, each line's text and its newline apart
-(sometimes the text cut in two), so the threads' tracebacks and the step lines interleave
-*mid-line*, as CPython threads' unbuffered writes do.
+before it exits 1.  ``--interleave`` writes without a lock, each line's text and its newline apart,
+so the threads' tracebacks and the step lines interleave *mid-line*, as CPython threads' writes
+do.  A stdout line's text may also be cut in two (stdout to a file is block-buffered: its flushes
+cut lines anywhere); a stderr line's text never is (``print`` and ``traceback`` write each line's
+text in one call, and stderr is line-buffered).  Where the cuts fall depends on the thread and the
+text only (``zlib.crc32``, not ``hash``, which changes with every process), so a log that misled a
+judge can be made again.
 
 ``--gpu-mem MIB`` (with ``--gpu N``, ``--gpu-procs K``): the job "uses the GPU" as CUDA does: it
 opens ``/dev/nvidiaN``, ``/dev/nvidiactl`` and ``/dev/nvidia-uvm`` where the container has them,
@@ -42,6 +46,7 @@ import signal
 import sys
 import threading
 import time
+import zlib
 
 SCRIPT = "/workspace/train_tl.py"
 DRAFTER = "/workspace/drafter.py"
@@ -59,10 +64,11 @@ def emit(text, stream=None):
     text = text if text.endswith("\n") else text + "\n"
     if INTERLEAVE[0]:
         # as CPython's threads really write: print() sends the text and its "\n" in two writes, and a
-        # write may be cut once mid-line; without a lock, other threads' writes land in between
-        rnd = random.Random(hash((threading.current_thread().name, text)))
+        # stdout block flush may cut the text once; without a lock, other threads' writes land in between
+        rnd = random.Random(zlib.crc32(f"{threading.current_thread().name}\0{text}".encode()))
+        cuttable = stream is sys.stdout
         for line in text.splitlines():
-            cut = rnd.randint(1, len(line) - 1) if len(line) > 8 and rnd.random() < 0.3 else len(line)
+            cut = rnd.randint(1, len(line) - 1) if cuttable and len(line) > 8 and rnd.random() < 0.3 else len(line)
             for piece in (line[:cut], line[cut:], "\n"):
                 if piece:
                     stream.write(piece)

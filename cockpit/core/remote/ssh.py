@@ -274,9 +274,13 @@ class SSHTransport(Transport):
     @contextlib.asynccontextmanager
     async def _stream_channel(self, host_command: str) -> AsyncIterator[ChunkReader]:
         """``host_command`` on a channel of its own (one of the capped slots); its stdin stays open
-        while the channel lives, so a long-lived tool can be ended when it closes (:func:`.follow.wrap`)."""
+        while the channel lives, so a long-lived tool can be ended when it closes (:func:`.follow.wrap`).
+        A connection lost while the caller reads is a :class:`RemoteError` (ssh), as for a command."""
         async with self._channel(host_command, stdin=asyncssh.PIPE) as proc:
-            yield proc.stdout
+            try:
+                yield proc.stdout
+            except (asyncssh.Error, OSError) as e:
+                raise self._channel_error(e) from None
 
     async def reset_session(self) -> None:
         await self.session.close()
