@@ -463,7 +463,8 @@ async def test_engine_actions_run_through_the_engine(tmp_path):
         verify = rec.of(ActionFinished)[1].verdict
         assert verify.layer is Layer.PROCESS and "nothing launched" in verify.summary()
         strip = app.query_one(VerdictStrip)
-        assert strip.banner_text() == "✘ verify FAILED (process)" and "[process]" in strip.plain()
+        # nothing was launched: no failure of the job, as outcome_of says (untested), never "FAILED"
+        assert strip.banner_text() == "⊘ UNTESTED — the fix never ran (process)" and "[process]" in strip.plain()
         await pilot.press("v")  # the last action's full verdict
         await wait_for(pilot, lambda: isinstance(app.screen, VerdictScreen), what="the verdict")
         await pilot.press("escape")

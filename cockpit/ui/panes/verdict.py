@@ -114,6 +114,8 @@ class VerdictStrip(Styled, Vertical):
             self.state = outcome
         elif verdict is not None:
             self.state = "failed" if verdict.failed_stage is not None else ("running" if verdict.pending else "ok")
+            if _nothing_launched(verdict):  # not a failure of anything: there was no job to judge
+                self.state = "untested"
         self.redraw()
 
     def refused(self, action: str, reason: str) -> None:
@@ -260,3 +262,10 @@ def progress_bar(data: dict[str, Any], now: float, width: int = 12) -> str | Non
         return None
     filled = round(min(1.0, max(0.0, share)) * width)
     return "▕" + "█" * filled + "░" * (width - filled) + "▏ " + label
+
+
+def _nothing_launched(verdict: Verdict) -> bool:
+    """A verify that found no job recorded (:meth:`~cockpit.core.engine.Engine.run_action`): the
+    banner says untested, as :func:`~cockpit.core.layers.outcome_of` does, not "verify FAILED (process)"."""
+    st = verdict.failed_stage
+    return verdict.action == "verify" and st is not None and st.name == "job recorded"
