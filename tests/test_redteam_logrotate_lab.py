@@ -58,4 +58,8 @@ async def test_a_log_truncated_in_place_and_regrown_is_read_from_its_start(lab: 
     await await_for(lambda: (f := fate_of(cfg, res.attempt)) is not None and f.final, 20, "the final fate")
     fate = fate_of(cfg, res.attempt)
     assert (fate.state, fate.layer) == ("died", "app") and "checkpoint shard 3 is corrupt" in fate.cause, fate
-    assert reader.rewrites == 1
+    # read from the start either way: most often the truncation and the regrowth both land between
+    # two reads (the overlap check finds the rewrite); under load a read can fall between the
+    # job's truncate and its write (the log shorter than the offset).  Without either, the fate
+    # above would lack the traceback: the reader would have gone on from its old offset.
+    assert (reader.rewrites, reader.truncations) in ((1, 0), (0, 1)), (reader.rewrites, reader.truncations)

@@ -335,6 +335,8 @@ class JobReader:
         self.seen_tail = b""
         #: times the log was found rewritten under the reader (truncated, then past the old offset)
         self.rewrites = 0
+        #: times it was found shorter than the offset (truncated or replaced, not regrown yet)
+        self.truncations = 0
         #: the job's live processes (:func:`live_pids`) at the last reading and at the one before it
         self.pids: frozenset[int] = frozenset()
         self.prev_pids: frozenset[int] = frozenset()
@@ -402,6 +404,7 @@ class JobReader:
                 return st
             if st.log_size >= 0 and st.log_size < self.offset:  # truncated or replaced under us
                 self.offset, self.seen_tail = 0, b""
+                self.truncations += 1
                 continue
             got = len(st.data)  # a whole chunk (READ_MAX, the overlap asked again included): the log goes on
             head, st.data = st.data[:back], st.data[back:]  # short: nothing could be read this time

@@ -279,6 +279,8 @@ class SSHTransport(Transport):
         async with self._channel(host_command, stdin=asyncssh.PIPE) as proc:
             try:
                 yield proc.stdout
+            except (asyncio.TimeoutError, TimeoutError):
+                raise  # the caller's own deadline (an OSError since Python 3.11): not the link's
             except (asyncssh.Error, OSError) as e:
                 raise self._channel_error(e) from None
 

@@ -28,5 +28,5 @@ crash = (
     "RuntimeError: checkpoint shard 3 is corrupt\n"
 ) + "".join(f"wandb: uploading artifact part {n} of 12\n" for n in range(12))
 os.truncate(log, 0)
-os.write(1, crash.encode())  # one write: no reader can see the log between the truncation and the rest
+os.write(1, crash.encode())  # one write: a reader sees the log empty (truncated) or with all of it
 sys.exit(1)
