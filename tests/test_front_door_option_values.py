@@ -23,6 +23,8 @@ pytestmark = needs_cockpit
     (["--demo", "history", "--last", "0"], "argument --last"),
     (["--demo", "compare", "1", "2", "--steps", "0"], "argument --steps"),
     (["--demo", "watch", "--once", "--timeout", "-1"], "argument --timeout"),
+    (["--demo", "watch", "--once", "--debounce", "nan"], "argument --debounce"),
+    (["--demo", "watch", "--once", "--debounce", "0"], "argument --debounce"),
     (["demo", "crash-later", "--after", "nan"], "argument --after"),
     (["demo", "hang", "--after", "-5"], "argument --after"),
     (["init", "127.0.0.1", "--port", "99999", "--yes", "-o", "out.toml"], "argument --port"),

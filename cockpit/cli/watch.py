@@ -24,7 +24,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from .args import add_globals, seconds
+from .args import add_globals, positive_seconds, seconds
 
 __all__ = ["add_parser", "cmd_watch", "verdict_payload"]
 
@@ -38,7 +38,7 @@ def _add_arguments(s: argparse.ArgumentParser) -> None:
     s.add_argument("--note", "-m", default=None, help="the hypothesis under test (default: the last note in the journal)")
     s.add_argument("--once", action="store_true", help="wait for one change, run one attempt, exit with its result")
     s.add_argument("--timeout", type=seconds, default=None, metavar="S", help="with --once: give up after S seconds without a change (exit 124)")
-    s.add_argument("--debounce", type=float, default=None, metavar="S", help="seconds a burst of saves must be quiet (default: [loop] debounce, 1.0)")
+    s.add_argument("--debounce", type=positive_seconds, default=None, metavar="S", help="seconds a burst of saves must be quiet (default: [loop] debounce, 1.0)")
     s.add_argument("--no-notify", action="store_true", help="no notifications: no bell, no tmux message, no [notify] command or webhook")
     s.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr, only the verdict lines")
 
@@ -105,9 +105,6 @@ def cmd_watch(args: argparse.Namespace, cfg: Any) -> int:
                           "set [deploy] source to the directory you edit, and dest to where it goes")
     if not src.exists():
         raise ConfigError(cfg.path, "deploy.source", f"{src} does not exist", "fix [deploy] source (relative to the config file)")
-    if args.debounce is not None and args.debounce <= 0:
-        print("cockpit watch: --debounce must be greater than 0", file=sys.stderr)
-        return EXIT_USAGE
     try:
         return asyncio.run(_watch(args, cfg))
     except KeyboardInterrupt:
