@@ -137,7 +137,12 @@ async def test_the_status_line_says_how_a_part_is_read_not_how_one_refresh_was(t
         streams.gpu = SimpleNamespace(ready=True, last_death=None, state="following")  # type: ignore[assignment]
         app.post_message(GpuRefreshed(GPUView(collected_at=1.0, snapshot=GPUSnapshot(), mode="poll")))
         await pilot.pause()
-        assert "stream gpu" in app.query_one(StatusLine).render().plain
+        line = app.query_one(StatusLine)
+        assert "stream gpu" in line.render().plain
+        line.update_part("procs", 1.0, "the host did not answer", "host")  # the link down: nothing streams
+        assert "stream" not in line.render().plain and "host ✘" in line.render().plain, line.render().plain
+        line.update_part("procs", 3.0)
+        assert "stream gpu" in line.render().plain
         streams.gpu = SimpleNamespace(ready=False, last_death="nvidia-smi exit status 2", state="unsupported")  # type: ignore[assignment]
         app.post_message(GpuRefreshed(GPUView(collected_at=2.0, snapshot=GPUSnapshot(), mode="poll")))
         await pilot.pause()

@@ -170,7 +170,9 @@ class StatusLine(Styled, Static):
             # fresh data says ● (live), not an age that ticks: a line that changes every second
             # repaints every second, the most an idle cockpit spends; stale data shows its age
             t.append(f"{part} ⚠{fmt_age(age)}" if stale else f"{part} ●", style=self.cs("txt--stale") if stale else self.cs("txt--fresh"))
-        modes = self.modes_text()
+        # how each part is read says nothing while the link is down: no stream feeds anything then
+        down = any(links.get(layer, ("", ""))[0] == "fail" for layer in ("ssh", "host"))
+        modes = "" if down else self.modes_text()
         if modes:
             t.append_text(sep)
             t.append(modes, style=self.cs("txt--dim"))
