@@ -122,6 +122,10 @@ async def test_zoom_refusals_help_palette_shell_and_quit_of_a_plain_app(tmp_path
         # zoom toggles the focused pane
         await pilot.press("z")
         assert app.screen.maximized is app.query_one(LogPane)
+        await pilot.pause()
+        # the bars stay on top, the zoomed pane under them (Textual puts a maximized pane first)
+        line, strip, log = (app.query_one(w).region for w in (StatusLine, VerdictStrip, LogPane))
+        assert line.y == 0 and strip.y == line.bottom and log.y >= strip.bottom, (line, strip, log)
         await pilot.press("z")
         assert app.screen.maximized is None
         await pilot.press("1", "z")

@@ -18,7 +18,7 @@ from typing import ClassVar
 from textual import on
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Grid
+from textual.containers import Grid, Vertical
 from textual.dom import DOMNode
 from textual.notifications import SeverityLevel
 from textual.worker import Worker, WorkerState
@@ -108,7 +108,7 @@ class CockpitApp(App[int]):
     DEFAULT_CLASSES = "cs"
     BINDINGS: ClassVar[list[BindingType]] = [*bindings(ACTIONS)]
     COMMANDS = App.COMMANDS | {CockpitCommands}
-    ALLOW_IN_MAXIMIZED_VIEW = "Footer, StatusLine, VerdictStrip"
+    ALLOW_IN_MAXIMIZED_VIEW = "Footer, #bars"
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (110, "-wide")]
     VERTICAL_BREAKPOINTS = [(0, "-short"), (32, "-tall")]
 
@@ -175,10 +175,13 @@ class CockpitApp(App[int]):
     # -- composition --------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
         ui = self.cfg.ui
-        yield StatusLine(self.status_state, self.clock, id="status-line")
-        if self.targets.several():
-            yield self.targets.strip()
-        yield VerdictStrip(self.clock, id="verdict-strip")
+        # the bars stay on top in a zoomed view too: Textual puts the maximized pane first among the
+        # screen's children it keeps, so the bars are docked (one container: two docks would overlap)
+        with Vertical(id="bars"):
+            yield StatusLine(self.status_state, self.clock, id="status-line")
+            if self.targets.several():
+                yield self.targets.strip()
+            yield VerdictStrip(self.clock, id="verdict-strip")
         with Grid(id="panes"):
             yield ProcsPane(self.clock, ui.refresh_interval)
             yield LogPane(self.clock, ui.refresh_interval, ui.log_lines, history=self.driver.log_history)
