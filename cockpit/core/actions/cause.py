@@ -35,7 +35,7 @@ from .diskcheck import DISK_ADVICE, check_disks, disk_detail
 from .jobrecord import JobRecord, describe_exit
 from .jobstate import JobState, LogScan
 from .left_out import left_out_cause
-from .survivors import leftovers_note
+from .survivors import leftovers_note, pipeline_last
 from .wrappers import time_limit_end
 
 __all__ = ["Cause", "death_cause", "error_cause", "fmt_secs"]
@@ -96,6 +96,8 @@ async def _death_cause(ctx: ActionContext, job: JobRecord, st: JobState, scan: L
         how, state = "gone without an exit status", "vanished"
     else:
         how, state = describe_exit(code), "died"
+        if code == 0 and (last := pipeline_last(job.command or ctx.cfg.job.command)):
+            how = f"its pipeline exited 0, the status of its last command ({last}): the trainer's own is not observed (set -o pipefail)"
     err = left_out_cause(ctx.cfg, error_cause(scan))  # a module the deploy left out is the config's
     limit = time_limit_end(job.command or ctx.cfg.job.command, code, after)  # the command's `timeout` ended it
     if limit is not None:

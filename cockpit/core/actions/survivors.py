@@ -70,7 +70,7 @@ from .jobrecord import JobRecord
 if TYPE_CHECKING:  # pragma: no cover - jobstate imports this module
     from .jobstate import JobState, LogScan
 
-__all__ = ["MONITORS", "MainSeen", "adopt", "carries_on", "follow_survivors", "gone_cause", "leftovers_note", "main_exited", "name_survivor", "pipeline_note", "pick_survivor", "seen_main", "short_command"]
+__all__ = ["MONITORS", "MainSeen", "adopt", "carries_on", "follow_survivors", "gone_cause", "leftovers_note", "main_exited", "name_survivor", "pipeline_note", "pick_survivor", "pipeline_last", "seen_main", "short_command"]
 
 _SHELLS = ("sh", "bash", "dash", "ash", "zsh", "busybox", "nohup", "env")
 #: programs a ``train.sh`` leaves running beside its trainer that never carry the training on
@@ -189,15 +189,18 @@ def pipeline_note(command: str) -> str:
     """``; its status is its pipeline's last command's (tee out.log): the trainer's own is not observed
     (set -o pipefail)`` when the job's command is a pipeline (``python3 train.py | tee out.log``: the
     shell's status is ``tee``'s, 0 when the trainer exited 1 or was killed), else ""."""
+    last = pipeline_last(command)
+    return f"; its status is its pipeline's last command's ({last}): the trainer's own is not observed (set -o pipefail)" if last else ""
+
+
+def pipeline_last(command: str) -> str:
+    """The last command of the job's command when it is a pipeline (``tee -a out.log``), else ""."""
     try:
         words = list(shlex.shlex(command, posix=True, punctuation_chars=True))
     except ValueError:
         return ""
     pipes = [i for i, w in enumerate(words) if w in ("|", "|&")]
-    if not pipes:
-        return ""
-    last = short_command(words[pipes[-1] + 1:])
-    return f"; its status is its pipeline's last command's ({last}): the trainer's own is not observed (set -o pipefail)"
+    return short_command(words[pipes[-1] + 1:]) if pipes else ""
 
 
 def leftovers_note(st: JobState) -> str:
