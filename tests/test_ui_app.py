@@ -119,6 +119,11 @@ async def test_zoom_refusals_help_palette_shell_and_quit_of_a_plain_app(tmp_path
     monkeypatch.setenv("SHELL", "/bin/sh")
     app = app_for(tmp_path)
     async with app.run_test(size=SIZE) as pilot:
+        # before any action the strip says so, and which key starts one
+        await pilot.pause()
+        strip = app.query_one(VerdictStrip)
+        shown = " ".join(str(app.query_one(f"#verdict-{w}").render()) for w in ("banner", "stages"))
+        assert "· IDLE" in shown and "press t to attempt a fix" in shown, (strip.state, shown)
         # zoom toggles the focused pane
         await pilot.press("z")
         assert app.screen.maximized is app.query_one(LogPane)

@@ -79,7 +79,9 @@ class VerdictStrip(Styled, Vertical):
         yield Static("", id="verdict-detail", markup=False)
 
     def on_mount(self) -> None:
-        self.redraw()
+        # after the Mount event: Textual counts a widget mounted only once its handler returned, and
+        # redraw draws nothing before (the idle strip stayed blank, its hint unread, until an action)
+        self.call_later(self.redraw)
 
     # -- state changes (called from the app's message handlers) ------------------------------
     def start(self, action: str, note: str = "") -> None:
