@@ -66,7 +66,7 @@ class HistoryPane(Pane):
 
     def tick(self) -> None:
         age = None if self.collected_at is None else self.clock() - self.collected_at
-        self.set_freshness(age, is_stale(age, self.interval * 5), note=f"{len(self.records)} attempts")
+        self.set_freshness(age, is_stale(age, self.interval * 5), note=f"{len(self.records)} attempt{'' if len(self.records) == 1 else 's'}")
 
     def redraw(self) -> None:
         if not self.is_mounted:
