@@ -30,4 +30,5 @@ async def test_a_traceback_quoted_as_data_is_no_error(lab: Any, lab_config: Any,
     assert "no error in the log" in settled.detail, settled.detail
     await await_for(lambda: (f := fate_of(cfg, res.attempt)) is not None and f.final, 20, "the final fate")
     fate = fate_of(cfg, res.attempt)
+    assert "finished cleanly" in settled.detail, settled.detail
     assert fate.state == "finished" and fate.cause == "exited with code 0", fate

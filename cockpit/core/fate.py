@@ -47,7 +47,7 @@ from .actions.survivors import gone_cause, leftovers_note, pipeline_last, pipeli
 from .actions.verify import GONE_CONFIRM_S
 from .fate_record import FATE_EVENT, FATE_STATES, FINAL_STATES, Fate, fate_text, latest_fate, story
 from .layers import Layer
-from .outcome import findings_text, log_findings
+from .outcome import findings_text, log_findings, said_failed
 from .probes.procs.zombies import zombie_grace
 from .procstat import ProcStat
 from .remote.base import RemoteError
@@ -140,6 +140,8 @@ async def _read_fate(ctx: ActionContext, job: JobRecord, reader: JobReader | Non
         ago = st.exit_ago()
         after = (now - ago - job.launched_at) if (ago is not None and job.launched_at) else since
         notes = findings_text(log_findings(scan, errors=True))
+        if not notes and (said := said_failed(scan)):  # it caught its error, said so and exited 0
+            notes = f"its last line: {said}"
         before = " before any progress line" if scan.progress_re is not None and scan.progress_line is None else ""
         return Fate("finished", None, "exited with code 0" + before + short_of_total(scan, ctx.cfg.metrics.total_steps) + leftovers_note(st)
                     + pipeline_note(job.command or ctx.cfg.job.command) + (f"; {notes}" if notes else ""),

@@ -18,7 +18,7 @@ from typing import Any
 from .layers import Finding, Outcome, Ran, Severity, Verdict, outcome_of
 from .probes.sig_table import BUILTIN, SHELL_CRASHES
 
-__all__ = ["judge_attempt", "code_ran", "log_findings", "findings_text", "handled_last", "last_words", "SHELL_KINDS"]
+__all__ = ["judge_attempt", "code_ran", "log_findings", "findings_text", "handled_last", "last_words", "said_failed", "SHELL_KINDS"]
 
 #: signature ids of lines the job's shell (not the job) wrote
 SHELL_KINDS = frozenset({"killed", *(f"shell-{sig.lower()}" for _, sig in SHELL_CRASHES)})
@@ -150,3 +150,17 @@ def last_words(scan: Any) -> str | None:
             continue
         return None if line == getattr(scan, "last_progress", None) else text[:200]
     return None
+
+
+#: a last line that says the run failed: an exception's class (``RuntimeError('…')``, ``OSError:``)
+#: or a word of failure (``training failed``, ``error``, ``aborting``, ``crashed``)
+_SAYS_FAILED = re.compile(r"\b[A-Z]\w*(?:Error|Exception)\b|\b(?:fail(?:ed|ure)?|error|exception|abort(?:ed|ing)?|crash(?:ed)?)\b",
+                          re.IGNORECASE)
+
+
+def said_failed(scan: Any) -> str | None:
+    """The job's own last line (:func:`last_words`) when it says the run failed (``training failed:
+    RuntimeError('checkpoint shard 3 is corrupt')``), else None: a job that caught its error, said
+    so and exited 0 finished by its exit status, and its last words are where the error is named."""
+    said = last_words(scan)
+    return said if said is not None and _SAYS_FAILED.search(said) else None

@@ -42,7 +42,7 @@ from typing import Any
 from ..compile_follow import follower_for
 from ..compile_report import failure_words, unsuppressed_failures
 from ..layers import Evidence, Layer, Stage, Status, Verdict
-from ..outcome import code_ran, last_words
+from ..outcome import code_ran, last_words, said_failed
 from ..probes.procs.zombies import zombie_grace
 from ..remote.base import RemoteError
 from .adopt import job_reader as reader_for  # adopted jobs too (no pid or exit file of cockpit's)
@@ -387,7 +387,9 @@ async def _judge(ctx: ActionContext, vb: VerdictBuilder, job: JobRecord, st: Job
             note += f"; followed {fmt_secs(now - w.undated_since)} (the log's progress lines carry no time)"
         n = scan.progress_count
         if finished:
-            se.ok(f"finished cleanly: {f'{n} progress lines, ' if has_marker else ''}no error in the log{note}")
+            words = said_failed(scan)  # it caught its error, said so and exited 0: not clean, by its own word
+            se.ok(f"finished{'' if words else ' cleanly'}: {f'{n} progress lines, ' if has_marker else ''}no error in the log"
+                  + (f", but its last line: {words}" if words else "") + note)
         elif not wait:
             se.ok(f"alive {fmt_secs(now - started)} after launch, {n} progress lines, no error in the log"
                   + (f"; last: {scan.last_progress[:120]}" if scan.last_progress else "") + note)
