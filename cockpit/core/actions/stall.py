@@ -169,6 +169,10 @@ CPU_SPAN_S = 0.2
 CLK_TCK = 100
 
 
+#: what the reading of an fd's link says for an fd the process has closed
+_CLOSED = "@closed"
+
+
 async def sample_main(ctx: ActionContext, lead: ProcStat, log_path: str | None) -> tuple[float | None, str]:
     """The job's main thread's share of a core over :data:`CPU_SPAN_S`, from two ``stat`` lines read by
     one command (its own thread's, not the process's: a trainer's other threads, a data loader's or
@@ -177,7 +181,9 @@ async def sample_main(ctx: ActionContext, lead: ProcStat, log_path: str | None) 
     ``sys.stdout`` reopened): its progress is then written where cockpit does not read."""
     pid = int(lead.pid)
     stat = f"/proc/{pid}/task/{pid}/stat"
-    cmd = f"cat {stat}; echo \"@fd $(readlink /proc/{pid}/fd/1)\"; echo \"@fd $(readlink /proc/{pid}/fd/2)\"; sleep {CPU_SPAN_S}; cat {stat}"
+    # a closed fd has no link; one of another user's processes is not readable at all (said as nothing)
+    fd = "; ".join(f"echo \"@fd $([ -r /proc/{pid}/fd ] && {{ readlink /proc/{pid}/fd/{n} || echo {_CLOSED}; }})\"" for n in (1, 2))
+    cmd = f"cat {stat}; {fd}; sleep {CPU_SPAN_S}; cat {stat}"
     try:
         res = await ctx.run(cmd, timeout=5)
     except RemoteError:
@@ -190,8 +196,11 @@ async def sample_main(ctx: ActionContext, lead: ProcStat, log_path: str | None) 
         cpu = max(0, stats[1].utime + stats[1].stime - stats[0].utime - stats[0].stime) / CLK_TCK / CPU_SPAN_S
     away = ""
     # /dev/null or another file, never a pipe (``python train.py 2>&1 | tee LOG`` writes its log through one)
-    if log_path and len(fds) == 2 and all(output_kind(f) in ("null", "file") and not f.startswith(log_path) for f in fds) and cpu is not None:
-        away = (f"the main process no longer writes its log: its stdout is {fds[0]} and its stderr {fds[1]} now, so its "
+    # or closed (``os.close(1)``: the process lives, its output goes nowhere); the same start time says it is the same process
+    if log_path and len(fds) == 2 and all(f == _CLOSED or output_kind(f) in ("null", "file") and not f.startswith(log_path) for f in fds) \
+            and cpu is not None:
+        out, err = ("closed" if f == _CLOSED else f for f in fds)
+        away = (f"the main process no longer writes its log: its stdout is {out} and its stderr {err} now, so its "
                 "progress goes where cockpit does not read")
     return cpu, away
 
