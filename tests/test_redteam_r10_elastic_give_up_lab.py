@@ -40,12 +40,12 @@ async def test_an_agent_that_runs_out_of_restarts_fails_for_its_workers_error(la
         seen = time.monotonic()
         follower = eng.follower
         assert follower is not None
-        await await_for(lambda: follower.checked_at > seen + LOOP_CONFIRM_S + 1.0 or (f := fate_of(cfg, res.attempt)) is not None and f.final,
+        await await_for(lambda: follower.checked_at > seen + LOOP_CONFIRM_S + 0.5 or (f := fate_of(cfg, res.attempt)) is not None and f.final,
                         15, "a reading past the loop-death confirmation window")
         fate = fate_of(cfg, res.attempt)
         assert fate is not None and fate.state == "running", fate
     finally:
-        Path(f"{gate}.1").touch()  # the restarts: each worker crashes after 3 steps, then the agent gives up
+        Path(f"{gate}.1").touch()  # the restarts: each worker crashes after 2 steps, then the agent gives up
         Path(f"{gate}.2").touch()
     await await_for(lambda: (f := fate_of(cfg, res.attempt)) is not None and f.final, 20, "the final fate")
     fate = fate_of(cfg, res.attempt)

@@ -5,7 +5,7 @@
 child, writing to the same log) and waits for it.  Worker 0 prints ``step N loss X`` every 50 ms
 until GATE exists, then dies of an uncaught ``ValueError`` (a traceback, exit 1); the agent says
 it restarts the worker group and waits for ``GATE.N`` before each restart, and each restarted
-worker trains from step 0 for 3 steps and dies the same way.  With no restart left, the agent
+worker trains from step 0 for 2 steps and dies the same way.  With no restart left, the agent
 raises torchrun's ``ChildFailedError`` with its report and exits 1, as torchrun does.
 """
 
@@ -30,7 +30,7 @@ def forward(batch: int) -> None:
 if sys.argv[2:3] == ["worker"]:
     first = sys.argv[3] == "0"
     i = 0
-    while not os.path.exists(gate) if first else i < 3:
+    while not os.path.exists(gate) if first else i < 2:
         print(f"step {i} loss {1.0 / (i + 1):.4f}", flush=True)
         i += 1
         time.sleep(0.05)
