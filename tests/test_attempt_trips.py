@@ -118,3 +118,44 @@ async def test_a_connect_that_fails_at_the_workdir_leaves_the_deploy_dest_untouc
     assert fs is not None and fs.name == "connect: workdir exists", res.verdict.summary()
     assert not any(s.name.startswith("deploy") and s.status.value == "ok" for s in res.verdict.stages)
     assert list(dest.iterdir()) == []
+
+
+async def test_stop_asks_for_strays_in_its_first_look_and_proves_nothing_left_from_its_last(lab, lab_config, engines, monkeypatch) -> None:
+    # copies of the job are the same before the kill as after it: the strays scan rides in stop's
+    # first read of the table; a look after the signal that holds nothing of the job is the proof
+    # "nothing left" (no process joins a group that has none), so no read is sent again for it
+    from cockpit.core.actions import stop as stop_mod
+
+    eng = engines(lab_config())
+    first = await eng.attempt("its job runs on")
+    assert first.outcome is Outcome.PASSED, first.verdict.summary()
+    reads: list[bool] = []  # each read of the table: with the riders or not
+    lasts: list[Any] = []  # terminate's last look
+    real_table, real_wait = stop_mod.proc_table, stop_mod._wait_gone
+
+    async def table(ctx: Any, *, riders: bool = False) -> Any:
+        reads.append(riders)
+        return await real_table(ctx, riders=riders)
+
+    async def wait_gone(ctx: Any, job: Any, *a: Any, **kw: Any) -> Any:
+        left, last = await real_wait(ctx, job, *a, **kw)
+        lasts.append((job, last))
+        return left, last
+
+    monkeypatch.setattr(stop_mod, "proc_table", table)
+    monkeypatch.setattr(stop_mod, "_wait_gone", wait_gone)
+    calls: list[tuple[str, str]] = []
+    spy(eng.transport, calls)
+    res = await eng.attempt("the next one stops it")
+    assert res.outcome is Outcome.PASSED, res.verdict.summary()
+    stages = {s.name: s for s in res.verdict.stages}
+    assert stages["stop: terminate"].detail.startswith("stopped with TERM"), res.verdict.summary()
+    assert stages["stop: strays"].status.value == "ok", res.verdict.summary()
+    batches = [c for kind, c in calls if kind == "run_many" and "cat /proc/[0-9]*/stat" in c]
+    assert batches and strays_command(eng.cfg.job.command) in batches[0], batches  # identify's read carried the strays scan
+    assert reads[0] is True and lasts, (reads, lasts)
+    job, last = lasts[-1]
+    if not stop_mod._mine(last, job):  # nothing of the job in terminate's last look: that look is the proof
+        assert reads.count(True) == 1, reads
+    else:  # a zombie of it was still there: read again, and wait for it to be reaped
+        assert reads.count(True) == 2, reads
