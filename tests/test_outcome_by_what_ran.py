@@ -290,3 +290,26 @@ def test_a_crash_soon_after_an_eager_fallback_is_still_a_crash():
     errors, warnings = severities(["step 1 loss 2.5", *record, "step 2 loss 2.4", *TB_UNCAUGHT])
     assert errors == ["ValueError: bad batch"]
     assert warnings == ["running eagerly: compile failed for `forward` (/w/train.py:12)"]
+
+
+@pytest.mark.parametrize("last, says", [
+    ("training failed: RuntimeError('checkpoint shard 3 is corrupt')", True),
+    ("RuntimeError: checkpoint shard 3 is corrupt", True),
+    ("aborting: the disk is full", True),
+    ("Error: cannot open the dataset", True),
+    ("the run crashed, see above", True),
+    # ML's own vocabulary: a metric's name is no failure
+    ("validation error: 0.1200", False),
+    ("epoch 10 done, val_error 0.2", False),
+    ("mean squared error 0.31", False),
+    ("failure rate 0.01", False),
+    ("ERROR: 0.5", False),
+    ("Saved checkpoint; failures: 0", False),
+    ("training done", False),
+])
+def test_a_last_line_says_the_run_failed_only_in_words_of_failure_not_in_a_metric(last: str, says: bool) -> None:
+    from cockpit.core.outcome import said_failed
+
+    scan = LogScan(re.compile(r"^step \d+"), Classifier())
+    scan.feed(f"step 1 loss 2.0\nstep 2 loss 1.9\n{last}\n".encode())
+    assert (said_failed(scan) == last) is says, said_failed(scan)

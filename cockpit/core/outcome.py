@@ -152,10 +152,15 @@ def last_words(scan: Any) -> str | None:
     return None
 
 
-#: a last line that says the run failed: an exception's class (``RuntimeError('…')``, ``OSError:``)
-#: or a word of failure (``training failed``, ``error``, ``aborting``, ``crashed``)
-_SAYS_FAILED = re.compile(r"\b[A-Z]\w*(?:Error|Exception)\b|\b(?:fail(?:ed|ure)?|error|exception|abort(?:ed|ing)?|crash(?:ed)?)\b",
-                          re.IGNORECASE)
+#: a last line that says the run failed: an exception's class as raised or printed (``RuntimeError('…')``,
+#: ``OSError: …``: case-sensitive), a word of failure (``training failed``, ``aborting``, ``crashed``)
+#: that is no metric's name (``failure rate 0.1``, ``failed: 0``), or a line that begins ``Error:``
+#: with words after it.  ``error`` alone is ML's vocabulary (``val error 0.12``, ``mean squared
+#: error``): never enough.
+_SAYS_FAILED = re.compile(
+    r"\b[A-Z]\w*(?:Error|Exception)\b\s*[:(]"
+    r"|(?i:\b(?:fail(?:ed|ure)?|abort(?:ed|ing)?|crash(?:ed)?)\b(?!\s*(?:rate|count|[:=]?\s*[-+]?[\d.])))"
+    r"|(?i:^\s*(?:error|fatal)\b\s*[:!][ \t]*(?=[^\s\d.+\-]))")
 
 
 def said_failed(scan: Any) -> str | None:
