@@ -12,11 +12,6 @@ wrapper shielding its trainer from the terminal) is the job's while it is still 
 the job's processes: it is signalled with them, its own group, guarded by its start time
 (:func:`_own_sessions`).  A daemon that double-forked has left that tree and is never signalled.
 
-Round trips: the first read of the table carries what later stages let ride (the strays scan:
-copies of the job are the same before the kill), the signal carries its own first look, and
-"nothing left" reads again only when that look still held something of the job (a zombie
-waiting for its reaper); a look that holds nothing of the job is the proof.
-
 TERM (and CONT, so that a stopped job gets its TERM and may act on it: a checkpoint, say) → wait
 ``stop_timeout`` → KILL → wait; each signal to the leader pid is guarded by its start
 time in the same shell command (:func:`~.job.signal_group`), so a pid reused during the wait is never
