@@ -126,18 +126,13 @@ async def stop(ctx: ActionContext, job: JobRecord | None, verdict: Verdict | Non
             st.skip(f"job pid {job.pid} (group {job.pgid}) has no recorded start time: not signalled "
                     "(nothing proves it is still the job)")
             return vb.finish()
-        rode = list(ctx.riders)  # the strays scan rides in this read: copies of the job are the same before the kill
-        before = await proc_table(ctx, riders=True)  # the leader's own stat line is in it: one read
+        before = await proc_table(ctx)  # the leader's own stat line is in it: one read
         stat = before.by_pid().get(int(job.pid))
         if stat is not None and stat.start_time != job.start_time:
             st.skip(f"pid {job.pid} now belongs to another process (start time {stat.start_time} ≠ {job.start_time}): the job is long gone")
             return vb.finish()
         members = _mine(before, job)
         extra = _own_sessions(before, job)
-        if extra:  # what the job started in sessions of its own may read as a stray until the kill: asked again after it
-            for cmd in rode:
-                ctx.answered.pop(cmd, None)
-                ctx.ride(cmd)
         if identified is not None:
             await identified(stat is not None and not _zombie(stat))
         live = [p for p in members if not _zombie(p)]
@@ -150,17 +145,16 @@ async def stop(ctx: ActionContext, job: JobRecord | None, verdict: Verdict | Non
         return vb.finish()
     assert job is not None and before is not None
 
-    after: Table | None = None  # the last look at the table once the job's processes were gone
     if any(not _zombie(p) for p in members) or extra:
         async with vb.stage("terminate") as st:
             if job.unit:
                 await ctx.run(f"systemctl stop --no-block {shlex.quote(job.unit)}", timeout=10)
-            left, after = await _wait_gone(ctx, job, timeout, await _signal_and_look(ctx, "TERM", job, extra), extra)
+            left = await _wait_gone(ctx, job, timeout, await _signal_and_look(ctx, "TERM", job, extra), extra)
             how = "TERM"
             if left:
                 # the leader's start time is checked again in the KILL command itself: its pid may
                 # have been reused during stop_timeout
-                left, after = await _wait_gone(ctx, job, 5.0, await _signal_and_look(ctx, "KILL", job, extra), extra)
+                left = await _wait_gone(ctx, job, 5.0, await _signal_and_look(ctx, "KILL", job, extra), extra)
                 how = f"KILL after {timeout:g}s of TERM"
             if left:
                 still = ", ".join(f"{p.pid} ({p.comm}, {_state(p)})" for p in left)
@@ -173,7 +167,7 @@ async def stop(ctx: ActionContext, job: JobRecord | None, verdict: Verdict | Non
         vb.add(Stage("terminate", Status.SKIPPED, Layer.PROCESS, "no live process to signal"))
 
     async with vb.stage("nothing left") as st:
-        await _nothing_left(ctx, job, before, extra, st, after)
+        await _nothing_left(ctx, job, before, extra, st)
     return vb.finish()
 
 
@@ -222,9 +216,9 @@ async def _signal_and_look(ctx: ActionContext, sig: str, job: JobRecord, extra: 
 
 
 async def _wait_gone(ctx: ActionContext, job: JobRecord, timeout: float, first: Table | None = None,
-                     extra: Sequence[ProcStat] = ()) -> tuple[list[ProcStat], Table]:
+                     extra: Sequence[ProcStat] = ()) -> list[ProcStat]:
     """Live (non-zombie) processes of the job, and of ``extra``, left after waiting up to
-    ``timeout`` seconds (``first``: the first look, already read), and the last table read."""
+    ``timeout`` seconds (``first``: the first look, already read)."""
     deadline = time.monotonic() + timeout
     pause = POLL_FIRST_S
     keys = {_key(x) for x in extra}
@@ -233,7 +227,7 @@ async def _wait_gone(ctx: ActionContext, job: JobRecord, timeout: float, first: 
         live = [p for p in _mine(table, job) if not _zombie(p)]
         live += [p for p in table.procs if _key(p) in keys and not _zombie(p)]
         if not live or time.monotonic() >= deadline:
-            return live, table
+            return live
         await asyncio.sleep(pause)
         pause = min(POLL_MAX_S, pause * 2)
 
@@ -280,16 +274,9 @@ def _left_note(left: list[ProcStat]) -> str:
             f"live{'s' if n == 1 else ''} on after its signals: {names}")
 
 
-async def _nothing_left(ctx: ActionContext, job: JobRecord, before: Table, extra: list[ProcStat], st: Any,
-                        after: Table | None = None) -> None:
-    """Prove nothing of the job is left.  ``after``: terminate's last look, read once every process
-    of the job was gone; when it holds none of them, not even a zombie, it is the proof (no process
-    joins a group that has none), and no read is sent again."""
+async def _nothing_left(ctx: ActionContext, job: JobRecord, before: Table, extra: list[ProcStat], st: Any) -> None:
     grace = zombie_grace(ctx.cfg)
-    if after is not None and not _mine(after, job):
-        table = after
-    else:
-        table = await proc_table(ctx, riders=True)  # the job is gone or going: what still rides may ride here
+    table = await proc_table(ctx, riders=True)  # the job is gone or going: the strays scan may ride here
     mine = _mine(table, job)
     if not mine:
         left = _left_session(extra, table)
