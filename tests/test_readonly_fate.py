@@ -59,3 +59,17 @@ async def test_an_acting_cockpit_journals_the_fate(tmp_path, job_proc):
         job_proc.kill()
         job_proc.wait()
         await wait_for(pilot, lambda: b'"fate"' in journal.read_bytes(), timeout=15, what="the fate journalled")
+
+
+async def test_a_cockpit_started_beside_a_running_job_names_its_log_before_the_first_line(tmp_path, job_proc):
+    """The log pane said "no job launched yet" over the attempts pane's "running" until the first
+    read of the log came (seconds on a loaded host): it names the job's log meanwhile."""
+    from cockpit.ui.panes.log import LogPane
+
+    app, _, _ = app_following(tmp_path, job_proc, read_only=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        pane = app.query_one(LogPane)
+        pane.tick()
+        subtitle = str(pane.border_subtitle)
+        assert "no job launched yet" not in subtitle and "x.log" in subtitle, subtitle

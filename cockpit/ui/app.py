@@ -205,6 +205,8 @@ class CockpitApp(App[int]):
         if not self.read_only:
             self.engine.ask = self.ask_yes_no
         self.engine.resume_following()
+        if self.engine.job is not None and self.engine.job.log_path:  # its log is read soon: never "no job launched yet"
+            self.query_one(LogPane).waiting_for = self.engine.job.log_path
         self.theme_changed_signal.subscribe(self, self.settings.theme_changed)
         self.set_interval(1.0, self._tick)
         if self.freeze_gc:

@@ -221,6 +221,8 @@ class LogPane(SearchMixin, Pane):
         self.clock, self.interval, self.max_lines = clock, interval, max_lines
         self.history = history or (lambda: (1, []))
         self.path: str | None = None
+        #: the recorded job's log before a line of it was read (a cockpit started beside a running job)
+        self.waiting_for: str | None = None
         self.last_no = 0  # the number of the last line received
         self.following = True
         self.errors: list[int] = []  # line numbers to jump to (first line of each error), sorted
@@ -374,7 +376,9 @@ class LogPane(SearchMixin, Pane):
         count = f"match {count} · " if count else ""
         if v is None:
             self.mark_stale(False)
-            self.set_subtitle(count + (one_line(self.path) or "no job launched yet"))
+            w = one_line(self.waiting_for or "")
+            waiting = f"waiting for {w if len(w) <= 60 else '…' + w[-59:]}" if w else "no job launched yet"  # its name, not its root
+            self.set_subtitle(count + (one_line(self.path) or waiting))
             return
         age = None if v.collected_at is None else self.clock() - v.collected_at
         note = count + one_line(self.path or "", 60)
