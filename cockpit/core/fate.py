@@ -47,7 +47,7 @@ from .actions.survivors import gone_cause, leftovers_note, pipeline_last, pipeli
 from .actions.verify import GONE_CONFIRM_S
 from .fate_record import FATE_EVENT, FATE_STATES, FINAL_STATES, Fate, fate_text, latest_fate, story
 from .layers import Layer
-from .outcome import findings_text, log_findings, said_failed
+from .outcome import findings_text, log_findings, said_ended, said_failed
 from .probes.procs.zombies import zombie_grace
 from .procstat import ProcStat
 from .remote.base import RemoteError
@@ -125,7 +125,7 @@ async def _read_fate(ctx: ActionContext, job: JobRecord, reader: JobReader | Non
         stall = detect_stall(ctx.cfg.verify.stall_after, scan.clock, now, lead.state if lead else "", gpu_util=util, xid_since=xid_since)
         cpu, away = await sampled_main(ctx, reader, lead, stall)
         stall = await judged_stall(ctx, stall, scan.clock, now, lead.state if lead else "", xid_since,  # GPUs not observed: read them
-                                   gpu_util=util, cpu=cpu, away=away)
+                                   gpu_util=util, cpu=cpu, away=away, ended=said_ended(scan) or "")
         if stall is not None:
             errs = scan.errors()  # a rank that crashed while the others wait for it in a collective
             seen = f"; the log's last error: {errs[-1].label[:160]}" if errs else ""

@@ -169,3 +169,18 @@ def said_failed(scan: Any) -> str | None:
     so and exited 0 finished by its exit status, and its last words are where the error is named."""
     said = last_words(scan)
     return said if said is not None and _SAYS_FAILED.search(said) else None
+
+
+#: a last line that says training reached its end (``training finished``, ``Training complete.``,
+#: ``Done!``, ``finished training``): a live job silent after it is held at exit, not stalled in training
+_SAYS_ENDED = re.compile(
+    r"(?i:\b(?:training|train|fit|fitting|run|job|all epochs)\b.*\b(?:finished|complete[d]?|done|ended|over)\b"
+    r"|\b(?:finished|completed?|done)\s+(?:training|train|fitting)\b"
+    r"|^\W*(?:done|finished|complete[d]?)\W*$)")
+
+
+def said_ended(scan: Any) -> str | None:
+    """The job's own last line (:func:`last_words`) when it says training reached its end and not
+    that it failed (``training finished``), else None."""
+    said = last_words(scan)
+    return said if said is not None and _SAYS_ENDED.search(said) and not _SAYS_FAILED.search(said) else None

@@ -260,10 +260,11 @@ def _busy(cpu: float | None) -> str:
 
 
 def stall_layer(gpu_util: list[float] | None, xid: str | None, leader_state: str, wchan: str = "", *,
-                cpu: float | None = None, away: str = "", gpu_fault: str = "") -> tuple[Layer, str]:
+                cpu: float | None = None, away: str = "", gpu_fault: str = "", ended: str = "") -> tuple[Layer, str]:
     """Where a stall lives, with the evidence in words (see the module doc); ``cpu``, the main process's
     thread's share of a core, tells a loop spinning without progress from a wait; ``gpu_fault``, what
-    nvidia-smi said of a lost GPU or a broken driver (:func:`read_gpus`)."""
+    nvidia-smi said of a lost GPU or a broken driver (:func:`read_gpus`); ``ended``, the job's last
+    line when it says training reached its end (the process is held at exit, not stalled in training)."""
     if xid:
         return Layer.GPU, f"an Xid in the host kernel log since the stall began: {xid}"
     if leader_state[:1] in ("T", "t"):
@@ -276,6 +277,9 @@ def stall_layer(gpu_util: list[float] | None, xid: str | None, leader_state: str
         return Layer.GPU, f"nvidia-smi fails: {gpu_fault}"
     if away:  # it may train on: what it writes is not in the log
         return Layer.APP, away
+    if ended:
+        return Layer.APP, (f"its last line says training ended ({ended[:120]}), and it has not exited: something holds it at "
+                           "exit (a non-daemon thread, a child process never joined, an atexit handler)")
     busy = _busy(cpu)
     if gpu_util:
         if max(gpu_util) >= 90.0:
@@ -358,16 +362,17 @@ async def read_gpus(ctx: ActionContext) -> tuple[list[float] | None, str]:
 
 async def judged_stall(ctx: ActionContext, stall: Stall | None, clock: ProgressClock, now: float, leader_state: str = "",
                        xid_since: Callable[[float], str | None] | None = None, *, gpu_util: list[float] | None = None,
-                       cpu: float | None = None, away: str = "") -> Stall | None:
+                       cpu: float | None = None, away: str = "", ended: str = "") -> Stall | None:
     """``stall`` with its layer judged on the GPUs' utilisation (``gpu_util`` observed, else read now)
     and the main thread's CPU share when nothing else placed it (an ``app`` stall without evidence:
     a device-side hang read without GPU values was told ``app``; a loop spinning on the CPU was told
-    "a Python-side wait"; a job whose output no longer goes to the log, ``away``, was told hung)."""
-    if stall is None or (not away and (stall.layer is not Layer.APP or (stall.evidence and not _busy(cpu)))):
+    "a Python-side wait"; a job whose output no longer goes to the log, ``away``, was told hung; a job
+    whose last line, ``ended``, says training reached its end was told stalled in a Python-side wait)."""
+    if stall is None or (not away and not ended and (stall.layer is not Layer.APP or (stall.evidence and not _busy(cpu)))):
         return stall
     util, fault = (gpu_util, "") if gpu_util is not None else await read_gpus(ctx)
     layer, why = stall_layer(util, xid_since(clock.last_at or now) if xid_since is not None else None, leader_state, cpu=cpu, away=away,
-                             gpu_fault=fault)
+                             gpu_fault=fault, ended=ended)
     if not why:
         return stall
     return Stall(stall.silent_s, stall.threshold_s, stall.last_progress, layer, why)

@@ -42,7 +42,7 @@ from typing import Any
 from ..compile_follow import follower_for
 from ..compile_report import failure_words, unsuppressed_failures
 from ..layers import Evidence, Layer, Stage, Status, Verdict
-from ..outcome import code_ran, last_words, said_failed
+from ..outcome import code_ran, last_words, said_ended, said_failed
 from ..probes.procs.zombies import zombie_grace
 from ..remote.base import RemoteError
 from .adopt import job_reader as reader_for  # adopted jobs too (no pid or exit file of cockpit's)
@@ -367,7 +367,8 @@ async def _judge(ctx: ActionContext, vb: VerdictBuilder, job: JobRecord, st: Job
         lead = st.leader
         stall = detect_stall(cfg.verify.stall_after, scan.clock, now, lead.state if lead else "") if st.alive else None
         cpu, away = await sampled_main(ctx, ctx.job_reader, lead, stall)
-        stall = await judged_stall(ctx, stall, scan.clock, now, lead.state if lead else "", cpu=cpu, away=away)  # its layer, from the GPUs
+        stall = await judged_stall(ctx, stall, scan.clock, now, lead.state if lead else "", cpu=cpu, away=away,  # its layer, from the GPUs
+                                   ended=said_ended(scan) or "")
         if err is None and stall is not None:
             raise StageFailed(stall.layer, f"stalled: {stall.describe()}", evidence=evidence,
                               advice="a hang, not a crash: dump the threads' stacks (cockpit stacks, or the stacks key) to see where it waits")
