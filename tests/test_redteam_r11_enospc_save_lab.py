@@ -1,0 +1,51 @@
+"""A checkpoint save that fails with ENOSPC is the container's disk, not the code.
+
+``OSError: [Errno 28] No space left on device`` raised from ``torch.save``'s frames after progress,
+while ``df`` shows room again (the half-written checkpoint is gone by the time anyone looks): the
+kernel's word is the evidence, ``failed (container)`` and ``died (container)``, "disk full", never the
+code's ``app``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cockpit.core.layers import Outcome
+from tests.lab import await_for
+from tests.lab.runs import fate_of, script_command
+
+pytestmark = pytest.mark.lab
+
+
+async def _final(cfg: Any, attempt: int) -> Any:
+    await await_for(lambda: (f := fate_of(cfg, attempt)) is not None and f.final, 20, "the final fate")
+    return fate_of(cfg, attempt)
+
+
+async def test_a_checkpoint_save_out_of_space_in_the_settle_window_fails_at_the_container(lab: Any, lab_config: Any, engines: Any) -> None:
+    cfg = lab_config(job={"command": script_command(lab, "r11_enospc_save.py", "-"), "progress_pattern": r"step \d+"},
+                     verify={"settle": 30.0, "fate_interval": 0.3})
+    eng = engines(cfg)
+    res = await eng.attempt("ENOSPC while settling")
+    assert res.outcome is Outcome.FAILED and res.verdict.layer == "container", res.verdict.summary()
+    assert "disk full" in res.verdict.summary(), res.verdict.summary()
+    fate = await _final(cfg, res.attempt)
+    assert (fate.state, fate.layer) == ("died", "container") and "disk full" in fate.cause, fate
+
+
+async def test_a_checkpoint_save_out_of_space_after_the_verdict_died_at_the_container(lab: Any, lab_config: Any, engines: Any) -> None:
+    gate = Path(lab.workspace(200)) / "r11-enospc-gate"
+    gate.unlink(missing_ok=True)
+    cfg = lab_config(job={"command": script_command(lab, "r11_enospc_save.py", gate), "progress_pattern": r"step \d+"},
+                     verify={"settle": 1.0, "fate_interval": 0.3})
+    eng = engines(cfg)
+    try:
+        res = await eng.attempt("ENOSPC after the verdict")
+        assert res.outcome is Outcome.PASSED, res.verdict.summary()
+    finally:
+        gate.touch()  # the save
+    fate = await _final(cfg, res.attempt)
+    assert (fate.state, fate.layer) == ("died", "container") and "disk full" in fate.cause, fate
