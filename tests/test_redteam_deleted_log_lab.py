@@ -18,7 +18,7 @@ import pytest
 
 from cockpit.core.layers import Outcome
 from tests.lab import await_for
-from tests.lab.runs import fate_of, fresh_fate, script_command
+from tests.lab.runs import final_fate, fresh_fate, script_command
 
 pytestmark = pytest.mark.lab
 
@@ -38,8 +38,7 @@ async def test_a_job_that_crashed_after_its_log_was_deleted_is_not_told_it_left_
     res = await eng.attempt("log deleted, then a crash")
     assert res.outcome is Outcome.PASSED, res.verdict.summary()
     gate.touch()
-    await await_for(lambda: (f := fate_of(cfg, res.attempt)) is not None and f.final, 20, "the final fate")
-    fate = fate_of(cfg, res.attempt)
+    fate = await final_fate(cfg, res.attempt)
     assert fate.state == "died" and fate.cause.startswith("exited with code 1"), fate
     assert "no traceback" not in fate.cause, fate
     # the job's supervisor holds the deleted file open a moment after the job's death: a reading that

@@ -22,7 +22,7 @@ from cockpit.core.actions.jobstate import JobReader, JobState
 from cockpit.core.actions.loopdeath import LOOP_CONFIRM_S
 from cockpit.core.layers import Outcome
 from tests.lab import await_for
-from tests.lab.runs import fate_of, script_command
+from tests.lab.runs import fate_of, final_fate, script_command
 
 pytestmark = pytest.mark.lab
 
@@ -48,8 +48,7 @@ async def test_a_worker_restarted_by_its_agent_is_not_the_jobs_death(lab: Any, l
     assert fate is not None and fate.state == "running", fate
     Path(f"{gate}.restart").touch()
     Path(f"{gate}.end").touch()
-    await await_for(lambda: (f := fate_of(cfg, res.attempt)) is not None and f.final, 20, "the final fate")
-    fate = fate_of(cfg, res.attempt)
+    fate = await final_fate(cfg, res.attempt)
     assert fate.state == "finished" and fate.cause.startswith("exited with code 0; 1 error in the log"), fate
 
 

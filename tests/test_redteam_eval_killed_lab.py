@@ -14,8 +14,7 @@ from typing import Any
 import pytest
 
 from cockpit.core.layers import Outcome
-from tests.lab import await_for
-from tests.lab.runs import fate_of, script_command
+from tests.lab.runs import final_fate, script_command
 
 pytestmark = pytest.mark.lab
 
@@ -29,7 +28,6 @@ async def test_an_evaluation_child_killed_by_sigkill_is_not_the_codes_failure(la
     res = await eng.attempt("an evaluation child SIGKILLed")
     assert res.outcome is Outcome.PASSED, res.verdict.summary()
     gate.touch()
-    await await_for(lambda: (f := fate_of(cfg, res.attempt)) is not None and f.final, 30, "the final fate")
-    fate = fate_of(cfg, res.attempt)
+    fate = await final_fate(cfg, res.attempt, 30)
     assert fate.state == "died" and "SIGKILL" in fate.cause, fate
     assert fate.layer in ("process", "container"), fate

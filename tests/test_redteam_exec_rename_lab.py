@@ -18,8 +18,7 @@ from typing import Any
 import pytest
 
 from cockpit.core.layers import Outcome
-from tests.lab import await_for
-from tests.lab.runs import fate_of, script_command
+from tests.lab.runs import final_fate, script_command
 
 pytestmark = pytest.mark.lab
 
@@ -36,8 +35,7 @@ async def test_a_launcher_that_execs_its_trainer_is_the_trainer(lab: Any, lab_co
         assert res.job is not None and alive.detail.startswith(f"running: sh pid {res.job.main_pid} "), alive.detail
     finally:
         gate.touch()
-    await await_for(lambda: (f := fate_of(cfg, res.attempt)) is not None and f.final, 20, "the final fate")
-    fate = fate_of(cfg, res.attempt)
+    fate = await final_fate(cfg, res.attempt)
     assert (fate.state, fate.layer) == ("died", "process"), fate
     assert fate.cause == "exited with code 3, with no traceback in the log; its last line: RuntimeError: trainer gave up", fate
 

@@ -17,8 +17,7 @@ from typing import Any
 import pytest
 
 from cockpit.core.layers import Layer, Outcome
-from tests.lab import await_for
-from tests.lab.runs import fate_of, script_command
+from tests.lab.runs import final_fate, script_command
 
 pytestmark = pytest.mark.lab
 
@@ -35,7 +34,6 @@ async def test_the_first_cause_is_named_at_its_layer(mode: str, layer: Layer, wo
     stage = res.verdict.failed_stage
     assert res.outcome is Outcome.FAILED and stage is not None and stage.name.endswith("alive"), res.verdict.summary()
     assert stage.layer is layer and stage.detail.startswith(f"exited with code 1: {words}"), stage.detail
-    await await_for(lambda: (f := fate_of(cfg, res.attempt)) is not None and f.final, 20, "the final fate")
-    fate = fate_of(cfg, res.attempt)
+    fate = await final_fate(cfg, res.attempt)
     assert (fate.state, fate.layer) == ("died", layer.value) and fate.cause.startswith(f"exited with code 1: {words}"), fate
     assert "NCCL" not in fate.cause.split("(+")[0], fate

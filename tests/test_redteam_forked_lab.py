@@ -22,7 +22,7 @@ import pytest
 from cockpit.core.fate import read_fate
 from cockpit.core.layers import Outcome
 from tests.lab import await_for
-from tests.lab.runs import fate_of, script_command
+from tests.lab.runs import fate_of, final_fate, script_command
 
 pytestmark = pytest.mark.lab
 
@@ -55,8 +55,7 @@ async def test_a_forked_child_that_trains_on_after_its_parent_exited_is_the_job(
         assert status.state == "running" and "which it started, trains on" in status.cause, status
     finally:
         gate.touch()
-    await await_for(lambda: (f := fate_of(cfg, res.attempt)) is not None and f.final, 20, "the final fate")
-    fate = fate_of(cfg, res.attempt)
+    fate = await final_fate(cfg, res.attempt)
     if code:
         assert (fate.state, fate.layer) == ("died", "app") and ERROR in fate.cause, fate
     else:

@@ -19,8 +19,7 @@ import pytest
 
 from cockpit.core.fate import read_fate
 from cockpit.core.layers import Layer, Outcome
-from tests.lab import await_for
-from tests.lab.runs import fate_of, script_command
+from tests.lab.runs import final_fate, script_command
 
 pytestmark = pytest.mark.lab
 
@@ -34,8 +33,7 @@ async def test_a_traceback_after_a_10_mb_line_is_the_cause(lab: Any, lab_config:
     stage = res.verdict.failed_stage
     assert res.outcome is Outcome.FAILED and stage is not None and stage.name.endswith("alive"), res.verdict.summary()
     assert stage.layer is Layer.APP and stage.detail.startswith(WORDS), stage.detail
-    await await_for(lambda: (f := fate_of(cfg, res.attempt)) is not None and f.final, 20, "the final fate")
-    fate = fate_of(cfg, res.attempt)
+    fate = await final_fate(cfg, res.attempt)
     assert (fate.state, fate.layer) == ("died", "app") and fate.cause.startswith(WORDS), fate
     assert res.job is not None
     status = await asyncio.wait_for(read_fate(eng.context(), res.job), 20)  # as `cockpit status` reads it

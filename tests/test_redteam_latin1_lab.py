@@ -13,8 +13,7 @@ from typing import Any
 import pytest
 
 from cockpit.core.layers import Layer, Outcome
-from tests.lab import await_for
-from tests.lab.runs import fate_of, script_command
+from tests.lab.runs import final_fate, script_command
 
 pytestmark = pytest.mark.lab
 
@@ -27,6 +26,5 @@ async def test_a_latin1_traceback_is_read_as_the_crash(lab: Any, lab_config: Any
     stage = res.verdict.failed_stage
     assert res.outcome is Outcome.FAILED and stage is not None and stage.layer is Layer.APP, res.verdict.summary()
     assert "FileNotFoundError" in stage.detail, stage.detail
-    await await_for(lambda: (f := fate_of(cfg, res.attempt)) is not None and f.final, 20, "the final fate")
-    fate = fate_of(cfg, res.attempt)
+    fate = await final_fate(cfg, res.attempt)
     assert (fate.state, fate.layer) == ("died", "app") and "FileNotFoundError" in fate.cause and "bungen/shard-7.bin" in fate.cause, fate

@@ -27,7 +27,7 @@ import pytest
 from cockpit.core.actions.jobstate import JobReader, JobState
 from cockpit.core.layers import Outcome
 from tests.lab import await_for
-from tests.lab.runs import JOBS, fate_of
+from tests.lab.runs import JOBS, final_fate
 
 pytestmark = pytest.mark.lab
 
@@ -71,8 +71,7 @@ async def test_a_trainer_that_failed_while_its_worker_lingers_failed(end: str, w
         assert stage.name.endswith("alive") and stage.layer.value == "process", res.verdict.summary()
         assert stage.detail.startswith(words) and "launcher" not in stage.detail, stage.detail
         assert "it started live" in stage.detail, stage.detail
-        await await_for(lambda: (f := fate_of(cfg, res.attempt)) is not None and f.final, 20, "the final fate")
-        fate = fate_of(cfg, res.attempt)
+        fate = await final_fate(cfg, res.attempt)
         assert (fate.state, fate.layer) == ("died", "process") and fate.cause.startswith(words), fate
         assert "not observed" not in fate.cause, fate
     finally:
@@ -99,8 +98,7 @@ async def test_a_trainer_that_exited_0_is_finished_whatever_lingers(wrap: bool |
         assert "it started live" in alive.detail and left in alive.detail, alive.detail
     finally:
         gate.touch()  # the worker writes its BrokenPipeError now, and goes
-    await await_for(lambda: (f := fate_of(cfg, res.attempt)) is not None and f.final, 20, "the final fate")
-    fate = fate_of(cfg, res.attempt)
+    fate = await final_fate(cfg, res.attempt)
     assert (fate.state, fate.layer) == ("finished", None) and fate.cause.startswith("exited with code 0"), fate
     assert "not observed" not in fate.cause, fate
 

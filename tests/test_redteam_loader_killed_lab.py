@@ -15,8 +15,7 @@ from typing import Any
 import pytest
 
 from cockpit.core.layers import Layer, Outcome
-from tests.lab import await_for
-from tests.lab.runs import fate_of, script_command
+from tests.lab.runs import final_fate, script_command
 
 pytestmark = pytest.mark.lab
 
@@ -32,6 +31,5 @@ async def test_a_killed_dataloader_worker_is_the_container_layer(kind: str, word
     stage = res.verdict.failed_stage
     assert res.outcome is Outcome.FAILED and stage is not None, res.verdict.summary()
     assert stage.layer is Layer.CONTAINER and stage.detail.startswith(f"exited with code 1: {words}"), stage.detail
-    await await_for(lambda: (f := fate_of(cfg, res.attempt)) is not None and f.final, 20, "the final fate")
-    fate = fate_of(cfg, res.attempt)
+    fate = await final_fate(cfg, res.attempt)
     assert (fate.state, fate.layer) == ("died", "container") and fate.cause.startswith(f"exited with code 1: {words}"), fate

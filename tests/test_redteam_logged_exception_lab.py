@@ -18,7 +18,7 @@ import pytest
 
 from cockpit.core.layers import Outcome
 from tests.lab import await_for
-from tests.lab.runs import fate_of, script_command
+from tests.lab.runs import fate_of, final_fate, script_command
 
 pytestmark = pytest.mark.lab
 
@@ -41,7 +41,6 @@ async def test_a_logged_caught_exception_then_a_slow_recovery_is_no_loop_death(f
     fate = fate_of(cfg, res.attempt)
     assert fate is not None and fate.state == "running", fate
     Path(f"{gate}.end").touch()
-    await await_for(lambda: (f := fate_of(cfg, res.attempt)) is not None and f.final, 30, "the final fate")
-    fate = fate_of(cfg, res.attempt)
+    fate = await final_fate(cfg, res.attempt, 30)
     assert fate.state == "finished" and fate.cause.startswith("exited with code 0"), fate
     assert "OSError" in fate.cause, fate  # the handled error is a finding of its exit 0

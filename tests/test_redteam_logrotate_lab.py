@@ -16,8 +16,7 @@ from typing import Any
 import pytest
 
 from cockpit.core.layers import Outcome
-from tests.lab import await_for
-from tests.lab.runs import fate_of, script_command
+from tests.lab.runs import final_fate, script_command
 
 pytestmark = pytest.mark.lab
 
@@ -35,8 +34,7 @@ async def test_a_rotated_log_is_read_where_the_job_writes_it(lab: Any, lab_confi
         assert f"its log was moved to {res.job.log_path}.1" in alive.detail, alive.detail
     finally:
         gate.touch()  # the job crashes now, into the moved file
-    await await_for(lambda: (f := fate_of(cfg, res.attempt)) is not None and f.final, 20, "the final fate")
-    fate = fate_of(cfg, res.attempt)
+    fate = await final_fate(cfg, res.attempt)
     assert (fate.state, fate.layer) == ("died", "app") and "checkpoint shard 3 is corrupt" in fate.cause, fate
 
 
@@ -55,8 +53,7 @@ async def test_a_log_truncated_in_place_and_regrown_is_read_from_its_start(lab: 
         assert reader is not None and reader.offset > 0  # the follower read the 5 steps: its offset is past them
     finally:
         gate.touch()  # the rotation and the crash
-    await await_for(lambda: (f := fate_of(cfg, res.attempt)) is not None and f.final, 20, "the final fate")
-    fate = fate_of(cfg, res.attempt)
+    fate = await final_fate(cfg, res.attempt)
     assert (fate.state, fate.layer) == ("died", "app") and "checkpoint shard 3 is corrupt" in fate.cause, fate
     # read from the start either way: most often the truncation and the regrowth both land between
     # two reads (the overlap check finds the rewrite); under load a read can fall between the

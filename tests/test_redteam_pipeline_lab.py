@@ -13,8 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.lab import await_for
-from tests.lab.runs import fate_of, script_command
+from tests.lab.runs import final_fate, script_command
 
 pytestmark = pytest.mark.lab
 
@@ -28,6 +27,5 @@ async def test_the_status_of_a_pipeline_is_said_to_be_its_last_commands(lab: Any
     res = await eng.attempt("trainer exits 1 into tee")
     alive = next(s for s in res.verdict.stages if s.name.endswith("alive"))
     assert alive.detail.startswith("finished: exited with code 0") and WORDS in alive.detail, alive.detail
-    await await_for(lambda: (f := fate_of(cfg, res.attempt)) is not None and f.final, 20, "the final fate")
-    fate = fate_of(cfg, res.attempt)
+    fate = await final_fate(cfg, res.attempt)
     assert fate.state == "finished" and WORDS in fate.cause, fate

@@ -18,8 +18,7 @@ import pytest
 
 from cockpit.core.actions.jobstate import JobReader, JobState
 from cockpit.core.layers import Layer, Outcome
-from tests.lab import await_for
-from tests.lab.runs import fate_of, script_command
+from tests.lab.runs import final_fate, script_command
 
 pytestmark = pytest.mark.lab
 
@@ -47,8 +46,7 @@ async def test_a_job_read_healthy_for_healthy_after_that_exits_0_passes(lab: Any
     alive = next(s for s in res.verdict.stages if s.name.endswith("alive"))
     assert res.outcome is Outcome.PASSED, res.verdict.summary()
     assert alive.detail.startswith("finished: exited with code 0 after 1s without a crash"), alive.detail
-    await await_for(lambda: (f := fate_of(cfg, res.attempt)) is not None and f.final, 20, "the final fate")
-    fate = fate_of(cfg, res.attempt)
+    fate = await final_fate(cfg, res.attempt)
     assert (fate.state, fate.layer, fate.cause) == ("finished", None, "exited with code 0"), fate
 
 
@@ -63,6 +61,5 @@ async def test_exit_0_before_any_progress_line_fails_progress_at_app_not_the_pro
     assert stage.detail.startswith("the job exited with code 0 before any progress: no line matched /^step \\d+/"), stage.detail
     assert "its last line: dataset is empty, nothing to train" in stage.detail, stage.detail
     assert alive.detail.startswith("exited with code 0") and alive.status.value == "ok", alive
-    await await_for(lambda: (f := fate_of(cfg, res.attempt)) is not None and f.final, 20, "the final fate")
-    fate = fate_of(cfg, res.attempt)
+    fate = await final_fate(cfg, res.attempt)
     assert (fate.state, fate.layer, fate.cause) == ("finished", None, "exited with code 0 before any progress line"), fate

@@ -19,7 +19,7 @@ import pytest
 from cockpit.core.actions.loopdeath import LOOP_CONFIRM_S
 from cockpit.core.layers import Outcome
 from tests.lab import await_for
-from tests.lab.runs import fate_of, script_command
+from tests.lab.runs import fate_of, final_fate, script_command
 
 pytestmark = pytest.mark.lab
 
@@ -47,8 +47,7 @@ async def test_an_agent_that_runs_out_of_restarts_fails_for_its_workers_error(la
     finally:
         Path(f"{gate}.1").touch()  # the restarts: each worker crashes after 2 steps, then the agent gives up
         Path(f"{gate}.2").touch()
-    await await_for(lambda: (f := fate_of(cfg, res.attempt)) is not None and f.final, 20, "the final fate")
-    fate = fate_of(cfg, res.attempt)
+    fate = await final_fate(cfg, res.attempt)
     assert (fate.state, fate.layer) == ("died", "app"), fate
     assert fate.cause.startswith("exited with code 1: ValueError: Expected input batch_size (32)"), fate
     assert "ChildFailedError" not in fate.cause, fate

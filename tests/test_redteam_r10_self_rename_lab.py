@@ -19,7 +19,7 @@ import pytest
 
 from cockpit.core.layers import Outcome
 from tests.lab import await_for
-from tests.lab.runs import fate_of, script_command
+from tests.lab.runs import fate_of, final_fate, script_command
 
 pytestmark = pytest.mark.lab
 
@@ -68,6 +68,5 @@ async def test_a_trainer_that_renamed_itself_is_followed_under_its_new_name(lab:
         assert follower.checked.state == "running", follower.checked
     finally:
         gate.touch()  # it raises
-    await await_for(lambda: (f := fate_of(cfg, res.attempt)) is not None and f.final, 20, "the final fate")
-    fate = fate_of(cfg, res.attempt)
+    fate = await final_fate(cfg, res.attempt)
     assert (fate.state, fate.layer) == ("died", "app") and "RuntimeError: checkpoint shard 3 is corrupt" in fate.cause, fate

@@ -13,8 +13,7 @@ from typing import Any
 import pytest
 
 from cockpit.core.layers import Outcome
-from tests.lab import await_for
-from tests.lab.runs import fate_of, script_command
+from tests.lab.runs import final_fate, script_command
 
 pytestmark = pytest.mark.lab
 
@@ -28,7 +27,6 @@ async def test_a_traceback_quoted_as_data_is_no_error(lab: Any, lab_config: Any,
     assert res.outcome is Outcome.PASSED, res.verdict.summary()
     settled = next(s for s in res.verdict.stages if s.name.endswith("settled"))
     assert "no error in the log" in settled.detail, settled.detail
-    await await_for(lambda: (f := fate_of(cfg, res.attempt)) is not None and f.final, 20, "the final fate")
-    fate = fate_of(cfg, res.attempt)
+    fate = await final_fate(cfg, res.attempt)
     assert "finished cleanly" in settled.detail, settled.detail
     assert fate.state == "finished" and fate.cause == "exited with code 0", fate

@@ -17,7 +17,7 @@ import pytest
 
 from cockpit.core.layers import Outcome
 from tests.lab import await_for
-from tests.lab.runs import fate_of, script_command
+from tests.lab.runs import fate_of, final_fate, script_command
 
 pytestmark = pytest.mark.lab
 
@@ -52,8 +52,7 @@ async def test_a_worker_killed_under_a_trainer_that_trains_on_is_no_death(lab: A
         assert fate is not None and fate.state == "running", fate
     finally:
         gate.touch()  # the trainer ends well
-    await await_for(lambda: (f := fate_of(cfg, res.attempt)) is not None and f.final, 20, "the final fate")
-    fate = fate_of(cfg, res.attempt)
+    fate = await final_fate(cfg, res.attempt)
     assert fate.state == "finished" and fate.cause.startswith("exited with code 0"), fate
 
 

@@ -17,7 +17,7 @@ import pytest
 
 from cockpit.core.layers import Outcome
 from tests.lab import await_for
-from tests.lab.runs import fate_of, fresh_fate, script_command
+from tests.lab.runs import final_fate, fresh_fate, script_command
 
 pytestmark = pytest.mark.lab
 
@@ -41,8 +41,7 @@ async def _crashed_and_resumed(lab: Any, lab_config: Any, engines: Any, name: st
 async def test_a_trainer_that_reexecs_itself_after_a_crash_is_not_told_dead(lab: Any, lab_config: Any, engines: Any) -> None:
     cfg, res, gate = await _crashed_and_resumed(lab, lab_config, engines, "reexec-gate")
     Path(f"{gate}.end").touch()
-    await await_for(lambda: (f := fate_of(cfg, res.attempt)) is not None and f.final, 30, "the final fate")
-    fate = fate_of(cfg, res.attempt)
+    fate = await final_fate(cfg, res.attempt, 30)
     assert fate.state == "finished", fate
     assert "illegal memory access" in fate.cause, fate  # the caught crash is a finding of its exit 0
 

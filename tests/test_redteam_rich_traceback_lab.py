@@ -18,8 +18,7 @@ import pytest
 from cockpit.core.layers import Layer, Outcome
 from cockpit.core.probes.classifier import classify_lines
 from cockpit.core.probes.tb_parts import unwound
-from tests.lab import await_for
-from tests.lab.runs import fate_of, script_command
+from tests.lab.runs import final_fate, script_command
 
 WORDS = "exited with code 1: RuntimeError: data shard shard-17 is missing from the index"
 
@@ -61,6 +60,5 @@ async def test_a_crash_printed_by_rich_is_the_codes_error(lab: Any, lab_config: 
     stage = res.verdict.failed_stage
     assert res.outcome is Outcome.FAILED and stage is not None and stage.name.endswith("alive"), res.verdict.summary()
     assert stage.layer is Layer.APP and stage.detail.startswith(WORDS) and "no traceback" not in stage.detail, stage.detail
-    await await_for(lambda: (f := fate_of(cfg, res.attempt)) is not None and f.final, 20, "the final fate")
-    fate = fate_of(cfg, res.attempt)
+    fate = await final_fate(cfg, res.attempt)
     assert (fate.state, fate.layer) == ("died", "app") and fate.cause.startswith(WORDS), fate

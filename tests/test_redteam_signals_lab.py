@@ -14,8 +14,7 @@ from typing import Any
 import pytest
 
 from cockpit.core.layers import Layer, Outcome
-from tests.lab import await_for
-from tests.lab.runs import fate_of, script_command
+from tests.lab.runs import final_fate, script_command
 
 pytestmark = pytest.mark.lab
 
@@ -36,6 +35,5 @@ async def test_a_job_ended_by_a_signal_is_the_process_layer_in_its_own_words(sig
     stage = res.verdict.failed_stage
     assert res.outcome is Outcome.FAILED and stage is not None, res.verdict.summary()
     assert stage.layer is Layer.PROCESS and stage.detail.startswith(words), stage.detail
-    await await_for(lambda: (f := fate_of(cfg, res.attempt)) is not None and f.final, 20, "the final fate")
-    fate = fate_of(cfg, res.attempt)
+    fate = await final_fate(cfg, res.attempt)
     assert (fate.state, fate.layer) == ("died", "process") and fate.cause.startswith(words), fate

@@ -18,7 +18,7 @@ import pytest
 
 from cockpit.core.layers import Layer, Outcome
 from tests.lab import await_for
-from tests.lab.runs import fate_of, script_command
+from tests.lab.runs import fate_of, final_fate, script_command
 
 pytestmark = pytest.mark.lab
 
@@ -44,6 +44,5 @@ async def test_micro_batches_logged_with_their_step_are_no_stall(lab: Any, lab_c
                      verify={"settle": 5.0, "stall_after": 0.7, "fate_interval": 0.3})
     res = await engines(cfg).attempt("gradient accumulation")
     assert res.outcome is Outcome.PASSED, res.verdict.summary()
-    await await_for(lambda: (f := fate_of(cfg, res.attempt)) is not None and f.final, 20, "the final fate")
-    fate = fate_of(cfg, res.attempt)
+    fate = await final_fate(cfg, res.attempt)
     assert fate.state == "finished", fate

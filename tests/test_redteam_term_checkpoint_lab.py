@@ -15,8 +15,7 @@ from typing import Any
 import pytest
 
 from cockpit.core.layers import Outcome
-from tests.lab import await_for
-from tests.lab.runs import fate_of, fresh_fate, script_command
+from tests.lab.runs import final_fate, fresh_fate, script_command
 
 pytestmark = pytest.mark.lab
 
@@ -32,8 +31,7 @@ async def test_a_trainer_that_checkpoints_on_sigterm_and_exits_0_is_stopped(lab:
     assert v.ok, v.summary()
     assert stages["terminate"].detail.startswith("stopped with TERM"), v.summary()
     assert "checkpoint saved; exiting" in log.read_text(), log.read_text()[-500:]
-    await await_for(lambda: (f := fate_of(cfg, res.attempt)) is not None and f.final, 20, "the final fate")
-    fate = fate_of(cfg, res.attempt)
+    fate = await final_fate(cfg, res.attempt)
     assert fate.state == "stopped", fate
     later = await fresh_fate(cfg)  # as `cockpit status` reads it afterwards
     assert later is not None and later.state == "stopped", later

@@ -16,8 +16,7 @@ from typing import Any
 import pytest
 
 from cockpit.core.layers import Layer, Outcome
-from tests.lab import await_for
-from tests.lab.runs import fate_of, script_command
+from tests.lab.runs import final_fate, script_command
 
 pytestmark = pytest.mark.lab
 
@@ -34,8 +33,7 @@ async def test_a_trainers_own_last_line_is_quoted_past_times_report(wrap: str, l
     res = await eng.attempt(f"sys.exit under {wrap}")
     assert res.outcome is Outcome.PASSED and res.job is not None, res.verdict.summary()
     gate.touch()
-    await await_for(lambda: (f := fate_of(cfg, res.attempt)) is not None and f.final, 20, "the final fate")
-    fate = fate_of(cfg, res.attempt)
+    fate = await final_fate(cfg, res.attempt)
     assert (fate.state, fate.layer) == ("died", Layer.PROCESS.value) and fate.cause.startswith(WORDS), fate
     assert fate.cause.endswith(": stopping"), fate
     assert "Command exited with non-zero status 1" in Path(res.job.log_path).read_text(), "time's report is in the log"

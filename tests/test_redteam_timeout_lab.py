@@ -17,8 +17,7 @@ from typing import Any
 import pytest
 
 from cockpit.core.layers import Layer, Outcome
-from tests.lab import await_for
-from tests.lab.runs import fate_of, script_command
+from tests.lab.runs import final_fate, script_command
 
 pytestmark = pytest.mark.lab
 
@@ -29,8 +28,7 @@ async def _died(cfg: Any, res: Any) -> Any:
     if res.outcome is not Outcome.PASSED:
         stage = res.verdict.failed_stage
         assert stage is not None and stage.name.endswith("alive") and stage.layer is Layer.PROCESS, res.verdict.summary()
-    await await_for(lambda: (f := fate_of(cfg, res.attempt)) is not None and f.final, 30, "the final fate")
-    fate = fate_of(cfg, res.attempt)
+    fate = await final_fate(cfg, res.attempt, 30)
     assert (fate.state, fate.layer) == ("died", "process"), fate
     if res.outcome is not Outcome.PASSED:
         assert res.verdict.failed_stage.detail.startswith(fate.cause), (res.verdict.failed_stage.detail, fate.cause)

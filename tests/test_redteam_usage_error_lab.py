@@ -16,8 +16,7 @@ from typing import Any
 import pytest
 
 from cockpit.core.layers import Layer, Outcome
-from tests.lab import await_for
-from tests.lab.runs import fate_of, script_command
+from tests.lab.runs import final_fate, script_command
 
 pytestmark = pytest.mark.lab
 
@@ -33,6 +32,5 @@ async def test_a_refused_command_line_is_the_apps_arguments(parser: str, words: 
     assert res.outcome is Outcome.FAILED and stage is not None and stage.name.endswith("alive"), res.verdict.summary()
     assert stage.layer is Layer.APP and stage.detail.startswith(f"exited with code 2: {words}"), stage.detail
     assert "[job] command" in stage.advice, stage.advice
-    await await_for(lambda: (f := fate_of(cfg, res.attempt)) is not None and f.final, 20, "the final fate")
-    fate = fate_of(cfg, res.attempt)
+    fate = await final_fate(cfg, res.attempt)
     assert (fate.state, fate.layer) == ("died", "app") and fate.cause.startswith(f"exited with code 2: {words}"), fate

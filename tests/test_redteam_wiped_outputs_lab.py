@@ -18,7 +18,7 @@ import pytest
 
 from cockpit.core.layers import Outcome
 from tests.lab import await_for
-from tests.lab.runs import fate_of, fresh_fate, script_command
+from tests.lab.runs import final_fate, fresh_fate, script_command
 
 pytestmark = pytest.mark.lab
 
@@ -45,8 +45,7 @@ async def test_a_job_that_wiped_its_output_directory_runs_on(lab: Any, lab_confi
     fate = await fresh_fate(cfg)
     Path(f"{gate}.end").touch()
     assert fate is not None and fate.state == "running", fate
-    await await_for(lambda: (f := fate_of(cfg, res.attempt)) is not None and f.final, 20, "the final fate")
-    fate = fate_of(cfg, res.attempt)
+    fate = await final_fate(cfg, res.attempt)
     assert (fate.state, fate.cause) == ("finished", "exited with code 0"), fate
 
 
@@ -57,6 +56,5 @@ async def test_a_job_that_crashed_after_wiping_its_output_directory_died_with_it
     res = await eng.attempt("outputs wiped, then a crash")
     assert res.outcome is Outcome.PASSED, res.verdict.summary()
     gate.touch()
-    await await_for(lambda: (f := fate_of(cfg, res.attempt)) is not None and f.final, 20, "the final fate")
-    fate = fate_of(cfg, res.attempt)
+    fate = await final_fate(cfg, res.attempt)
     assert fate.state == "died" and fate.cause.startswith("exited with code 1"), fate

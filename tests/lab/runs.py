@@ -16,7 +16,7 @@ from typing import Any
 from cockpit.core.fate import latest_fate
 from cockpit.core.journal import Journal
 
-__all__ = ["JOBS", "script_command", "fate_of", "fresh_fate", "pct_or_docker"]
+__all__ = ["JOBS", "script_command", "fate_of", "final_fate", "fresh_fate", "pct_or_docker"]
 
 JOBS = Path(__file__).parent / "jobs"
 
@@ -32,6 +32,14 @@ def fate_of(cfg: Any, attempt: int) -> Any:
     """The attempt's latest fate as the journal holds it (None before any)."""
     rec = Journal(cfg.journal_path).get(attempt)
     return latest_fate(rec) if rec is not None else None
+
+
+async def final_fate(cfg: Any, attempt: int, timeout: float = 20) -> Any:
+    """The attempt's fate once the journal holds a final one (waited for up to ``timeout`` s)."""
+    from tests.lab.util import await_for
+
+    await await_for(lambda: (f := fate_of(cfg, attempt)) is not None and f.final, timeout, "the final fate")
+    return fate_of(cfg, attempt)
 
 
 async def fresh_fate(cfg: Any) -> Any:
