@@ -35,6 +35,22 @@ def test_each_carriage_return_segment_is_a_line_and_chunking_does_not_change_the
         assert a + b == whole and rest == b"", cut
 
 
+def test_a_traceback_printed_on_a_bars_line_starts_a_line_however_the_reads_fell():
+    data = ("".join(TQDM[:3]) + "Traceback (most recent call last):\n  File \"t.py\", line 3\nValueError: x\n").encode()
+    whole, rest = split_lines(b"", data)
+    assert rest == b"" and [x.decode() for x in whole] == [*[t[1:] for t in TQDM[:3]], "Traceback (most recent call last):",
+                                                           '  File "t.py", line 3', "ValueError: x"], whole
+    for cut in range(1, len(data)):
+        a, rest = split_lines(b"", data[:cut])
+        b, rest = split_lines(rest, data[cut:])
+        assert a + b == whole and rest == b"", cut
+    scan = LogScan(re.compile(r"it/s"))
+    for cut in (len("".join(TQDM[:3])), len(data)):  # the bar peeked while unfinished, then the traceback after it
+        scan.feed(data[:cut])
+        data = data[cut:]
+    assert scan.last_progress is not None and scan.last_progress.endswith("loss=0.048]"), scan.last_progress
+
+
 def test_a_bar_without_a_newline_is_progress_as_it_grows_and_counted_once():
     scan = LogScan(re.compile(r"it/s"))
     scan.feed(TQDM[0].encode())  # one redraw, no newline, 100 bytes: before, nothing was looked at under 16 KiB

@@ -7,6 +7,10 @@ line (for the progress pattern, the metrics and the classifier alike); empty seg
 ``\\r`` a bar writes before itself, a ``\\r\\n`` ending) are not.  A trailing ``\\r`` is kept in the
 unfinished rest until the next byte says whether it was half of ``\\r\\n``, so the lines are the
 same however the bytes were read in chunks (the metrics number lines from the log's start).
+A crash under a bar that never ended its line prints its traceback on the bar's line
+(``…it/s, loss=0.05]Traceback (most recent call last):``): such a segment is cut where the
+traceback's header begins, so the bar is the last progress line and the traceback starts a line
+(the unfinished rest keeps the ``\\r`` it followed; :func:`unfinished` is its text).
 What is left unfinished (the bar being drawn now) is matched against the progress pattern as it
 grows (:class:`~.jobstate.LogScan`), bounded by :data:`MAX_LINE`.
 
@@ -27,7 +31,7 @@ import calendar
 import re
 import shlex
 
-__all__ = ["split_lines", "line_time", "tz_seconds", "console_command", "parse_console", "MAX_LINE"]
+__all__ = ["split_lines", "unfinished", "line_time", "tz_seconds", "console_command", "parse_console", "MAX_LINE"]
 
 #: the longest line judged whole; a longer one is cut (its start is what a person reads first)
 MAX_LINE = 16 << 10
@@ -36,6 +40,21 @@ _DATETIME = re.compile(r"(\d{4})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2}):(\d{2})(?:[.
 _CLOCK = re.compile(r"\[(\d{2}):(\d{2}):(\d{2})(?:[.,]\d+)?\]")
 #: a timestamp counts only near the line's start (a rank prefix, a level before it), not in a message
 _HEAD = 64
+
+
+_TB_HEAD = b"Traceback (most recent call last):"
+
+
+def _segments(segs: list[bytes]) -> list[bytes]:
+    """The non-empty ``\\r`` segments, each cut before a traceback's header printed on it (see the module doc)."""
+    out: list[bytes] = []
+    for seg in segs:
+        at = seg.find(_TB_HEAD)
+        if at > 0:
+            out.extend(part for part in (seg[:at], seg[at:]) if part.strip())
+        elif seg.strip():
+            out.append(seg)
+    return out
 
 
 def split_lines(partial: bytes, data: bytes) -> tuple[list[bytes], bytes]:
@@ -47,14 +66,20 @@ def split_lines(partial: bytes, data: bytes) -> tuple[list[bytes], bytes]:
         if b"\r" not in raw:
             out.append(raw)
         else:
-            out.extend(seg for seg in raw.split(b"\r") if seg.strip())
+            out.extend(_segments(raw.split(b"\r")))
     hold = rest.endswith(b"\r")
     if hold:
         rest = rest[:-1]
     if b"\r" in rest:
         *segs, rest = rest.split(b"\r")
-        out.extend(seg for seg in segs if seg.strip())
+        out.extend(_segments(segs))
+        rest = b"\r" + rest  # still a segment: cut like one when it ends, however the reads fell
     return out, rest + b"\r" if hold else rest
+
+
+def unfinished(rest: bytes) -> bytes:
+    """The text of :func:`split_lines`'s unfinished rest (without the ``\\r`` it keeps before a segment)."""
+    return rest.lstrip(b"\r")
 
 
 def tz_seconds(text: str) -> int | None:

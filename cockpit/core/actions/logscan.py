@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from ..probes.logs import sanitize
 from ..probes.nccl import NcclWatch
 from ..probes.signatures import Classifier, Match
-from .logline import MAX_LINE, split_lines
+from .logline import MAX_LINE, split_lines, unfinished
 from .nonfinite import NonFiniteWatch, make_watch
 from .stall import ProgressClock
 
@@ -101,7 +101,7 @@ class LogScan:
         complete, self.partial = split_lines(self.partial, data)
         self.queue.extend(complete)
         if len(self.partial) > MAX_LINE:  # megabytes without a newline: judge what there is, keep nothing
-            self.queue.append(self.partial)
+            self.queue.append(unfinished(self.partial))
             self.partial = b""
 
     def _drain(self, budget: float | None) -> bool:
@@ -129,29 +129,29 @@ class LogScan:
         for raw in complete:
             self._line(_capped(raw).decode("utf-8", "replace"), console=True)
         if len(self.console_partial) > MAX_LINE:
-            self._line(_capped(self.console_partial).decode("utf-8", "replace"), console=True)
+            self._line(_capped(unfinished(self.console_partial)).decode("utf-8", "replace"), console=True)
             self.console_partial = b""
 
     def flush(self) -> None:
         pending = bool(self.queue)
         self._drain(None)
-        if self.partial:
-            self._line(_capped(self.partial).decode("utf-8", "replace"), counted=self.peeked)
-            self.partial, self.peeked = b"", False
+        if unfinished(self.partial):
+            self._line(_capped(unfinished(self.partial)).decode("utf-8", "replace"), counted=self.peeked)
             pending = True
+        self.partial, self.peeked = b"", False
         if pending and self.metrics is not None:
             self.metrics.batch_done()
-        if self.console_partial:
-            self._line(_capped(self.console_partial).decode("utf-8", "replace"), console=True)
-            self.console_partial = b""
+        if unfinished(self.console_partial):
+            self._line(_capped(unfinished(self.console_partial)).decode("utf-8", "replace"), console=True)
+        self.console_partial = b""
         if self.classifier is not None:
             self.classifier.flush()
 
     def _peek(self) -> None:
         """The unfinished last line (a bar being redrawn) is progress as soon as it matches, counted once."""
-        if self.peeked or not self.partial or self.progress_re is None:
+        if self.peeked or not unfinished(self.partial) or self.progress_re is None:
             return
-        line = sanitize(_capped(self.partial).decode("utf-8", "replace"))
+        line = sanitize(_capped(unfinished(self.partial)).decode("utf-8", "replace"))
         if m := self.progress_re.search(line):
             self.peeked = True
             self._progress(line, self.lines + 1, m.group(0))
