@@ -163,12 +163,17 @@ _SAYS_FAILED = re.compile(
     r"|(?i:^\s*(?:error|fatal)\b\s*[:!][ \t]*(?=[^\s\d.+\-]))")
 
 
+#: a Python warning as :mod:`warnings` prints it (``…/_logistic.py:469: ConvergenceWarning: lbfgs failed
+#: to converge``): a library's word about the run, never the run saying it failed
+_WARNING_LINE = re.compile(r"^\S.*?:\d+: (?:\w+\.)*[A-Z]\w*Warning: ")
+
+
 def said_failed(scan: Any) -> str | None:
     """The job's own last line (:func:`last_words`) when it says the run failed (``training failed:
     RuntimeError('checkpoint shard 3 is corrupt')``), else None: a job that caught its error, said
     so and exited 0 finished by its exit status, and its last words are where the error is named."""
     said = last_words(scan)
-    return said if said is not None and _SAYS_FAILED.search(said) else None
+    return said if said is not None and _SAYS_FAILED.search(said) and not _WARNING_LINE.match(said) else None
 
 
 #: a last line that says training reached its end (``training finished``, ``Training complete.``,
