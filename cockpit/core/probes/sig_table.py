@@ -193,6 +193,19 @@ BUILTIN: tuple[Signature, ...] = (
         keywords=("No space left", "Errno 28", "quota exceeded"),
     ),
     Signature(
+        # Python's allocator failed (ENOMEM under a cgroup's memory.max or `ulimit -v`); numpy's
+        # ``_ArrayMemoryError: Unable to allocate 7.28 TiB`` too; CUDA's OutOfMemoryError is the GPU's
+        r"(?:^|: )(?:[\w.]+\.)?_?(?:Array)?MemoryError(?::|\s*$)",
+        Layer.CONTAINER,
+        "out of memory (MemoryError)",
+        "Python could not allocate memory: the container's memory limit (memory.max), an address-space "
+        "limit (ulimit -v) or the host's RAM ran out; an allocation sized by the code (a huge array) raises "
+        "it too: the traceback's last frame shows which.",
+        kind="memory-error",
+        priority=58,
+        keywords=("MemoryError",),
+    ),
+    Signature(
         r"can't start new thread|fork: Resource temporarily unavailable|Cannot allocate memory|"
         r"Too many open files|Errno 24\b",
         Layer.CONTAINER,
