@@ -16,17 +16,11 @@ from typing import Any
 import pytest
 
 from cockpit.core.layers import Outcome
-from tests.lab import await_for
-from tests.lab.runs import fate_of, script_command
+from tests.lab.runs import final_fate, script_command
 
 pytestmark = pytest.mark.lab
 
 ERROR = "ValueError: Expected input batch_size (32) to match target batch_size (16)."
-
-
-async def _final(cfg: Any, attempt: int) -> Any:
-    await await_for(lambda: (f := fate_of(cfg, attempt)) is not None and f.final, 20, "the final fate")
-    return fate_of(cfg, attempt)
 
 
 def _is_bar(line: str | None) -> bool:
@@ -40,7 +34,7 @@ async def test_a_crash_under_a_bar_in_the_settle_window_fails_with_the_bar_its_l
     res = await eng.attempt("a crash under a bar while settling")
     assert res.outcome is Outcome.FAILED and res.verdict.layer == "app", res.verdict.summary()
     assert ERROR in res.verdict.summary() and "Traceback" not in res.verdict.summary(), res.verdict.summary()
-    fate = await _final(cfg, res.attempt)
+    fate = await final_fate(cfg, res.attempt)
     assert (fate.state, fate.layer) == ("died", "app") and ERROR in fate.cause and _is_bar(fate.last_progress), fate
 
 
@@ -55,7 +49,7 @@ async def test_a_crash_under_a_bar_after_the_verdict_died_with_the_bar_its_last_
         assert res.outcome is Outcome.PASSED, res.verdict.summary()
     finally:
         gate.touch()  # the crash
-    fate = await _final(cfg, res.attempt)
+    fate = await final_fate(cfg, res.attempt)
     assert (fate.state, fate.layer) == ("died", "app") and ERROR in fate.cause and _is_bar(fate.last_progress), fate
 
 
@@ -72,5 +66,5 @@ async def test_a_bar_that_redraws_through_the_settle_window_passes(lab: Any, lab
         assert "no error" in settled.detail, settled.detail
     finally:
         gate.touch()  # the bar closes with its newline, exit 0
-    fate = await _final(cfg, res.attempt)
+    fate = await final_fate(cfg, res.attempt)
     assert fate.state == "finished" and _is_bar(fate.last_progress), fate

@@ -14,15 +14,9 @@ from typing import Any
 import pytest
 
 from cockpit.core.layers import Outcome
-from tests.lab import await_for
-from tests.lab.runs import fate_of, script_command
+from tests.lab.runs import final_fate, script_command
 
 pytestmark = pytest.mark.lab
-
-
-async def _final(cfg: Any, attempt: int) -> Any:
-    await await_for(lambda: (f := fate_of(cfg, attempt)) is not None and f.final, 20, "the final fate")
-    return fate_of(cfg, attempt)
 
 
 async def test_a_checkpoint_save_out_of_space_in_the_settle_window_fails_at_the_container(lab: Any, lab_config: Any, engines: Any) -> None:
@@ -32,7 +26,7 @@ async def test_a_checkpoint_save_out_of_space_in_the_settle_window_fails_at_the_
     res = await eng.attempt("ENOSPC while settling")
     assert res.outcome is Outcome.FAILED and res.verdict.layer == "container", res.verdict.summary()
     assert "disk full" in res.verdict.summary(), res.verdict.summary()
-    fate = await _final(cfg, res.attempt)
+    fate = await final_fate(cfg, res.attempt)
     assert (fate.state, fate.layer) == ("died", "container") and "disk full" in fate.cause, fate
 
 
@@ -47,5 +41,5 @@ async def test_a_checkpoint_save_out_of_space_after_the_verdict_died_at_the_cont
         assert res.outcome is Outcome.PASSED, res.verdict.summary()
     finally:
         gate.touch()  # the save
-    fate = await _final(cfg, res.attempt)
+    fate = await final_fate(cfg, res.attempt)
     assert (fate.state, fate.layer) == ("died", "container") and "disk full" in fate.cause, fate

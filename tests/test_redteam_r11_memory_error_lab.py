@@ -14,8 +14,7 @@ from typing import Any
 import pytest
 
 from cockpit.core.layers import Outcome
-from tests.lab import await_for
-from tests.lab.runs import fate_of, script_command
+from tests.lab.runs import final_fate, script_command
 
 pytestmark = pytest.mark.lab
 
@@ -26,18 +25,13 @@ def _limited(lab: Any, gate: object) -> str:
     return "sh -c " + repr("ulimit -v 500000; exec " + script_command(lab, "r11_memory_error.py", gate))
 
 
-async def _final(cfg: Any, attempt: int) -> Any:
-    await await_for(lambda: (f := fate_of(cfg, attempt)) is not None and f.final, 20, "the final fate")
-    return fate_of(cfg, attempt)
-
-
 async def test_a_memory_error_in_the_settle_window_fails_at_the_container(lab: Any, lab_config: Any, engines: Any) -> None:
     cfg = lab_config(job={"command": _limited(lab, "-"), "progress_pattern": r"step \d+"}, verify={"settle": 30.0, "fate_interval": 0.3})
     eng = engines(cfg)
     res = await eng.attempt("MemoryError while settling")
     assert res.outcome is Outcome.FAILED and res.verdict.layer == "container", res.verdict.summary()
     assert CAUSE in res.verdict.summary(), res.verdict.summary()
-    fate = await _final(cfg, res.attempt)
+    fate = await final_fate(cfg, res.attempt)
     assert (fate.state, fate.layer) == ("died", "container") and CAUSE in fate.cause, fate
 
 
@@ -51,5 +45,5 @@ async def test_a_memory_error_after_the_verdict_died_at_the_container(lab: Any, 
         assert res.outcome is Outcome.PASSED, res.verdict.summary()
     finally:
         gate.touch()  # the allocation
-    fate = await _final(cfg, res.attempt)
+    fate = await final_fate(cfg, res.attempt)
     assert (fate.state, fate.layer) == ("died", "container") and CAUSE in fate.cause, fate

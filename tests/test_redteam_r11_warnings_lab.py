@@ -15,8 +15,7 @@ from typing import Any
 import pytest
 
 from cockpit.core.layers import Outcome
-from tests.lab import await_for
-from tests.lab.runs import fate_of, script_command
+from tests.lab.runs import final_fate, script_command
 
 pytestmark = pytest.mark.lab
 
@@ -30,8 +29,7 @@ async def test_warnings_that_say_error_and_failed_pass_a_healthy_run_that_finish
     settled = next(s for s in res.verdict.stages if s.name.endswith("settled"))
     assert settled.detail.startswith("finished cleanly: 20 progress lines, no error in the log"), settled.detail
     assert "failed" not in settled.detail, settled.detail
-    await await_for(lambda: (f := fate_of(cfg, res.attempt)) is not None and f.final, 20, "the final fate")
-    fate = fate_of(cfg, res.attempt)
+    fate = await final_fate(cfg, res.attempt)
     assert fate.state == "finished" and fate.cause == "exited with code 0", fate
 
 
@@ -43,6 +41,5 @@ async def test_warnings_that_say_error_and_failed_pass_a_healthy_run_that_settle
     assert res.outcome is Outcome.PASSED and res.verdict.layer is None, res.verdict.summary()
     settled = next(s for s in res.verdict.stages if s.name.endswith("settled"))
     assert "no error" in settled.detail, settled.detail
-    await await_for(lambda: (f := fate_of(cfg, res.attempt)) is not None and f.final, 20, "the final fate")
-    fate = fate_of(cfg, res.attempt)
+    fate = await final_fate(cfg, res.attempt)
     assert fate.state == "finished" and fate.cause == "exited with code 0", fate
