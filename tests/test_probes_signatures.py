@@ -409,3 +409,17 @@ def test_unknown_signature_ids() -> None:
     assert unknown_signature_ids(ids, user) == ["kiled"]
     assert unknown_signature_ids(["mine"]) == ["mine"]
     assert Classifier(ignore=frozenset({"kiled"})).feed("Killed")[0].kind == "killed"
+
+
+def test_numpy_naming_the_array_the_code_asked_for_is_the_code_and_a_bare_memory_error_the_container() -> None:
+    # ``np.zeros((1000000, 1000000))`` is a shape computed wrong far more often than a container too
+    # small: numpy says the size and shape; a bare MemoryError (ulimit -v, memory.max) says neither
+    head = ["Traceback (most recent call last):", '  File "train.py", line 3, in <module>', "    x = np.zeros((n, n))"]
+    numpy = classify_lines(head + ["numpy.core._exceptions._ArrayMemoryError: Unable to allocate 7.28 TiB for an array "
+                                   "with shape (1000000, 1000000) and data type float64"]).first_error
+    assert numpy is not None and numpy.signature is not None
+    assert (numpy.signature.kind, numpy.signature.layer) == ("numpy-array-memory", Layer.APP)
+    assert "7.28 TiB" in numpy.label and "(1000000, 1000000)" in numpy.label, numpy.label
+    bare = classify_lines([*head, "MemoryError"]).first_error
+    assert bare is not None and bare.signature is not None
+    assert (bare.signature.kind, bare.signature.layer) == ("memory-error", Layer.CONTAINER)

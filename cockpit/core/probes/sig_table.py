@@ -193,8 +193,21 @@ BUILTIN: tuple[Signature, ...] = (
         keywords=("No space left", "Errno 28", "quota exceeded"),
     ),
     Signature(
+        # numpy names the array the code asked for (``Unable to allocate 7.28 TiB for an array with
+        # shape (1000000, 1000000)``): most often a shape computed wrong, the code's, not the container's
+        r"_ArrayMemoryError: Unable to allocate ([\d.]+ ?[KMGTPE]?i?B) for an array with shape (\([^)]*\))",
+        Layer.APP,
+        "the code asked numpy for {1} (an array of shape {2})",
+        "numpy could not allocate the array the code sized: check the shape it computes (a batch or "
+        "sequence dimension multiplied in twice, a transposed size); if the size is meant, the container's "
+        "memory limit or the host's RAM is too small for it.",
+        kind="numpy-array-memory",
+        priority=59,
+        keywords=("_ArrayMemoryError",),
+    ),
+    Signature(
         # Python's allocator failed (ENOMEM under a cgroup's memory.max or `ulimit -v`); numpy's
-        # ``_ArrayMemoryError: Unable to allocate 7.28 TiB`` too; CUDA's OutOfMemoryError is the GPU's
+        # ``_ArrayMemoryError`` names its size and shape: the signature above; CUDA's OutOfMemoryError is the GPU's
         r"(?:^|: )(?:[\w.]+\.)?_?(?:Array)?MemoryError(?::|\s*$)",
         Layer.CONTAINER,
         "out of memory (MemoryError)",
