@@ -53,7 +53,11 @@ from .superseded import reconcile_superseded, superseded_jobs
 from .target_lock import Busy, TargetLock
 from .user_actions import UserActionResult, command_for, run_user_action
 
-__all__ = ["Engine", "Busy", "AttemptResult", "STACKS_EVENT"]
+__all__ = ["Engine", "Busy", "AttemptResult", "STACKS_EVENT", "NO_JOB_STAGE"]
+
+#: the stage of a ``verify`` that found no job recorded: nothing was launched, nothing failed (a
+#: front end reads it as untested, not as a failure of the process)
+NO_JOB_STAGE = "job recorded"
 
 log = logging.getLogger(__name__)
 
@@ -410,7 +414,7 @@ class Engine:
     async def _verify_now(self, ctx: ActionContext, v: Verdict) -> None:
         """``verify``: the job as it is now; a death found here is also its attempt's fate."""
         if self.job is None:
-            v.add(Stage("job recorded", Status.FAIL, Layer.PROCESS, "nothing launched: no job recorded by cockpit to verify",
+            v.add(Stage(NO_JOB_STAGE, Status.FAIL, Layer.PROCESS, "nothing launched: no job recorded by cockpit to verify",
                         advice="run an attempt (or launch) first"))
             return
         reader = reader_for(ctx, self.job)

@@ -125,7 +125,7 @@ async def _read_fate(ctx: ActionContext, job: JobRecord, reader: JobReader | Non
         stall = detect_stall(ctx.cfg.verify.stall_after, scan.clock, now, lead.state if lead else "", gpu_util=util, xid_since=xid_since)
         cpu, away = await sampled_main(ctx, reader, lead, stall)
         stall = await judged_stall(ctx, stall, scan.clock, now, lead.state if lead else "", xid_since,  # GPUs not observed: read them
-                                   gpu_util=util, cpu=cpu, away=away, ended=said_ended(scan) or "")
+                                   gpu_util=util, cpu=cpu, away=away, ended=lambda: said_ended(scan))
         if stall is not None:
             errs = scan.errors()  # a rank that crashed while the others wait for it in a collective
             seen = f"; the log's last error: {errs[-1].label[:160]}" if errs else ""

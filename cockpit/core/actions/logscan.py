@@ -41,6 +41,11 @@ def _capped(raw: bytes) -> bytes:
     if len(raw) <= MAX_LINE:
         return raw
     return raw[:MAX_LINE] + f" …[{len(raw) - MAX_LINE} more bytes cut]".encode()
+
+
+def _rest_text(rest: bytes) -> str:
+    """An unfinished rest of :func:`~.logline.split_lines` as the line it would be (capped)."""
+    return _capped(unfinished(rest)).decode("utf-8", "replace")
 _THREAD_HEADER = re.compile(r"Exception in thread ([^\s:]+(?: \([^)]*\))?):")
 
 
@@ -129,29 +134,29 @@ class LogScan:
         for raw in complete:
             self._line(_capped(raw).decode("utf-8", "replace"), console=True)
         if len(self.console_partial) > MAX_LINE:
-            self._line(_capped(unfinished(self.console_partial)).decode("utf-8", "replace"), console=True)
+            self._line(_rest_text(self.console_partial), console=True)
             self.console_partial = b""
 
     def flush(self) -> None:
         pending = bool(self.queue)
         self._drain(None)
         if unfinished(self.partial):
-            self._line(_capped(unfinished(self.partial)).decode("utf-8", "replace"), counted=self.peeked)
+            self._line(_rest_text(self.partial), counted=self.peeked)
             pending = True
         self.partial, self.peeked = b"", False
         if pending and self.metrics is not None:
             self.metrics.batch_done()
         if unfinished(self.console_partial):
-            self._line(_capped(unfinished(self.console_partial)).decode("utf-8", "replace"), console=True)
+            self._line(_rest_text(self.console_partial), console=True)
         self.console_partial = b""
         if self.classifier is not None:
             self.classifier.flush()
 
     def _peek(self) -> None:
         """The unfinished last line (a bar being redrawn) is progress as soon as it matches, counted once."""
-        if self.peeked or not unfinished(self.partial) or self.progress_re is None:
+        if self.peeked or self.progress_re is None or not unfinished(self.partial):
             return
-        line = sanitize(_capped(unfinished(self.partial)).decode("utf-8", "replace"))
+        line = sanitize(_rest_text(self.partial))
         if m := self.progress_re.search(line):
             self.peeked = True
             self._progress(line, self.lines + 1, m.group(0))

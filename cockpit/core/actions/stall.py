@@ -362,17 +362,21 @@ async def read_gpus(ctx: ActionContext) -> tuple[list[float] | None, str]:
 
 async def judged_stall(ctx: ActionContext, stall: Stall | None, clock: ProgressClock, now: float, leader_state: str = "",
                        xid_since: Callable[[float], str | None] | None = None, *, gpu_util: list[float] | None = None,
-                       cpu: float | None = None, away: str = "", ended: str = "") -> Stall | None:
+                       cpu: float | None = None, away: str = "", ended: Callable[[], str | None] | None = None) -> Stall | None:
     """``stall`` with its layer judged on the GPUs' utilisation (``gpu_util`` observed, else read now)
     and the main thread's CPU share when nothing else placed it (an ``app`` stall without evidence:
     a device-side hang read without GPU values was told ``app``; a loop spinning on the CPU was told
     "a Python-side wait"; a job whose output no longer goes to the log, ``away``, was told hung; a job
-    whose last line, ``ended``, says training reached its end was told stalled in a Python-side wait)."""
-    if stall is None or (not away and not ended and (stall.layer is not Layer.APP or (stall.evidence and not _busy(cpu)))):
+    whose last line says training reached its end, ``ended()``, asked only once there is a stall, was
+    told stalled in a Python-side wait)."""
+    if stall is None:
+        return stall
+    said = "" if away or ended is None else ended() or ""
+    if not away and not said and (stall.layer is not Layer.APP or (stall.evidence and not _busy(cpu))):
         return stall
     util, fault = (gpu_util, "") if gpu_util is not None else await read_gpus(ctx)
     layer, why = stall_layer(util, xid_since(clock.last_at or now) if xid_since is not None else None, leader_state, cpu=cpu, away=away,
-                             gpu_fault=fault, ended=ended)
+                             gpu_fault=fault, ended=said)
     if not why:
         return stall
     return Stall(stall.silent_s, stall.threshold_s, stall.last_progress, layer, why)

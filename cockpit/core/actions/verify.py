@@ -368,7 +368,7 @@ async def _judge(ctx: ActionContext, vb: VerdictBuilder, job: JobRecord, st: Job
         stall = detect_stall(cfg.verify.stall_after, scan.clock, now, lead.state if lead else "") if st.alive else None
         cpu, away = await sampled_main(ctx, ctx.job_reader, lead, stall)
         stall = await judged_stall(ctx, stall, scan.clock, now, lead.state if lead else "", cpu=cpu, away=away,  # its layer, from the GPUs
-                                   ended=said_ended(scan) or "")
+                                   ended=lambda: said_ended(scan))
         if err is None and stall is not None:
             raise StageFailed(stall.layer, f"stalled: {stall.describe()}", evidence=evidence,
                               advice="a hang, not a crash: dump the threads' stacks (cockpit stacks, or the stacks key) to see where it waits")

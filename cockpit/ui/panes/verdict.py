@@ -17,6 +17,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Static
 
+from ...core.engine import NO_JOB_STAGE
 from ...core.fate_record import Fate, fate_text
 from ...core.layers import Stage, Status, Verdict
 from ..format import one_line, outcome_text, status_glyph
@@ -270,4 +271,4 @@ def _nothing_launched(verdict: Verdict) -> bool:
     """A verify that found no job recorded (:meth:`~cockpit.core.engine.Engine.run_action`): the
     banner says untested, as :func:`~cockpit.core.layers.outcome_of` does, not "verify FAILED (process)"."""
     st = verdict.failed_stage
-    return verdict.action == "verify" and st is not None and st.name == "job recorded"
+    return verdict.action == "verify" and st is not None and st.name == NO_JOB_STAGE
