@@ -46,6 +46,7 @@ from ..layers import Evidence, Layer, Verdict
 from ..procstat import ProcStat, read_stat
 from .base import ActionContext, StageFailed, VerdictBuilder, check
 from .compiletrace import prepare_trace, trace_command, trace_plan
+from .diskcheck import FULL_PCT
 from .jobrecord import (
     KNOWN_REAPERS,
     JobRecord,
@@ -107,7 +108,7 @@ def unwritable_detail(log: str, out: str) -> str:
         elif line.startswith("cockpit-df "):
             df = line[len("cockpit-df "):].split()
     why = said.split(": ")[-1] if said else "the write failed"
-    if len(df) >= 6 and df[4].rstrip("%").isdigit() and (int(df[4].rstrip("%")) >= 98 or df[3] == "0"):
+    if len(df) >= 6 and df[4].rstrip("%").isdigit() and (int(df[4].rstrip("%")) >= FULL_PCT or df[3] == "0"):
         why = f"{df[5]} is full ({df[4]} used, {df[3]} KiB free)"
     return f"cannot write beside the job's log {log}: {why}; the job was not started"
 
