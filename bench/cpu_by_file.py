@@ -58,7 +58,8 @@ def pytest_sessionfinish(session: Any) -> None:
 
 
 def main(argv: list[str]) -> None:
-    data = json.load(open(argv[0] if argv else os.environ.get("CPU_BY_FILE_OUT", "cpu_by_file.json")))
+    with open(argv[0] if argv else os.environ.get("CPU_BY_FILE_OUT", "cpu_by_file.json")) as fh:
+        data = json.load(fh)
     total = sum(v["cpu"] for v in data.values()) or 1.0
     print(f"{len(data)} files, {total:.0f} s of CPU")
     for f, v in sorted(data.items(), key=lambda kv: -kv[1]["cpu"])[:30]:

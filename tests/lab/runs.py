@@ -15,6 +15,7 @@ from typing import Any
 
 from cockpit.core.fate import latest_fate
 from cockpit.core.journal import Journal
+from tests.lab.util import await_for
 
 __all__ = ["JOBS", "script_command", "fate_of", "final_fate", "fresh_fate", "pct_or_docker"]
 
@@ -36,8 +37,6 @@ def fate_of(cfg: Any, attempt: int) -> Any:
 
 async def final_fate(cfg: Any, attempt: int, timeout: float = 20) -> Any:
     """The attempt's fate once the journal holds a final one (waited for up to ``timeout`` s)."""
-    from tests.lab.util import await_for
-
     await await_for(lambda: (f := fate_of(cfg, attempt)) is not None and f.final, timeout, "the final fate")
     return fate_of(cfg, attempt)
 
