@@ -20,6 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cockpit.core.compile import (
+    CAUGHT_UP,
     FILTER_SCRIPT,
     CompileSummary,
     CompileTracker,
@@ -238,18 +239,36 @@ def test_the_script_follows_growing_and_new_files(tmp_path: Path) -> None:
     reader = threading.Thread(target=read, daemon=True)
     reader.start()
     try:
-        wait_for(lambda: len(got) >= 3, timeout=20, message=lambda: f"{len(got)} lines")
-        assert all(json.loads(line.split("] ", 1)[1])["cockpit"]["src"] == first.name for line in got)
+        # what the file held at the start comes first, then the line saying so: "no compile seen"
+        # before it proves nothing (a verify judging a job's start by the trace waits for it)
+        wait_for(lambda: CAUGHT_UP in got, timeout=20, message=lambda: f"{len(got)} lines, not caught up")
+        before = got[:got.index(CAUGHT_UP)]
+        assert len(before) >= 3 and all(json.loads(line.split("] ", 1)[1])["cockpit"]["src"] == first.name for line in before)
         with first.open("ab") as f:
             f.write(storm[cut:])
         shutil.copy(other, tmp_path / "dedicated_log_torch_trace_zzzz.log")
         expected = filter_text(storm, first.name) + filter_text(other.read_bytes(), "dedicated_log_torch_trace_zzzz.log")
-        wait_for(lambda: len(got) >= len(expected), timeout=20, message=lambda: f"{len(got)} of {len(expected)} lines")
-        assert sorted(got) == sorted(expected)
-        assert summarize(parse_text("\n".join(got) + "\n")[0]).frame("grow").limit_hit  # type: ignore[union-attr]
+        wait_for(lambda: len(got) >= len(expected) + 1, timeout=20, message=lambda: f"{len(got)} of {len(expected)} lines")
+        assert got.count(CAUGHT_UP) == 1  # said once, not after every burst
+        data = [line for line in got if line != CAUGHT_UP]
+        assert sorted(data) == sorted(expected)
+        assert summarize(parse_text("\n".join(data) + "\n")[0]).frame("grow").limit_hit  # type: ignore[union-attr]
     finally:
         proc.kill()
         proc.wait()
+
+
+def test_the_script_says_caught_up_at_once_on_an_empty_directory_and_never_when_reading_once(tmp_path: Path) -> None:
+    assert f'CAUGHT_UP = "{CAUGHT_UP}"' in FILTER_SCRIPT  # the script and cockpit spell it alike
+    proc = _run_filter(tmp_path)
+    try:
+        assert proc.stdout is not None
+        assert proc.stdout.readline().rstrip("\n") == CAUGHT_UP
+    finally:
+        proc.kill()
+        proc.wait()
+    once = subprocess.run([sys.executable, *script_command(str(tmp_path), once=True)[1:]], capture_output=True, text=True, timeout=60)
+    assert once.returncode == 0 and once.stdout == ""
 
 
 def test_the_script_runs_on_its_own_text() -> None:

@@ -98,3 +98,25 @@ async def test_compile_timeout_is_never_shorter_than_startup_timeout(transport: 
     clock = StartupClock(cfg("first_compile", startup=5, compile_timeout=2), transport, JobRecord(trace_dir=str(trace)), started)
     dl = await clock.at(time.time())
     assert dl.phase == "compiling" and dl.at == started + 5
+
+
+async def test_a_follower_up_but_not_through_the_trace_so_far_is_not_taken_for_no_compile(
+        transport: LocalTransport, tmp_path: Path) -> None:
+    """A later ``cockpit verify``: its trace filter has started (its header came) but has not yet
+    sent what the job wrote before; its empty view is no proof that nothing compiles."""
+    from cockpit.core.compile import CAUGHT_UP
+    from cockpit.core.compile_follow import TraceFollower
+
+    trace = tmp_path / "trace"
+    write_until_first_start(trace)
+    fol = TraceFollower(transport, str(trace))  # registered for the clock to find; its stream is not run here
+    fol.state, fol.header = "following", ["@cockpit-trace 1"]
+    fol.on_up()
+    started = time.time() - 10
+    clock = StartupClock(cfg("first_compile"), transport, JobRecord(trace_dir=str(trace)), started)
+    assert clock.live() == (None, "its torch.compile trace's filter is starting")
+    dl = await clock.at(time.time())
+    assert dl.phase == "compiling" and dl.at == started + 60, (dl.phase, dl.note)  # read whole meanwhile
+    assert fol.on_line(CAUGHT_UP) is False and fol.caught_up
+    assert clock.live() == (fol.live, "")
+    assert fol.live.summary().malformed == 0  # the marker is not a trace line

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .compile import CompileSummary, CompileTracker, once_if_traced, shell_command
+from .compile import CAUGHT_UP, CompileSummary, CompileTracker, once_if_traced, shell_command
 from .events import CompileUpdated, Event
 from .observe_streams import NEED
 from .remote.base import RemoteError, Transport
@@ -106,16 +106,23 @@ class TraceFollower(StreamFollower):
         #: of ``bytes_in``, what the whole reads (``--once``) brought
         self.bytes_whole = 0
         self.started_at = time.monotonic()
+        #: the filter has read all the directory held when it (re)started: :attr:`live` lacks
+        #: nothing the job wrote before then (until this, "no compile seen" proves nothing)
+        self.caught_up = False
         self._flush: asyncio.TimerHandle | None = None
         _LIVE[(id(transport), directory)] = self
 
     def on_up(self) -> None:
         self.live = LiveCompile()  # a (re)started filter reads the directory from its start
+        self.caught_up = False
         words = self.header[0].split()
         self.shell_pid = int(words[1]) if len(words) > 1 and words[1].isdigit() else None
 
     def on_line(self, line: str) -> bool:
         self.bytes_in += len(line) + 1
+        if line == CAUGHT_UP:
+            self.caught_up = True
+            return False
         self.live.feed(line + "\n")
         if self.changed is not None and self._flush is None:
             self._flush = asyncio.get_running_loop().call_later(PUBLISH_AFTER, self._fire)

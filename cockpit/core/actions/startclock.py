@@ -98,13 +98,13 @@ class StartupClock:
         if not self.trace_dir:
             return None, "the job writes no torch.compile trace ([compile] trace is off)"
         fol = follower_for(self.transport, self.trace_dir)
-        if fol is not None and (fol.ready or fol.ever_followed):
+        if fol is not None and fol.caught_up:  # a filter still reading the trace so far proves no absence
             return fol.live, ""
         if self.whole is not None:
             return self.whole, ""
         if fol is None:
             return None, self.unread or f"its torch.compile trace ({self.trace_dir}) is not followed"
-        if fol.state == "starting" and not self.unread:
+        if fol.state in ("starting", "following") and not self.unread:  # up, not yet through the trace so far
             return None, "its torch.compile trace's filter is starting"
         return None, self.unread or f"its torch.compile trace ({self.trace_dir}) is not read: {fol.last_death or 'the filter is ' + fol.state}"
 

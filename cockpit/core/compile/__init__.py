@@ -7,12 +7,22 @@
 See docs/compile.md.  No torch import anywhere here.
 """
 
-from cockpit.core.compile.filter import FILTER_SCRIPT, TRACE_GLOB, filter_file, filter_text, once_if_traced, script_command, shell_command, when_traced
+from cockpit.core.compile.filter import (
+    CAUGHT_UP,
+    FILTER_SCRIPT,
+    TRACE_GLOB,
+    filter_file,
+    filter_text,
+    once_if_traced,
+    script_command,
+    shell_command,
+    when_traced,
+)
 from cockpit.core.compile.model import Alert, CompileSummary, Failure, FrameRow, GraphBreak
 from cockpit.core.compile.summary import CompileTracker, SummaryBuilder, summarize
 from cockpit.core.compile.trace import TraceEvent, TraceParser, parse_text, rank_of
 
 __all__ = [
     "FILTER_SCRIPT", "Alert", "CompileSummary", "CompileTracker", "Failure", "FrameRow", "GraphBreak", "SummaryBuilder",
-    "TraceEvent", "TraceParser", "filter_file", "filter_text", "parse_text", "rank_of", "once_if_traced", "script_command", "shell_command", "TRACE_GLOB", "summarize", "when_traced",
+    "CAUGHT_UP", "TraceEvent", "TraceParser", "filter_file", "filter_text", "parse_text", "rank_of", "once_if_traced", "script_command", "shell_command", "TRACE_GLOB", "summarize", "when_traced",
 ]

@@ -16,8 +16,9 @@ line per envelope cockpit reads:
 Each output line keeps the glog prefix, so :class:`~cockpit.core.compile.trace.TraceParser` reads it;
 the payload and the file it came from ride in the envelope under ``"cockpit"``.
 
-Run it as ``python3 -c "$FILTER_SCRIPT" DIR`` (follows until killed) or with ``--once`` (reads what
-is there, then exits); ``--interval=S`` sets the polling period (0.5 s), ``--chunk=N`` the most
+Run it as ``python3 -c "$FILTER_SCRIPT" DIR`` (follows until killed; once it has read what the
+directory held when it started it writes :data:`CAUGHT_UP`, alone on a line, once) or with ``--once``
+(reads what is there, then exits); ``--interval=S`` sets the polling period (0.5 s), ``--chunk=N`` the most
 bytes read from one file per poll (4 MiB), so memory stays small behind a big trace.  :func:`filter_text` runs the same code in this process (the script's text
 is executed, not copied), so the tests compare the two.
 '''
@@ -30,6 +31,9 @@ from collections.abc import Callable
 from typing import cast
 
 PAYLOAD_CAP = 2048
+#: the line a following filter writes once it has read all its directory held when it started:
+#: until then, a trace it shows may lack what the job already wrote
+CAUGHT_UP = "#cockpit-trace caught-up"
 
 FILTER_SCRIPT = r'''
 import glob, json, os, re, sys, time
@@ -42,6 +46,7 @@ WITH_PAYLOAD = ("recompile_reasons", "dynamo_graph_break_reason", "dynamo_error"
 CACHE = re.compile(r"_cache_(hit|miss|bypass)$")
 HEAD = re.compile(r'^(\S+ \S+ \d+ [^\s\]]+:\d+\])(?: \[[^\]]*\])* (\{"([A-Za-z_]+)".*)$')
 LIMITS = ("recompile_limit", "cache_size_limit", "accumulated_recompile_limit", "accumulated_cache_size_limit")
+CAUGHT_UP = "#cockpit-trace caught-up"
 
 
 def cap(value):
@@ -200,9 +205,13 @@ def main(argv):
             chunk = max(1, int(a.split("=", 1)[1]))
     directory = args[0] if args else "."
     states = {}
+    behind = not once
     while True:
         out = []
         more = poll(directory, states, out, final=once, chunk=chunk)
+        if behind and not more:  # all the directory held at the start is out: what follows is news
+            out.append(CAUGHT_UP)
+            behind = False
         if out:
             sys.stdout.write("\n".join(out) + "\n")
             sys.stdout.flush()
