@@ -303,7 +303,11 @@ class JobReader:
     """Reads one job again and again: keeps the log offset and the :class:`LogScan` between reads.
 
     :meth:`read` catches up with the whole log (in chunks of ``READ_MAX``, up to ``max_bytes`` per
-    call), so a judge always sees every line written so far, never just the first megabyte.
+    call), so a judge always sees every line written so far, never just the first megabyte.  The
+    first call, and a call whose reading shows the job exited, read at least what the log held then,
+    whatever ``max_bytes`` says: a later cockpit's one reading (``cockpit verify``, ``status``) of a
+    log over ``max_bytes``, or a follower's reading of the exit behind such a log, judged from part of
+    it, and told a crash at its end "no traceback in the log".
     """
 
     def __init__(self, ctx: ActionContext, job: JobRecord, scan: LogScan | None = None, *, max_bytes: int = 64 << 20,
@@ -380,6 +384,7 @@ class JobReader:
 
     async def read(self) -> JobState:
         read = 0
+        upto: int | None = None  # the first call: the log's size when it began (what the job already wrote)
         while True:
             back = len(self.seen_tail) if self.offset > 0 else 0
             res = await self.ctx.run(self.command(self.offset - back), timeout=10)
@@ -421,7 +426,9 @@ class JobReader:
             self.scan.clock.tick()
             self.log_seen = self.log_seen or st.log_size >= 0
             self.last = st
-            if got < READ_MAX or read >= self.max_bytes:
+            if upto is None and self.first or st.exited:  # what exists before a judge's first look, or its last
+                upto = max(st.log_size, -1 if upto is None else upto)
+            if got < READ_MAX or read >= self.max_bytes and (upto is None or self.offset >= upto):
                 self._saw_main(st)
                 self._date_backlog(st)
                 await read_console(self, st)

@@ -1,0 +1,36 @@
+"""A later cockpit that reads a job whose log is larger than one reading judges it from the whole log.
+
+A trainer wrote 65 MiB of debug lines, then died of a ``RuntimeError`` (its traceback the log's last
+lines).  ``cockpit verify`` run by a cockpit that had not followed it read the log's first 64 MiB (a
+reader's cap per reading) and judged at once: "process failed at alive: exited with code 1, with no
+traceback in the log; its last line: DEBUG shard xxx…", and journalled that fate.  The launching
+cockpit's fate follower told the same: the reading that showed the exit status read 64 MiB of the
+log and judged, the traceback unread.  A reader's first reading, and a reading that shows the job
+exited, now read everything the log held then (about 9 s of reading each: the test is slow for it).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.lab import await_for
+from tests.lab.runs import fate_of, script_command
+
+pytestmark = pytest.mark.lab
+
+
+async def test_a_later_verify_of_a_crash_past_a_large_log_names_the_traceback(lab: Any, lab_config: Any, engines: Any) -> None:
+    cfg = lab_config(job={"command": script_command(lab, "r12_big_log_crash.py", 65), "progress_pattern": r"step \d+"},
+                     verify={"settle": 0.5})
+    first = engines(cfg)  # launches, and follows the job: its follower reads the exit behind the large log
+    assert (v := await first.run_action("launch")).failed_stage is None, v.summary()
+    log = first.job.log_path
+    await await_for(lambda: "illegal memory access" in lab.exec_in(200, f"tail -c 300 {log}").stdout, 30, "the crash")
+    later = engines(cfg)  # a cockpit started now: `cockpit verify`
+    v = await later.run_action("verify")
+    alive = next(s for s in v.stages if s.name == "alive")
+    assert "no traceback" not in alive.detail and "illegal memory access" in alive.detail and alive.layer.value != "process", v.summary()
+    fate = fate_of(cfg, later.job_attempt)
+    assert fate.state == "died" and "illegal memory access" in fate.cause and fate.layer != "process", fate
