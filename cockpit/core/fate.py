@@ -37,6 +37,7 @@ from .actions.adopt import job_reader as reader_for  # adopted jobs too (no pid 
 from .actions.backlog import follow_undated
 from .actions.base import ActionContext
 from .actions.cause import death_cause
+from .actions.causebase import LOST_LOG, progress_lost
 from .actions.forked import settle_leftovers
 from .actions.job import JobRecord
 from .actions.jobstate import JobReader, LogScan
@@ -142,7 +143,8 @@ async def _read_fate(ctx: ActionContext, job: JobRecord, reader: JobReader | Non
         notes = findings_text(log_findings(scan, errors=True))
         if not notes and (said := said_failed(scan)):  # it caught its error, said so and exited 0
             notes = f"its last line: {said}"
-        before = " before any progress line" if scan.progress_re is not None and scan.progress_line is None else ""
+        lost = progress_lost(job, scan)  # its log emptied since progress was seen in it: not "before any progress"
+        before = f"; {LOST_LOG}" if lost else " before any progress line" if scan.progress_re is not None and scan.progress_line is None else ""
         return Fate("finished", None, "exited with code 0" + before + short_of_total(scan, ctx.cfg.metrics.total_steps) + leftovers_note(st)
                     + pipeline_note(job.command or ctx.cfg.job.command) + (f"; {notes}" if notes else ""),
                     now, after, scan.last_progress)

@@ -30,7 +30,7 @@ from ..outcome import code_ran, handled_last, last_words
 from ..probes import kmsg
 from ..remote.base import RemoteError
 from .base import ActionContext
-from .causebase import Cause, _when, error_cause, fmt_secs
+from .causebase import Cause, _when, error_cause, fmt_secs, progress_lost
 from .diskcheck import DISK_ADVICE, check_disks, disk_detail
 from .jobrecord import JobRecord, describe_exit
 from .jobstate import JobState, LogScan
@@ -131,7 +131,9 @@ async def _death_cause(ctx: ActionContext, job: JobRecord, st: JobState, scan: L
     advice = "read the log tail; a SIGKILL without a traceback is often the OOM killer" if code == 137 else ""
     handled = handled_last(scan)  # logged below ERROR, then no progress: what it died of, most likely
     gone = ", its log was deleted while it ran: its last lines could not be read"  # a traceback may have gone with it
-    how += f", right after a traceback it logged as a warning: {handled}" if handled else gone if st.log_gone else ", with no traceback in the log"
+    lost = ", with no traceback in the log now: a traceback may have gone with the lines it lost" if progress_lost(job, scan) else ""
+    how += (f", right after a traceback it logged as a warning: {handled}" if handled else gone if st.log_gone
+            else lost or ", with no traceback in the log")
     said = last_words(scan)
     how += f"; {'the last line read' if st.log_gone else 'its last line'}: {said}" if said and not handled else ""
     return Cause(Layer.PROCESS, how, advice, data, state, after, when)

@@ -19,7 +19,18 @@ if TYPE_CHECKING:  # pragma: no cover
     from .jobrecord import JobRecord
     from .jobstate import JobState, LogScan
 
-__all__ = ["Cause", "fmt_secs", "error_cause", "named_first"]
+__all__ = ["Cause", "fmt_secs", "error_cause", "named_first", "progress_lost", "LOST_LOG"]
+
+#: what a judge says of a log that holds no progress line now where an earlier reading saw one
+LOST_LOG = "an earlier reading saw progress in its log, which holds none now (truncated, rotated or replaced since)"
+
+
+def progress_lost(job: JobRecord, scan: LogScan) -> bool:
+    """An earlier reading of the job (the launching cockpit's verify, journalled with the job) saw a
+    progress line in its log, and the log holds none now.  A later cockpit that found the log emptied
+    by a rotation after the job's end said "no progress line before it" and "no traceback in the
+    log" of what it could no longer read, and failed an exit 0 as a death."""
+    return job.main_progressed and scan.progress_re is not None and scan.progress_line is None
 
 #: the kind of a traceback no signature recognised (labelled with its own exception line)
 GENERIC_KIND = TRACEBACK.kind
@@ -60,7 +71,8 @@ def _when(job: JobRecord, st: JobState, scan: LogScan) -> tuple[float | None, st
     parts = []
     if after is not None:
         parts.append(f"{fmt_secs(after)} after launch")
-    parts.append(f"last progress: {scan.last_progress[:120]}" if scan.last_progress else "no progress line before it")
+    parts.append(f"last progress: {scan.last_progress[:120]}" if scan.last_progress else LOST_LOG if progress_lost(job, scan)
+                 else "no progress line before it")
     return after, "; ".join(parts)
 
 

@@ -48,6 +48,7 @@ from ..remote.base import RemoteError
 from .adopt import job_reader as reader_for  # adopted jobs too (no pid or exit file of cockpit's)
 from .base import ActionContext, StageFailed, VerdictBuilder
 from .cause import death_cause, error_cause, fmt_secs
+from .causebase import LOST_LOG, progress_lost
 from .elsewhere import elsewhere
 from .forked import watching
 from .job import JobRecord, describe_exit
@@ -273,7 +274,8 @@ async def _judge(ctx: ActionContext, vb: VerdictBuilder, job: JobRecord, st: Job
     gone = gone_cause(job, st, scan)  # its launcher exited first and what it started is gone (no exit status)
     has_marker = scan.progress_re is not None
     # progress: a progress line, or (without a pattern) healthy_after seconds alive without a crash
-    progressed = scan.progress_line is not None or (not has_marker and w.progress_at is not None)
+    lost = progress_lost(job, scan)  # an earlier reading saw progress the log holds no more (rotated after the end)
+    progressed = scan.progress_line is not None or (not has_marker and w.progress_at is not None) or lost
     finished = (st.exit_code == 0 or (gone is not None and gone.state == "finished")) and progressed and not scan.errors()
     # exit 0 with no error and no progress, after output of its own (its code ran): the process ended
     # cleanly, the training never showed (app, at progress); a silent one never got to run (untested)
@@ -281,7 +283,7 @@ async def _judge(ctx: ActionContext, vb: VerdictBuilder, job: JobRecord, st: Job
     async with vb.stage("alive") as al:
         if finished:
             reached = (f"after reaching progress (last: {scan.last_progress[:120]})" if scan.last_progress
-                       else f"after {cfg.job.healthy_after:g}s without a crash (healthy_after)")
+                       else f"after reaching progress ({LOST_LOG})" if lost else f"after {cfg.job.healthy_after:g}s without a crash (healthy_after)")
             piped = "" if gone else pipeline_note(job.command or cfg.job.command)
             al.ok(f"finished: {gone.detail if gone else describe_exit(0)} {reached}" + leftovers_note(st) + piped)
         elif quiet_end:
@@ -327,8 +329,8 @@ async def _judge(ctx: ActionContext, vb: VerdictBuilder, job: JobRecord, st: Job
 
     err = left_out_cause(cfg, error_cause(scan))  # a module the deploy left out is the config's
     async with vb.stage("log growing") as lg:
-        if st.log_size > 0:
-            lg.ok(f"{st.log_size} bytes, {scan.lines} lines")
+        if st.log_size > 0 or lost and st.log_size == 0:
+            lg.ok(f"{st.log_size} bytes, {scan.lines} lines" + (f"; {LOST_LOG}" if lost else ""))
         elif quiet_end:
             raise StageFailed(Layer.APP, "the job exited with code 0 and wrote nothing to its log", evidence=evidence)
         elif now < startup_deadline and err is None:
@@ -348,6 +350,8 @@ async def _judge(ctx: ActionContext, vb: VerdictBuilder, job: JobRecord, st: Job
             pr.ok(f"progress marker seen: {scan.progress_line[:200]}{said}")
         elif not has_marker and w.progress_at is not None:
             pr.ok(f"no crash for {cfg.job.healthy_after:g}s (healthy_after){said}")
+        elif lost:
+            pr.ok(LOST_LOG)
         elif quiet_end:
             what = f"no line matched /{cfg.job.progress_pattern}/" if has_marker else f"it ran less than healthy_after ({cfg.job.healthy_after:g}s)"
             words = last_words(scan)
@@ -389,8 +393,8 @@ async def _judge(ctx: ActionContext, vb: VerdictBuilder, job: JobRecord, st: Job
         n = scan.progress_count
         if finished:
             words = said_failed(scan)  # it caught its error, said so and exited 0: not clean, by its own word
-            se.ok(f"finished{'' if words else ' cleanly'}: {f'{n} progress lines, ' if has_marker else ''}no error in the log"
-                  + (f", but its last line: {words}" if words else "") + note)
+            se.ok(f"finished{'' if words else ' cleanly'}: {f'{n} progress lines, ' if has_marker and not lost else ''}no error in the log"
+                  + (f"; {LOST_LOG}" if lost else "") + (f", but its last line: {words}" if words else "") + note)
         elif not wait:
             se.ok(f"alive {fmt_secs(now - started)} after launch, {n} progress lines, no error in the log"
                   + (f"; last: {scan.last_progress[:120]}" if scan.last_progress else "") + note)
