@@ -565,3 +565,20 @@ async def test_the_strip_tells_a_passed_attempts_job_dying_after_the_verdict(tmp
         assert strip.banner_text().endswith("→ died (app) after 4m12s"), strip.banner_text()  # attempt 4's is not this one's
         strip.start("attempt", "the next one")  # a new action: its own banner, no story of the last one
         assert strip.banner_text() == "▶ attempt RUNNING"
+
+
+async def test_a_job_s_fate_arriving_after_the_strip_is_gone_is_no_crash(tmp_path):
+    """The fate follower posts whenever the job changes; when the app is closing its panes are already
+    pruned, and the late message must do nothing (it crashed the app on its way out)."""
+    from cockpit.core.events import FateChanged as CoreFateChanged
+    from cockpit.core.fate_record import Fate
+    from cockpit.ui.messages import FateChanged
+
+    app = app_for(tmp_path)
+    handled: list[Any] = []
+    async with app.run_test(size=SIZE, message_hook=lambda m: handled.append(m) if isinstance(m, FateChanged) else None) as pilot:
+        await app.query_one(VerdictStrip).remove()
+        app.post_message(FateChanged(CoreFateChanged(2, Fate("died", "app", "RuntimeError: x", 1.0, 30.0), "passed")))
+        await wait_for(pilot, lambda: bool(handled), what="the late fate handled")
+        await pilot.pause()
+    assert app._exception is None and app.return_code in (0, None)

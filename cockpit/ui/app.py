@@ -357,6 +357,7 @@ class CockpitApp(App[int]):
         if isinstance(scr, CompileScreen) and scr.attempt == msg.event.attempt:
             scr.show(msg.event.summary, msg.event.final)
 
+    @while_mounted
     def on_fate_changed(self, msg: FateChanged) -> None:
         """A job's fate after its verdict: the history shows it; a passed job that died is news."""
         from ..core.fate_record import story
