@@ -7,6 +7,8 @@ traceback in the log; its last line: DEBUG shard xxx…", and journalled that fa
 cockpit's fate follower told the same: the reading that showed the exit status read 64 MiB of the
 log and judged, the traceback unread.  A reader's first reading, and a reading that shows the job
 exited, now read everything the log held then (about 9 s of reading each: the test is slow for it).
+The same of a job's console capture (``capture_output = false``): a traceback at the end of a
+console over 64 MiB went unread.
 """
 
 from __future__ import annotations
@@ -28,6 +30,23 @@ async def test_a_later_verify_of_a_crash_past_a_large_log_names_the_traceback(la
     assert (v := await first.run_action("launch")).failed_stage is None, v.summary()
     log = first.job.log_path
     await await_for(lambda: "illegal memory access" in lab.exec_in(200, f"tail -c 300 {log}").stdout, 30, "the crash")
+    later = engines(cfg)  # a cockpit started now: `cockpit verify`
+    v = await later.run_action("verify")
+    alive = next(s for s in v.stages if s.name == "alive")
+    assert "no traceback" not in alive.detail and "illegal memory access" in alive.detail and alive.layer.value != "process", v.summary()
+    fate = fate_of(cfg, later.job_attempt)
+    assert fate.state == "died" and "illegal memory access" in fate.cause and fate.layer != "process", fate
+
+
+async def test_a_later_verify_of_a_crash_past_a_large_console_names_the_traceback(lab: Any, lab_config: Any, engines: Any) -> None:
+    own = f"{lab.workspace(200)}/r12-own-{{attempt}}.log"
+    cfg = lab_config(job={"command": script_command(lab, "r12_console_crash.py", own.replace("{attempt}", "1"), 65), "log": own,
+                          "capture_output": False, "progress_pattern": r"step \d+"},
+                     verify={"settle": 0.5})
+    first = engines(cfg)
+    assert (v := await first.run_action("launch")).failed_stage is None, v.summary()
+    console = first.job.log_path + ".console"
+    await await_for(lambda: "illegal memory access" in lab.exec_in(200, f"tail -c 300 {console}").stdout, 30, "the crash")
     later = engines(cfg)  # a cockpit started now: `cockpit verify`
     v = await later.run_action("verify")
     alive = next(s for s in v.stages if s.name == "alive")

@@ -68,11 +68,16 @@ def date_backlog(clock: ProgressClock, st: JobState, first: bool, launched_at: f
     clock.undated = True
 
 
-async def read_console(reader: JobReader, st: JobState) -> None:
-    """The console capture's new bytes, fed to the reader's scan (a tail read starts at a whole line)."""
+async def read_console(reader: JobReader, st: JobState, *, whole: bool = False) -> None:
+    """The console capture's new bytes, fed to the reader's scan (a tail read starts at a whole line).
+
+    ``whole`` (a reader's first reading, or one that shows the job exited) reads at least what the
+    console held when it began, past ``max_bytes``: the traceback at the end of a console over it
+    went unread, and a later verify said "no traceback in the log" (:meth:`~.jobstate.JobReader.read`)."""
     if reader.console is None:
         return
     read = 0
+    upto: int | None = None
     while True:
         res = await reader.ctx.run(console_command(reader.console, reader.console_offset, 1 << 20), timeout=10)
         size, data = parse_console(res.stdout)
@@ -89,7 +94,9 @@ async def read_console(reader: JobReader, st: JobState) -> None:
         reader.console_offset += len(data)
         read += len(data)
         reader.scan.feed_console(data)
-        if len(data) < 1 << 20 or read >= reader.max_bytes:
+        if whole and upto is None:
+            upto = size
+        if len(data) < 1 << 20 or read >= reader.max_bytes and (upto is None or reader.console_offset >= upto):
             return
 
 

@@ -385,6 +385,7 @@ class JobReader:
     async def read(self) -> JobState:
         read = 0
         upto: int | None = None  # the first call: the log's size when it began (what the job already wrote)
+        first = self.first
         while True:
             back = len(self.seen_tail) if self.offset > 0 else 0
             res = await self.ctx.run(self.command(self.offset - back), timeout=10)
@@ -431,7 +432,7 @@ class JobReader:
             if got < READ_MAX or read >= self.max_bytes and (upto is None or self.offset >= upto):
                 self._saw_main(st)
                 self._date_backlog(st)
-                await read_console(self, st)
+                await read_console(self, st, whole=first or st.exited)
                 await self._forked(st)
                 if st.exited:
                     self.scan.flush()
