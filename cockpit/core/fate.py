@@ -152,7 +152,7 @@ async def _read_fate(ctx: ActionContext, job: JobRecord, reader: JobReader | Non
     state = cause.state if cause.state in FATE_STATES else "died"
     # a stopped job (a scheduler's CANCELLED) is no failure: no layer, as cockpit's own stop and
     # the stop stage's reading of Slurm record it, so every reader tells the same story
-    layer = None if state == "stopped" else cause.layer.value
+    layer = None if state in ("stopped", "finished") else cause.layer.value
     return Fate(state, layer, cause.detail, now, cause.after_s if cause.after_s is not None else since, scan.last_progress)
 
 

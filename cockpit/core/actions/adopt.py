@@ -28,6 +28,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from ..layers import Layer
+from ..outcome import said_ended
 from ..procstat import ProcStat, output_kind, read_stat
 from ..redact import secret_env_name
 from .base import ActionContext, StageFailed
@@ -186,13 +187,19 @@ class AdoptedState(JobState):
         return f"adopted pid {job.pid}{what}, group {job.pgid}, start time {job.start_time}"
 
     def scheduler_cause(self, job: JobRecord, scan: LogScan) -> Any:
-        """The end of a job cockpit is not the parent of: its exit status is never observed."""
+        """The end of a job cockpit is not the parent of: its exit status is never observed.  Gone with no
+        error after a last line that says training ended (``training finished``) is ``finished`` by its own
+        word, as a launched job whose status went unobserved is (:func:`~.survivors.gone_cause`): it was
+        told "died (process)" and failed verify at ``alive``."""
         err = error_cause(scan)
         unseen = "its exit status cannot be observed (cockpit did not start it)"
         data = {"exit_code": None, "adopted": True, "first_error": scan.error(), "last_progress": scan.last_progress}
         after = time.time() - job.launched_at if job.launched_at else None
         if err is not None:
             return Cause(err.layer, f"adopted pid {job.pid} is gone; {unseen}: {err.detail}", err.advice, {**data, **err.data}, "died", after)
+        if (said := said_ended(scan)) is not None:
+            return Cause(Layer.APP, f"adopted pid {job.pid} is gone with no error in its log after its last line said training ended "
+                         f"({said[:160]}); {unseen}", "", data, "finished", after)
         last = f"; its last line: {scan.tail_lines[-1][:160]}" if scan.tail_lines else ""
         return Cause(Layer.PROCESS, f"adopted pid {job.pid} is gone with no error in its log; {unseen}{last}",
                      "killed from outside, or it ended on its own: read the log's end", data, "died", after)

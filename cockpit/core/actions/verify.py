@@ -272,6 +272,8 @@ async def _judge(ctx: ActionContext, vb: VerdictBuilder, job: JobRecord, st: Job
         return
 
     gone = gone_cause(job, st, scan)  # its launcher exited first and what it started is gone (no exit status)
+    if gone is None and job.adopted and not st.alive and (told := st.scheduler_cause(job, scan)) is not None and told.state == "finished":
+        gone = told  # an adopted job gone after saying training ended: finished by its own word (no status to read)
     has_marker = scan.progress_re is not None
     # progress: a progress line, or (without a pattern) healthy_after seconds alive without a crash
     lost = progress_lost(job, scan)  # an earlier reading saw progress the log holds no more (rotated after the end)
