@@ -1,12 +1,12 @@
 """A later cockpit that reads a job whose log is larger than one reading judges it from the whole log.
 
-A trainer wrote 65 MiB of debug lines, then died of a ``RuntimeError`` (its traceback the log's last
+A trainer wrote more debug lines than one reading takes (64 MiB), then died of a ``RuntimeError`` (its traceback the log's last
 lines).  ``cockpit verify`` run by a cockpit that had not followed it read the log's first 64 MiB (a
 reader's cap per reading) and judged at once: "process failed at alive: exited with code 1, with no
 traceback in the log; its last line: DEBUG shard xxx…", and journalled that fate.  The launching
 cockpit's fate follower told the same: the reading that showed the exit status read 64 MiB of the
 log and judged, the traceback unread.  A reader's first reading, and a reading that shows the job
-exited, now read everything the log held then (about 9 s of reading each: the test is slow for it).
+exited, now read everything the log held then (the tests make the cap 2 MiB, the log 3 MiB).
 The same of a job's console capture (``capture_output = false``): a traceback at the end of a
 console over 64 MiB went unread.
 """
@@ -17,14 +17,23 @@ from typing import Any
 
 import pytest
 
+from cockpit.core.actions import jobstate
 from tests.lab import await_for
 from tests.lab.runs import fate_of, script_command
 
 pytestmark = pytest.mark.lab
 
+#: the per-call cap made small, so a log just over it (MIB MiB) shows the fault in a second, not 9 s
+CAP_MIB, MIB = 2, 3
+
+
+@pytest.fixture(autouse=True)
+def small_cap(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(jobstate, "READ_PER_CALL", CAP_MIB << 20)
+
 
 async def test_a_later_verify_of_a_crash_past_a_large_log_names_the_traceback(lab: Any, lab_config: Any, engines: Any) -> None:
-    cfg = lab_config(job={"command": script_command(lab, "r12_big_log_crash.py", 65), "progress_pattern": r"step \d+"},
+    cfg = lab_config(job={"command": script_command(lab, "r12_big_log_crash.py", MIB), "progress_pattern": r"step \d+"},
                      verify={"settle": 0.5})
     first = engines(cfg)  # launches, and follows the job: its follower reads the exit behind the large log
     assert (v := await first.run_action("launch")).failed_stage is None, v.summary()
@@ -40,7 +49,7 @@ async def test_a_later_verify_of_a_crash_past_a_large_log_names_the_traceback(la
 
 async def test_a_later_verify_of_a_crash_past_a_large_console_names_the_traceback(lab: Any, lab_config: Any, engines: Any) -> None:
     own = f"{lab.workspace(200)}/r12-own-{{attempt}}.log"
-    cfg = lab_config(job={"command": script_command(lab, "r12_console_crash.py", own.replace("{attempt}", "1"), 65), "log": own,
+    cfg = lab_config(job={"command": script_command(lab, "r12_console_crash.py", own.replace("{attempt}", "1"), MIB), "log": own,
                           "capture_output": False, "progress_pattern": r"step \d+"},
                      verify={"settle": 0.5})
     first = engines(cfg)

@@ -53,6 +53,9 @@ __all__ = ["JobState", "JobReader", "reader_for", "LogScan", "state_command", "p
            "MAX_LINE"]
 
 READ_MAX = 1 << 20
+#: the most a reader reads in one call once it has caught up with what its first look found (the
+#: rest waits for the next call); a reader made without ``max_bytes`` reads this at call time
+READ_PER_CALL = 64 << 20
 #: bytes before its offset a reader reads again to tell a rewritten log from a grown one
 OVERLAP = 64
 #: how many levels of the supervisor's descendants a reading holds (supervisor → wrapping sh →
@@ -310,7 +313,7 @@ class JobReader:
     it, and told a crash at its end "no traceback in the log".
     """
 
-    def __init__(self, ctx: ActionContext, job: JobRecord, scan: LogScan | None = None, *, max_bytes: int = 64 << 20,
+    def __init__(self, ctx: ActionContext, job: JobRecord, scan: LogScan | None = None, *, max_bytes: int | None = None,
                  tail_bytes: int | None = None) -> None:
         self.ctx, self.job = ctx, job
         self.scan = scan if scan is not None else make_scan(ctx.cfg)
@@ -322,7 +325,7 @@ class JobReader:
         #: ``capture_output = false``: the console capture, followed live like the log (its offset)
         self.console = job.log_path + ".console" if not ctx.cfg.job.capture_output and not job.scheduler else None
         self.console_offset = -tail_bytes if tail_bytes else 0
-        self.max_bytes = max_bytes
+        self.max_bytes = READ_PER_CALL if max_bytes is None else max_bytes
         self.log_seen = False
         self.last = JobState()
         self.first = True
