@@ -62,3 +62,30 @@ async def test_a_later_verify_of_a_crash_past_a_large_console_names_the_tracebac
     assert "no traceback" not in alive.detail and "illegal memory access" in alive.detail and alive.layer.value != "process", v.summary()
     fate = fate_of(cfg, later.job_attempt)
     assert fate.state == "died" and "illegal memory access" in fate.cause and fate.layer != "process", fate
+
+
+async def test_a_first_look_behind_a_very_large_log_reads_its_start_and_end_not_all_of_it(
+        lab: Any, lab_config: Any, engines: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past :data:`SKIP_OVER_READINGS` readings' worth, the middle is skipped: a later cockpit's
+    `status` on a job with a log of tens of GB read all of it over the link before it answered."""
+    from cockpit.core.actions.adopt import job_reader
+
+    monkeypatch.setattr(jobstate, "READ_PER_CALL", 1 << 20)
+    big = 20  # MiB: over the line (SKIP_OVER_READINGS readings' worth), with the per-call cap at 1 MiB
+    cfg = lab_config(job={"command": script_command(lab, "r12_big_log_crash.py", big), "progress_pattern": r"step \d+"},
+                     verify={"settle": 0.5})
+    first = engines(cfg)
+    assert (v := await first.run_action("launch")).failed_stage is None, v.summary()
+    log = first.job.log_path
+    await await_for(lambda: "illegal memory access" in lab.exec_in(200, f"tail -c 300 {log}").stdout, 30, "the crash")
+    later = engines(cfg)
+    reader = job_reader(later.context(), first.job)
+    st = await reader.read()
+    assert st.exited and reader.offset == st.log_size > big << 20, (reader.offset, st.log_size)
+    assert reader.skipped >= (big - 3) << 20, reader.skipped  # all but the first and the last MiB or so
+    assert any("illegal memory access" in ln for ln in reader.scan.tail_lines), reader.scan.tail_lines[-3:]
+    assert reader.scan.progress_count >= 3  # the start was read: its progress lines count
+    assert not any(ln.startswith("x") for ln in reader.scan.tail_lines)  # no line begun mid-way after the skip
+    v = await later.run_action("verify")
+    alive = next(s for s in v.stages if s.name == "alive")
+    assert "illegal memory access" in alive.detail and alive.layer.value != "process", v.summary()

@@ -21,6 +21,11 @@ from typing import TYPE_CHECKING
 from .logline import console_command, line_time, parse_console
 from .stall import ProgressClock, stall_unknown
 
+#: a first look (or the exit) behind more than this many readings' worth of log reads its first and
+#: its last reading's worth and skips the middle: a judge needs the start and the end (the last
+#: progress, the traceback), and a log of tens of GB is not pulled over the link to find them
+SKIP_OVER_READINGS = 15
+
 if TYPE_CHECKING:
     from .base import ActionContext
     from .jobrecord import JobRecord
@@ -73,11 +78,13 @@ async def read_console(reader: JobReader, st: JobState, *, whole: bool = False) 
 
     ``whole`` (a reader's first reading, or one that shows the job exited) reads at least what the
     console held when it began, past ``max_bytes``: the traceback at the end of a console over it
-    went unread, and a later verify said "no traceback in the log" (:meth:`~.jobstate.JobReader.read`)."""
+    went unread, and a later verify said "no traceback in the log" (:meth:`~.jobstate.JobReader.read`);
+    behind a very large console its middle is skipped, as the log's is."""
     if reader.console is None:
         return
     read = 0
     upto: int | None = None
+    mid_line = False
     while True:
         res = await reader.ctx.run(console_command(reader.console, reader.console_offset, 1 << 20), timeout=10)
         size, data = parse_console(res.stdout)
@@ -93,11 +100,20 @@ async def read_console(reader: JobReader, st: JobState, *, whole: bool = False) 
             data = data[: max(0, size - reader.console_offset)]
         reader.console_offset += len(data)
         read += len(data)
+        got = len(data)
+        if mid_line and data:  # the first bytes after a skip: from the first whole line on
+            cut = data.find(b"\n") + 1
+            data, mid_line = (data[cut:], False) if cut else (b"", True)
         reader.scan.feed_console(data)
         if whole and upto is None:
             upto = size
-        if len(data) < 1 << 20 or read >= reader.max_bytes and (upto is None or reader.console_offset >= upto):
+        if got < 1 << 20 or read >= reader.max_bytes and (upto is None or reader.console_offset >= upto):
             return
+        if upto is not None and read >= reader.max_bytes and upto - reader.console_offset > SKIP_OVER_READINGS * reader.max_bytes:
+            skip = upto - reader.max_bytes - reader.console_offset  # as the log's reader does: its end is what counts
+            reader.console_offset += skip
+            reader.skipped += skip
+            mid_line, reader.scan.console_partial = True, b""
 
 
 async def follow_undated(ctx: ActionContext, job: JobRecord, reader: JobReader, st: JobState) -> JobState:
