@@ -39,7 +39,8 @@ from .config import Config
 from .config.actions import ActionConfig
 from .connectivity import check_connectivity
 from .events import ActionFinished, ActionStarted, Event, FateChanged, StageProgress, Subscriber
-from .fate import FATE_EVENT, FRESH_S, Fate, FateFollower, latest_fate, read_fate, stopped_fate
+from .fate import FATE_EVENT, FRESH_S, Fate, FateFollower, latest_fate, no_gpu_check, read_fate, stopped_fate
+from .fate_record import same_fate
 from .journal import Journal
 from .layers import Layer, Stage, Status, Verdict
 from .metrics import MetricsStore
@@ -200,7 +201,7 @@ class Engine:
         """Journal a fate change of ``attempt`` (never its outcome) and tell the subscribers."""
         rec = self.journal.get(attempt)
         last = self._viewed_fates.get(attempt) or (latest_fate(rec) if rec is not None else None)
-        if last is not None and last.state == fate.state:
+        if same_fate(last, fate):
             return
         if last is not None and last.final:
             return  # the end of a story is written once
@@ -297,7 +298,7 @@ class Engine:
             try:
                 # the follower has read this job's log up to now: go on from there; else a quick look at the tail
                 reader = follower.reader if follower is not None and follower.job is job else reader_for(ctx, job, tail_bytes=256 << 10)
-                before = await read_fate(ctx, job, reader, gpu_util=self.gpu_util)
+                before = await read_fate(ctx, job, reader, gpu_util=self.gpu_util, gpu_check=no_gpu_check)  # its end only
             except RemoteError:
                 return None
             if before.final:

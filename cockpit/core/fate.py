@@ -2,7 +2,9 @@
 
 A verdict is a moment; the fate is the end of the story.  The states:
 
-``running``   the job is alive (the state every followed job starts in);
+``running``   the job is alive (the state every followed job starts in); layer ``gpu`` when a GPU
+              is lost, or had an Xid, since the launch (:mod:`.actions.gpufault`): its cause says
+              which, and that its next steps may fail;
 ``pending``   queued by a scheduler (Slurm), not started yet: the cause holds the reason and the
               queue position; never a failure;
 ``stalled``   alive, but no progress line for longer than ``[verify] stall_after`` (layer and
@@ -31,7 +33,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 from .actions.adopt import job_reader as reader_for  # adopted jobs too (no pid or exit file of cockpit's)
 from .actions.backlog import follow_undated
@@ -39,6 +41,7 @@ from .actions.base import ActionContext
 from .actions.cause import death_cause
 from .actions.causebase import LOST_LOG, progress_lost
 from .actions.forked import settle_leftovers
+from .actions.gpufault import gpu_faults, gpu_note
 from .actions.job import JobRecord
 from .actions.jobstate import JobReader, LogScan
 from .actions.loopdeath import confirm_loop_death, find_loop_death
@@ -46,29 +49,39 @@ from .actions.nonfinite import diverged_cause
 from .actions.stall import STUCK_D_S, detect_stall, judged_stall, read_wchan, sampled_main, stall_layer, stopped_words, stuck_in_d
 from .actions.survivors import gone_cause, leftovers_note, pipeline_last, pipeline_note
 from .actions.verify import GONE_CONFIRM_S
-from .fate_record import FATE_EVENT, FATE_STATES, FINAL_STATES, Fate, fate_text, latest_fate, story
-from .layers import Layer
+from .fate_record import FATE_EVENT, FATE_STATES, FINAL_STATES, Fate, fate_text, latest_fate, same_fate, story
+from .layers import Finding, Layer
 from .outcome import findings_text, log_findings, said_ended, said_failed
 from .probes.procs.zombies import zombie_grace
 from .procstat import ProcStat
 from .remote.base import RemoteError
 
-__all__ = ["Fate", "FATE_EVENT", "FATE_STATES", "FINAL_STATES", "read_fate", "FateFollower", "fate_text", "latest_fate", "story"]
+__all__ = ["Fate", "FATE_EVENT", "FATE_STATES", "FINAL_STATES", "read_fate", "FateFollower", "fate_text", "latest_fate", "story",
+           "no_gpu_check"]
 
 log = logging.getLogger(__name__)
 
 GpuUtil = Callable[[], "list[float] | None"]
 XidSince = Callable[[float], "str | None"]
+GpuCheck = Callable[[], Awaitable["list[Finding]"]]
+
+#: a follower reads the GPUs' faults (an nvidia-smi, the host's kernel log) at most this often
+GPU_CHECK_S = 10.0
+
+
+async def no_gpu_check() -> list[Finding]:
+    """For a reading that wants the job's end only (stop's last look): no GPU reading."""
+    return []
 
 
 async def read_fate(ctx: ActionContext, job: JobRecord, reader: JobReader | None = None, *, gpu_util: GpuUtil | None = None,
-                    xid_since: XidSince | None = None) -> Fate:
+                    xid_since: XidSince | None = None, gpu_check: GpuCheck | None = None) -> Fate:
     """The job's fate now, from one reading of its processes and its (whole, or new) log.
 
     ``gpu_util`` gives the GPUs' utilisation from the last observation (where a stall lives).  A
     container found stopped (or gone) took the job with it: ``vanished (host)``, not a link to retry."""
     try:
-        return await _read_fate(ctx, job, reader, gpu_util=gpu_util, xid_since=xid_since)
+        return await _read_fate(ctx, job, reader, gpu_util=gpu_util, xid_since=xid_since, gpu_check=gpu_check)
     except RemoteError as e:
         if not container_down(e) or job.scheduler:
             raise
@@ -83,7 +96,7 @@ def container_down(e: RemoteError) -> bool:
 
 
 async def _read_fate(ctx: ActionContext, job: JobRecord, reader: JobReader | None = None, *, gpu_util: GpuUtil | None = None,
-                     xid_since: XidSince | None = None) -> Fate:
+                     xid_since: XidSince | None = None, gpu_check: GpuCheck | None = None) -> Fate:
     fresh = reader is None
     reader = reader if reader is not None else reader_for(ctx, job)
     st = await reader.read()
@@ -131,6 +144,9 @@ async def _read_fate(ctx: ActionContext, job: JobRecord, reader: JobReader | Non
             errs = scan.errors()  # a rank that crashed while the others wait for it in a collective
             seen = f"; the log's last error: {errs[-1].label[:160]}" if errs else ""
             return Fate("stalled", stall.layer.value, stall.describe() + seen, now, since, scan.last_progress)
+        faults = await (gpu_check() if gpu_check is not None else gpu_faults(ctx, job.launched_at))
+        if faults:  # alive and progressing, on a GPU that failed: said, so "running" is not read as healthy
+            return Fate("running", "gpu", f"{st.describe()}; {gpu_note(faults)}", now, since, scan.last_progress)
         return Fate("running", None, st.describe(), now, since, scan.last_progress)
     if (gone := gone_cause(job, st, scan)) is not None:  # its launcher exited first: no exit status to read
         return Fate(gone.state, None if gone.state == "finished" else gone.layer.value, gone.detail, now, gone.after_s, scan.last_progress)
@@ -212,6 +228,14 @@ class FateFollower:
         self.checked: Fate | None = None
         self.checked_at = 0.0
         self.task: asyncio.Task[None] | None = None
+        self._gpu: tuple[float, list[Finding]] | None = None  # the last GPU check (monotonic time, faults)
+
+    async def _gpu_check(self) -> list[Finding]:
+        """The GPUs' faults since the launch, read again only every :data:`GPU_CHECK_S` (a fault found stays)."""
+        now = time.monotonic()
+        if self._gpu is None or (not self._gpu[1] and now - self._gpu[0] >= GPU_CHECK_S):
+            self._gpu = (now, await gpu_faults(self.ctx, self.job.launched_at))
+        return self._gpu[1]
 
     def start(self) -> None:
         if self.task is None:
@@ -233,7 +257,7 @@ class FateFollower:
             await asyncio.gather(task, return_exceptions=True)
 
     def _report(self, fate: Fate) -> None:
-        if self.last is not None and self.last.state == fate.state:
+        if same_fate(self.last, fate):
             return
         self.last = fate
         self.on_fate(self.attempt, fate)
@@ -241,7 +265,8 @@ class FateFollower:
     async def check(self) -> Fate | None:
         """One reading; reports a change.  None when the target could not be read this time."""
         try:
-            fate = await read_fate(self.ctx, self.job, self.reader, gpu_util=self.gpu_util, xid_since=self.xid_since)
+            fate = await read_fate(self.ctx, self.job, self.reader, gpu_util=self.gpu_util, xid_since=self.xid_since,
+                                   gpu_check=self._gpu_check)
         except RemoteError as e:  # a dropped link is not a death: try again next tick
             log.info("fate of attempt %s: target unreachable (%s); retrying", self.attempt, e.message)
             return None

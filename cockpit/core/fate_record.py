@@ -56,8 +56,8 @@ def fate_text(fate: Fate | dict[str, Any] | None, *, short: bool = False) -> str
     f = fate if isinstance(fate, Fate) or fate is None else Fate.from_dict(fate)
     if f is None:
         return ""
-    if f.state == "running":
-        return "running"
+    if f.state == "running":  # its layer is set only when a GPU failed under it (:mod:`.actions.gpufault`)
+        return "running" if not f.layer else f"running, but a {f.layer} fault" + (f": {f.cause}" if f.cause and not short else "")
     head = f.state + (f" ({f.layer})" if f.layer and f.state in ("died", "diverged", "vanished", "stalled") else "")
     if f.after_s is not None:
         head += f" after {fmt_secs(f.after_s)}"
@@ -65,6 +65,12 @@ def fate_text(fate: Fate | dict[str, Any] | None, *, short: bool = False) -> str
 
 
 FATE_EVENT = "fate"
+
+
+def same_fate(a: Fate | None, b: Fate) -> bool:
+    """``b`` tells nothing new after ``a``: the same state (and, running, the same layer: a GPU that
+    failed under a running job is news)."""
+    return a is not None and a.state == b.state and (a.state != "running" or a.layer == b.layer)
 
 
 def latest_fate(rec: Any) -> Fate | None:

@@ -13,6 +13,10 @@ Most specific evidence first:
    container was restarted under it); without that evidence → ``process`` (vanished);
 5. otherwise the exit code or signal → ``process``.
 
+An ``app`` or ``process`` death with a GPU lost, or a GPU Xid in the host kernel log, since the
+launch (:mod:`.gpufault`) is told ``gpu``: what the code or the signal said comes first, the GPU's
+fault after it.
+
 Every cause also says *when*: seconds after the launch, and the last progress line before it.
 """
 
@@ -32,6 +36,7 @@ from ..remote.base import RemoteError
 from .base import ActionContext
 from .causebase import Cause, _when, error_cause, fmt_secs, progress_lost
 from .diskcheck import DISK_ADVICE, check_disks, disk_detail
+from .gpufault import gpu_faults, gpu_note
 from .jobrecord import JobRecord, describe_exit
 from .jobstate import JobState, LogScan
 from .left_out import left_out_cause
@@ -76,6 +81,13 @@ async def death_cause(ctx: ActionContext, job: JobRecord, st: JobState, scan: Lo
     processes it started that were still exiting (:func:`~.survivors.leftovers_note`)."""
     cause = await _death_cause(ctx, job, st, scan)
     cause.detail += leftovers_note(st)
+    if cause.layer in (Layer.APP, Layer.PROCESS) and cause.state in ("died", "vanished"):
+        # a GPU lost (or an Xid) in its window: what the code or the signal says is most likely its echo
+        faults = await gpu_faults(ctx, job.launched_at)
+        if faults:
+            cause.data = {**cause.data, "said_layer": cause.layer.value, "gpu_faults": [f.to_dict() for f in faults]}
+            cause.layer, cause.advice = Layer.GPU, faults[0].advice
+            cause.detail += f"; {gpu_note(faults, running=False)}"
     return cause
 
 

@@ -31,6 +31,9 @@ ok; dead → fail with the cause (:mod:`.cause`), when it died relative to the l
 last progress line.
 
 Each reading is *one* command through the persistent session (:mod:`.jobstate`).
+
+A live job that passes with a GPU lost, or a GPU Xid since its launch (:mod:`.gpufault`), gets a
+``gpu`` stage after ``settled``: ok (it may train on other GPUs), naming the GPU and what was said.
 """
 
 from __future__ import annotations
@@ -51,6 +54,7 @@ from .cause import death_cause, error_cause, fmt_secs
 from .causebase import LOST_LOG, progress_lost
 from .elsewhere import elsewhere
 from .forked import watching
+from .gpufault import gpu_faults, gpu_note
 from .job import JobRecord, describe_exit
 from .jobstate import JobReader, JobState, LogScan, error_dict, make_scan
 from .left_out import left_out_cause
@@ -199,6 +203,10 @@ async def verify(ctx: ActionContext, job: JobRecord, verdict: Verdict | None = N
                         waiting_for_progress=has_marker and w.progress_at is None, alive=st.alive)
         tick = min(TICK_MAX_S, tick * 1.5)
     await _judge(ctx, vb, job, st, scan, w, wait=wait, started=started, clock=clock, dl=dl)
+    if st.alive and not vb.failed and not vb.verdict.pending and (faults := await gpu_faults(ctx, job.launched_at)):
+        # a GPU lost (or an Xid) while the job runs on: said, never failed (it may train on other GPUs)
+        vb.add(Stage("gpu", Status.OK, Layer.GPU, gpu_note(faults), advice=faults[0].advice,
+                     data={"findings": [f.to_dict() for f in faults]}))
     return vb.finish()
 
 

@@ -143,7 +143,7 @@ class VerdictStrip(Styled, Vertical):
         4m12s`` (a banner that kept ✔ PASSED over a dead job told half the story on a shared screen)."""
         if attempt != self.attempt or self.state == "running" and not self.from_journal:
             return
-        text = "" if fate.state == "running" else fate_text(fate, short=True)
+        text = "" if fate.state == "running" and not fate.layer else fate_text(fate, short=True)
         if text != self.fate:
             self.fate = text
             self.redraw()
