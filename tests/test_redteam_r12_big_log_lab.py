@@ -32,19 +32,28 @@ def small_cap(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(jobstate, "READ_PER_CALL", CAP_MIB << 20)
 
 
-async def test_a_later_verify_of_a_crash_past_a_large_log_names_the_traceback(lab: Any, lab_config: Any, engines: Any) -> None:
-    cfg = lab_config(job={"command": script_command(lab, "r12_big_log_crash.py", MIB), "progress_pattern": r"step \d+"},
-                     verify={"settle": 0.5})
-    first = engines(cfg)  # launches, and follows the job: its follower reads the exit behind the large log
+async def launched_then_crashed(lab: Any, first: Any, suffix: str) -> Any:
+    """``first`` launches the job; back once its crash is at the end of its log (``suffix``: ``.console``)."""
     assert (v := await first.run_action("launch")).failed_stage is None, v.summary()
-    log = first.job.log_path
-    await await_for(lambda: "illegal memory access" in lab.exec_in(200, f"tail -c 300 {log}").stdout, 30, "the crash")
-    later = engines(cfg)  # a cockpit started now: `cockpit verify`
+    path = first.job.log_path + suffix
+    await await_for(lambda: "illegal memory access" in lab.exec_in(200, f"tail -c 300 {path}").stdout, 30, "the crash")
+    return first
+
+
+async def later_verify_names_the_crash(cfg: Any, later: Any) -> None:
+    """A cockpit started after the crash (`cockpit verify`) names it, and journals that fate."""
     v = await later.run_action("verify")
     alive = next(s for s in v.stages if s.name == "alive")
     assert "no traceback" not in alive.detail and "illegal memory access" in alive.detail and alive.layer.value != "process", v.summary()
     fate = fate_of(cfg, later.job_attempt)
     assert fate.state == "died" and "illegal memory access" in fate.cause and fate.layer != "process", fate
+
+
+async def test_a_later_verify_of_a_crash_past_a_large_log_names_the_traceback(lab: Any, lab_config: Any, engines: Any) -> None:
+    cfg = lab_config(job={"command": script_command(lab, "r12_big_log_crash.py", MIB), "progress_pattern": r"step \d+"},
+                     verify={"settle": 0.5})
+    await launched_then_crashed(lab, engines(cfg), "")  # the first follows the job: its follower reads the exit too
+    await later_verify_names_the_crash(cfg, engines(cfg))
 
 
 async def test_a_later_verify_of_a_crash_past_a_large_console_names_the_traceback(lab: Any, lab_config: Any, engines: Any) -> None:
@@ -52,16 +61,8 @@ async def test_a_later_verify_of_a_crash_past_a_large_console_names_the_tracebac
     cfg = lab_config(job={"command": script_command(lab, "r12_console_crash.py", own.replace("{attempt}", "1"), MIB), "log": own,
                           "capture_output": False, "progress_pattern": r"step \d+"},
                      verify={"settle": 0.5})
-    first = engines(cfg)
-    assert (v := await first.run_action("launch")).failed_stage is None, v.summary()
-    console = first.job.log_path + ".console"
-    await await_for(lambda: "illegal memory access" in lab.exec_in(200, f"tail -c 300 {console}").stdout, 30, "the crash")
-    later = engines(cfg)  # a cockpit started now: `cockpit verify`
-    v = await later.run_action("verify")
-    alive = next(s for s in v.stages if s.name == "alive")
-    assert "no traceback" not in alive.detail and "illegal memory access" in alive.detail and alive.layer.value != "process", v.summary()
-    fate = fate_of(cfg, later.job_attempt)
-    assert fate.state == "died" and "illegal memory access" in fate.cause and fate.layer != "process", fate
+    await launched_then_crashed(lab, engines(cfg), ".console")
+    await later_verify_names_the_crash(cfg, engines(cfg))
 
 
 async def test_a_first_look_behind_a_very_large_log_reads_its_start_and_end_not_all_of_it(
@@ -74,10 +75,7 @@ async def test_a_first_look_behind_a_very_large_log_reads_its_start_and_end_not_
     big = 20  # MiB: over the line (SKIP_OVER_READINGS readings' worth), with the per-call cap at 1 MiB
     cfg = lab_config(job={"command": script_command(lab, "r12_big_log_crash.py", big), "progress_pattern": r"step \d+"},
                      verify={"settle": 0.5})
-    first = engines(cfg)
-    assert (v := await first.run_action("launch")).failed_stage is None, v.summary()
-    log = first.job.log_path
-    await await_for(lambda: "illegal memory access" in lab.exec_in(200, f"tail -c 300 {log}").stdout, 30, "the crash")
+    first = await launched_then_crashed(lab, engines(cfg), "")
     later = engines(cfg)
     reader = job_reader(later.context(), first.job)
     st = await reader.read()
