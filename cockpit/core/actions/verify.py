@@ -44,7 +44,7 @@ from typing import Any
 
 from ..compile_follow import follower_for
 from ..compile_report import failure_words, unsuppressed_failures
-from ..layers import Evidence, Finding, Layer, Stage, Status, Verdict
+from ..layers import Evidence, Layer, Stage, Status, Verdict
 from ..outcome import code_ran, last_words, said_ended, said_failed
 from ..probes.procs.zombies import zombie_grace
 from ..remote.base import RemoteError
@@ -154,71 +154,56 @@ async def verify(ctx: ActionContext, job: JobRecord, verdict: Verdict | None = N
     w = _Watch(zombie_grace(cfg))
     wake = ProgressWake(ctx, job)
     tick = TICK_S
-    gpus: asyncio.Future[list[Finding]] | None = None
-    try:
-        while True:
-            try:
-                st = await read_job(ctx, reader, vb, w.notes)
-            except RemoteError as e:  # the target stayed away (reconnecting did not help): say where, judge nothing
-                vb.add(Stage("alive", Status.FAIL, e.layer, f"lost the target while verifying: {e.message}", evidence=e.evidence(), advice=e.hint,
-                             data={"lost": True} if isinstance(e, TargetLost) else {}))
-                _drop(gpus)
-                return vb.finish()
-            now = time.time()
-            dl = await clock.at(now)
-            w.note(st, scan, now, healthy_at, has_marker, reader.log_seen)
-            if gpus is None and wait and st.alive and w.progress_at is not None:
-                # the GPUs read while the settle window runs, off the verdict's path (an nvidia-smi takes 0.1-1 s)
-                gpus = asyncio.ensure_future(gpu_faults(ctx, job.launched_at))
-            # the main thread died and the process lives on: wait until that counts (or the process exits)
-            ld = note_loop_death(reader, find_loop_death(scan, now))
-            w.loop_ended = ld is not None and ended_with(reader, ld, st)  # its writer exited: no held loop (:mod:`.loopdeath`)
-            loop_pending = st.alive and w.error_at is not None and unconfirmed_s(ld, now) > 0
-            # a backlog whose last progress has no time of its own: follow one stall window before judging
-            undated = st.alive and not st.queued and stall_unknown(cfg.verify.stall_after, scan.clock, now, job.launched_at) is not None
-            if undated and w.undated_since is None:
-                w.undated_since = now
-            if watching(reader, st):  # what its main process started may train on after its exit (:mod:`.forked`)
-                await asyncio.sleep(GONE_TICK_S)
-                continue
-            if w.settled_death(st, now):
-                break
-            if w.gone_since is not None:  # gone, not yet for sure (its exit status may be a moment away): no verdict on this reading
-                _announce_wait(vb, cfg, st, scan, w, started, dl)
-                await asyncio.sleep(min(tick, GONE_TICK_S))
-                continue
-            if not wait and not loop_pending and not undated:
-                break
-            if _diverged(cfg, scan) is not None and w.progress_at is not None and not loop_pending:
-                break
-            if w.error_at is not None and now - w.error_at >= ERROR_GRACE_S and (st.alive or w.gone_since is None) and not loop_pending:
-                break
-            if (w.progress_at is not None and now >= w.progress_at + settle and (w.d_since is None or now - w.d_since >= STUCK_D_S)
-                    and not loop_pending and not undated):
-                break
-            if st.alive and detect_stall(cfg.verify.stall_after, scan.clock, now) is not None:
-                break
-            if st.queued:  # waiting for the scheduler: not the job's startup time
-                if now >= started + cfg.slurm.queue_wait:
-                    break
-            elif w.progress_at is None and now >= dl.at:
-                break
+    while True:
+        try:
+            st = await read_job(ctx, reader, vb, w.notes)
+        except RemoteError as e:  # the target stayed away (reconnecting did not help): say where, judge nothing
+            vb.add(Stage("alive", Status.FAIL, e.layer, f"lost the target while verifying: {e.message}", evidence=e.evidence(), advice=e.hint,
+                         data={"lost": True} if isinstance(e, TargetLost) else {}))
+            return vb.finish()
+        now = time.time()
+        dl = await clock.at(now)
+        w.note(st, scan, now, healthy_at, has_marker, reader.log_seen)
+        # the main thread died and the process lives on: wait until that counts (or the process exits)
+        ld = note_loop_death(reader, find_loop_death(scan, now))
+        w.loop_ended = ld is not None and ended_with(reader, ld, st)  # its writer exited: no held loop (:mod:`.loopdeath`)
+        loop_pending = st.alive and w.error_at is not None and unconfirmed_s(ld, now) > 0
+        # a backlog whose last progress has no time of its own: follow one stall window before judging
+        undated = st.alive and not st.queued and stall_unknown(cfg.verify.stall_after, scan.clock, now, job.launched_at) is not None
+        if undated and w.undated_since is None:
+            w.undated_since = now
+        if watching(reader, st):  # what its main process started may train on after its exit (:mod:`.forked`)
+            await asyncio.sleep(GONE_TICK_S)
+            continue
+        if w.settled_death(st, now):
+            break
+        if w.gone_since is not None:  # gone, not yet for sure (its exit status may be a moment away): no verdict on this reading
             _announce_wait(vb, cfg, st, scan, w, started, dl)
-            # before the first progress, a quiet log wakes verify when it changes (:mod:`.progress_wake`)
-            await wake.wait(_next_sleep(tick, w, settle, started, time.time()), offset=reader.offset,
-                            waiting_for_progress=has_marker and w.progress_at is None, alive=st.alive)
-            tick = min(TICK_MAX_S, tick * 1.5)
-    except BaseException:  # cancelled, or a fault of cockpit's: the GPU reading goes with it
-        _drop(gpus)
-        raise
-    try:
-        await _judge(ctx, vb, job, st, scan, w, wait=wait, started=started, clock=clock, dl=dl)
-    except BaseException:
-        _drop(gpus)
-        raise
-    if not (st.alive and not vb.failed and not vb.verdict.pending):
-        _drop(gpus)
-    elif faults := await (gpus if gpus is not None else gpu_faults(ctx, job.launched_at)):
+            await asyncio.sleep(min(tick, GONE_TICK_S))
+            continue
+        if not wait and not loop_pending and not undated:
+            break
+        if _diverged(cfg, scan) is not None and w.progress_at is not None and not loop_pending:
+            break
+        if w.error_at is not None and now - w.error_at >= ERROR_GRACE_S and (st.alive or w.gone_since is None) and not loop_pending:
+            break
+        if (w.progress_at is not None and now >= w.progress_at + settle and (w.d_since is None or now - w.d_since >= STUCK_D_S)
+                and not loop_pending and not undated):
+            break
+        if st.alive and detect_stall(cfg.verify.stall_after, scan.clock, now) is not None:
+            break
+        if st.queued:  # waiting for the scheduler: not the job's startup time
+            if now >= started + cfg.slurm.queue_wait:
+                break
+        elif w.progress_at is None and now >= dl.at:
+            break
+        _announce_wait(vb, cfg, st, scan, w, started, dl)
+        # before the first progress, a quiet log wakes verify when it changes (:mod:`.progress_wake`)
+        await wake.wait(_next_sleep(tick, w, settle, started, time.time()), offset=reader.offset,
+                        waiting_for_progress=has_marker and w.progress_at is None, alive=st.alive)
+        tick = min(TICK_MAX_S, tick * 1.5)
+    await _judge(ctx, vb, job, st, scan, w, wait=wait, started=started, clock=clock, dl=dl)
+    if st.alive and not vb.failed and not vb.verdict.pending and (faults := await gpu_faults(ctx, job.launched_at)):
         # a GPU lost (or an Xid) while the job runs on: said, never failed (it may train on other GPUs)
         vb.add(Stage("gpu", Status.OK, Layer.GPU, gpu_note(faults), advice=faults[0].advice,
                      data={"findings": [f.to_dict() for f in faults]}))
@@ -253,13 +238,6 @@ async def _compiled(ctx: ActionContext, job: JobRecord, detail: str, data: dict[
         return detail, data
     words = [failure_words(frame, fail) for frame, fail in hits[:3]]
     return f"{detail}; {words[0]}", {**data, "compile_failures": words}
-
-
-def _drop(task: asyncio.Future[list[Finding]] | None) -> None:
-    """The GPU reading started during the settle window, not wanted (no passing verdict): cancelled, its end unread."""
-    if task is not None:
-        task.cancel()
-        task.add_done_callback(lambda f: f.cancelled() or f.exception())
 
 
 def _announce_wait(vb: VerdictBuilder, cfg: Any, st: JobState, scan: LogScan, w: _Watch, started: float, dl: Deadline) -> None:
