@@ -203,6 +203,8 @@ async def verify(ctx: ActionContext, job: JobRecord, verdict: Verdict | None = N
                         waiting_for_progress=has_marker and w.progress_at is None, alive=st.alive)
         tick = min(TICK_MAX_S, tick * 1.5)
     await _judge(ctx, vb, job, st, scan, w, wait=wait, started=started, clock=clock, dl=dl)
+    # after the readings, never beside them: a reading of the GPUs that met a cut connection first
+    # would have the next job reading reconnect without a word, and the verdict not say the link dropped
     if st.alive and not vb.failed and not vb.verdict.pending and (faults := await gpu_faults(ctx, job.launched_at)):
         # a GPU lost (or an Xid) while the job runs on: said, never failed (it may train on other GPUs)
         vb.add(Stage("gpu", Status.OK, Layer.GPU, gpu_note(faults), advice=faults[0].advice,
