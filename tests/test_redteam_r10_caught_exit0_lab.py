@@ -8,14 +8,13 @@ finished (``passed``, ``finished``), and both now quote its last line, which say
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from cockpit.core.layers import Outcome
 from tests.lab import await_for
-from tests.lab.runs import fate_of, script_command
+from tests.lab.runs import fate_of, held_gate, script_command
 
 pytestmark = pytest.mark.lab
 
@@ -40,15 +39,11 @@ async def test_a_caught_crash_said_on_one_line_before_exit_0_is_named_in_the_ver
 
 
 async def test_a_caught_crash_said_on_one_line_after_the_verdict_is_named_in_the_fate(lab: Any, lab_config: Any, engines: Any) -> None:
-    gate = Path(lab.workspace(200)) / "r10-caught-gate"
-    gate.unlink(missing_ok=True)
-    cfg = lab_config(job={"command": script_command(lab, "r10_caught_exit0.py", gate, "print")},
-                     verify={"settle": 1.0, "fate_interval": 0.3})
-    eng = engines(cfg)
-    try:
+    with held_gate(lab, "r10-caught-gate") as gate:
+        cfg = lab_config(job={"command": script_command(lab, "r10_caught_exit0.py", gate, "print")},
+                         verify={"settle": 1.0, "fate_interval": 0.3})
+        eng = engines(cfg)
         res = await eng.attempt("caught crash, exit 0, after the verdict")
         assert res.outcome is Outcome.PASSED, res.verdict.summary()
-    finally:
-        gate.touch()
     fate = await _final(cfg, res.attempt)
     assert fate.state == "finished" and fate.cause == f"exited with code 0; {SAID}", fate

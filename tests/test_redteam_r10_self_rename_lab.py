@@ -19,7 +19,7 @@ import pytest
 
 from cockpit.core.layers import Outcome
 from tests.lab import await_for
-from tests.lab.runs import fate_of, final_fate, script_command
+from tests.lab.runs import fate_of, final_fate, held_gate, script_command
 
 pytestmark = pytest.mark.lab
 
@@ -27,19 +27,12 @@ pytestmark = pytest.mark.lab
 WORDS = "the main process no longer writes its log: its stdout is {} and its stderr closed now"
 
 
-def _clean(gate: Path) -> None:
-    for p in (gate, Path(f"{gate}.progress")):
-        p.unlink(missing_ok=True)
-
-
 async def test_a_trainer_that_closed_its_output_is_said_so_not_hung(lab: Any, lab_config: Any, engines: Any) -> None:
-    gate = Path(lab.workspace(200)) / "r10-closed-gate"
-    _clean(gate)
-    words = WORDS.format(f"{gate}.progress")
-    cfg = lab_config(job={"command": script_command(lab, "r10_self_rename.py", gate, "close")},
-                     verify={"settle": 0.5, "stall_after": 1.5, "fate_interval": 0.3})
-    eng = engines(cfg)
-    try:
+    with held_gate(lab, "r10-closed-gate") as gate:
+        words = WORDS.format(f"{gate}.progress")
+        cfg = lab_config(job={"command": script_command(lab, "r10_self_rename.py", gate, "close")},
+                         verify={"settle": 0.5, "stall_after": 1.5, "fate_interval": 0.3})
+        eng = engines(cfg)
         res = await eng.attempt("stdout and stderr closed mid-run")
         if res.outcome is Outcome.PASSED:  # the verdict came before the close: the fate says it
             await await_for(lambda: (f := fate_of(cfg, res.attempt)) is not None and f.state == "stalled", 20, "the stalled fate")
@@ -49,24 +42,18 @@ async def test_a_trainer_that_closed_its_output_is_said_so_not_hung(lab: Any, la
             stage = res.verdict.failed_stage
             assert stage is not None and stage.name.endswith("settled") and words in stage.detail, res.verdict.summary()
         assert Path(f"{gate}.progress").read_text().count("step ") > 0  # it trained on
-    finally:
-        gate.touch()
 
 
 async def test_a_trainer_that_renamed_itself_is_followed_under_its_new_name(lab: Any, lab_config: Any, engines: Any) -> None:
-    gate = Path(lab.workspace(200)) / "r10-rename-gate"
-    _clean(gate)
-    cfg = lab_config(job={"command": script_command(lab, "r10_self_rename.py", gate, "comm")},
-                     verify={"settle": 1.0, "stall_after": 30, "fate_interval": 0.3})
-    eng = engines(cfg)
-    try:
+    with held_gate(lab, "r10-rename-gate") as gate:  # touched at the end: it raises
+        cfg = lab_config(job={"command": script_command(lab, "r10_self_rename.py", gate, "comm")},
+                         verify={"settle": 1.0, "stall_after": 30, "fate_interval": 0.3})
+        eng = engines(cfg)
         res = await eng.attempt("renamed itself pt_main_thread")
         assert res.outcome is Outcome.PASSED, res.verdict.summary()
         follower = eng.follower
         assert follower is not None
         await await_for(lambda: follower.checked is not None and "pt_main_thread" in follower.checked.cause, 10, "a reading under its new name")
         assert follower.checked.state == "running", follower.checked
-    finally:
-        gate.touch()  # it raises
     fate = await final_fate(cfg, res.attempt)
     assert (fate.state, fate.layer) == ("died", "app") and "RuntimeError: checkpoint shard 3 is corrupt" in fate.cause, fate

@@ -9,14 +9,13 @@ trainer's death: ``died (app)``, naming the exception and whose status the 0 is.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from cockpit.core.layers import Outcome
 from tests.lab import await_for
-from tests.lab.runs import fate_of, script_command
+from tests.lab.runs import fate_of, held_gate, script_command
 
 pytestmark = pytest.mark.lab
 
@@ -30,16 +29,12 @@ async def _final(cfg: Any, attempt: int) -> Any:
 
 
 async def test_a_trainer_that_crashes_into_tee_after_the_verdict_died(lab: Any, lab_config: Any, engines: Any) -> None:
-    gate = Path(lab.workspace(200)) / "r10-tee-gate"
-    gate.unlink(missing_ok=True)
-    cfg = lab_config(job={"command": script_command(lab, "r10_tee_crash.py", gate) + " 2>&1 | tee -a /dev/null"},
-                     verify={"settle": 1.0, "fate_interval": 0.3})
-    eng = engines(cfg)
-    try:
+    with held_gate(lab, "r10-tee-gate") as gate:  # touched at the end: the crash
+        cfg = lab_config(job={"command": script_command(lab, "r10_tee_crash.py", gate) + " 2>&1 | tee -a /dev/null"},
+                         verify={"settle": 1.0, "fate_interval": 0.3})
+        eng = engines(cfg)
         res = await eng.attempt("trainer crashes into tee")
         assert res.outcome is Outcome.PASSED, res.verdict.summary()
-    finally:
-        gate.touch()  # the crash
     fate = await _final(cfg, res.attempt)
     assert (fate.state, fate.layer) == ("died", "app"), fate
     assert WHOSE in fate.cause and ERROR in fate.cause, fate

@@ -17,7 +17,7 @@ import pytest
 
 from cockpit.core.layers import Outcome
 from tests.lab import await_for
-from tests.lab.runs import fate_of, final_fate, script_command
+from tests.lab.runs import fate_of, final_fate, held_gate, script_command
 
 pytestmark = pytest.mark.lab
 
@@ -28,18 +28,11 @@ async def _kill_worker(lab: Any, gate: Path) -> None:
     lab.exec_in(200, f"kill -KILL {pid}", check=True)
 
 
-def _clean(gate: Path) -> None:
-    for p in (gate, Path(f"{gate}.pid")):
-        p.unlink(missing_ok=True)
-
-
 async def test_a_worker_killed_under_a_trainer_that_trains_on_is_no_death(lab: Any, lab_config: Any, engines: Any) -> None:
-    gate = Path(lab.workspace(200)) / "r10-worker-on"
-    _clean(gate)
-    cfg = lab_config(job={"command": script_command(lab, "r10_worker_killed.py", gate, "on")},
-                     verify={"settle": 1.0, "fate_interval": 0.3, "stall_after": 60})
-    eng = engines(cfg)
-    try:
+    with held_gate(lab, "r10-worker-on") as gate:  # touched at the end: the trainer ends well
+        cfg = lab_config(job={"command": script_command(lab, "r10_worker_killed.py", gate, "on")},
+                         verify={"settle": 1.0, "fate_interval": 0.3, "stall_after": 60})
+        eng = engines(cfg)
         res = await eng.attempt("worker killed, trainer trains on")
         assert res.outcome is Outcome.PASSED, res.verdict.summary()
         await _kill_worker(lab, gate)
@@ -50,25 +43,19 @@ async def test_a_worker_killed_under_a_trainer_that_trains_on_is_no_death(lab: A
                         10, "a reading after the kill")
         fate = fate_of(cfg, res.attempt)
         assert fate is not None and fate.state == "running", fate
-    finally:
-        gate.touch()  # the trainer ends well
     fate = await final_fate(cfg, res.attempt)
     assert fate.state == "finished" and fate.cause.startswith("exited with code 0"), fate
 
 
 async def test_a_trainer_that_raises_for_its_killed_worker_died_of_the_containers_limits(lab: Any, lab_config: Any, engines: Any) -> None:
-    gate = Path(lab.workspace(200)) / "r10-worker-raise"
-    _clean(gate)
-    cfg = lab_config(job={"command": script_command(lab, "r10_worker_killed.py", gate, "raise")},
-                     verify={"settle": 1.0, "fate_interval": 0.3, "stall_after": 60})
-    eng = engines(cfg)
-    try:
+    with held_gate(lab, "r10-worker-raise") as gate:
+        cfg = lab_config(job={"command": script_command(lab, "r10_worker_killed.py", gate, "raise")},
+                         verify={"settle": 1.0, "fate_interval": 0.3, "stall_after": 60})
+        eng = engines(cfg)
         res = await eng.attempt("worker killed, trainer raises")
         assert res.outcome is Outcome.PASSED, res.verdict.summary()
         await _kill_worker(lab, gate)
         await await_for(lambda: (f := fate_of(cfg, res.attempt)) is not None and f.final, 20, "the final fate")
-    finally:
-        gate.touch()
     fate = fate_of(cfg, res.attempt)
     assert (fate.state, fate.layer) == ("died", "container"), fate
     assert "a DataLoader worker was killed by SIGKILL" in fate.cause, fate

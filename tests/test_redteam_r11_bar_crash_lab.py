@@ -10,13 +10,12 @@ healthily through the whole settle window passes.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from cockpit.core.layers import Outcome
-from tests.lab.runs import final_fate, script_command
+from tests.lab.runs import final_fate, held_gate, script_command
 
 pytestmark = pytest.mark.lab
 
@@ -39,32 +38,24 @@ async def test_a_crash_under_a_bar_in_the_settle_window_fails_with_the_bar_its_l
 
 
 async def test_a_crash_under_a_bar_after_the_verdict_died_with_the_bar_its_last_progress(lab: Any, lab_config: Any, engines: Any) -> None:
-    gate = Path(lab.workspace(200)) / "r11-bar-gate"
-    gate.unlink(missing_ok=True)
-    cfg = lab_config(job={"command": script_command(lab, "r11_bar_crash.py", gate, "raise"), "progress_pattern": r"it/s"},
-                     verify={"settle": 1.0, "fate_interval": 0.3})
-    eng = engines(cfg)
-    try:
+    with held_gate(lab, "r11-bar-gate") as gate:  # touched at the end: the crash
+        cfg = lab_config(job={"command": script_command(lab, "r11_bar_crash.py", gate, "raise"), "progress_pattern": r"it/s"},
+                         verify={"settle": 1.0, "fate_interval": 0.3})
+        eng = engines(cfg)
         res = await eng.attempt("a crash under a bar after the verdict")
         assert res.outcome is Outcome.PASSED, res.verdict.summary()
-    finally:
-        gate.touch()  # the crash
     fate = await final_fate(cfg, res.attempt)
     assert (fate.state, fate.layer) == ("died", "app") and ERROR in fate.cause and _is_bar(fate.last_progress), fate
 
 
 async def test_a_bar_that_redraws_through_the_settle_window_passes(lab: Any, lab_config: Any, engines: Any) -> None:
-    gate = Path(lab.workspace(200)) / "r11-bar-ok-gate"
-    gate.unlink(missing_ok=True)
-    cfg = lab_config(job={"command": script_command(lab, "r11_bar_crash.py", gate, "until"), "progress_pattern": r"it/s"},
-                     verify={"settle": 2.0, "fate_interval": 0.3})
-    eng = engines(cfg)
-    try:
+    with held_gate(lab, "r11-bar-ok-gate") as gate:  # touched at the end: the bar closes with its newline, exit 0
+        cfg = lab_config(job={"command": script_command(lab, "r11_bar_crash.py", gate, "until"), "progress_pattern": r"it/s"},
+                         verify={"settle": 2.0, "fate_interval": 0.3})
+        eng = engines(cfg)
         res = await eng.attempt("a bar through the settle window")
         assert res.outcome is Outcome.PASSED, res.verdict.summary()
         settled = next(s for s in res.verdict.stages if s.name.endswith("settled"))
         assert "no error" in settled.detail, settled.detail
-    finally:
-        gate.touch()  # the bar closes with its newline, exit 0
     fate = await final_fate(cfg, res.attempt)
     assert fate.state == "finished" and _is_bar(fate.last_progress), fate

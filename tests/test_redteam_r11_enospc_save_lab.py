@@ -8,13 +8,12 @@ code's ``app``.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from cockpit.core.layers import Outcome
-from tests.lab.runs import final_fate, script_command
+from tests.lab.runs import final_fate, held_gate, script_command
 
 pytestmark = pytest.mark.lab
 
@@ -31,15 +30,11 @@ async def test_a_checkpoint_save_out_of_space_in_the_settle_window_fails_at_the_
 
 
 async def test_a_checkpoint_save_out_of_space_after_the_verdict_died_at_the_container(lab: Any, lab_config: Any, engines: Any) -> None:
-    gate = Path(lab.workspace(200)) / "r11-enospc-gate"
-    gate.unlink(missing_ok=True)
-    cfg = lab_config(job={"command": script_command(lab, "r11_enospc_save.py", gate), "progress_pattern": r"step \d+"},
-                     verify={"settle": 1.0, "fate_interval": 0.3})
-    eng = engines(cfg)
-    try:
+    with held_gate(lab, "r11-enospc-gate") as gate:  # touched at the end: the save
+        cfg = lab_config(job={"command": script_command(lab, "r11_enospc_save.py", gate), "progress_pattern": r"step \d+"},
+                         verify={"settle": 1.0, "fate_interval": 0.3})
+        eng = engines(cfg)
         res = await eng.attempt("ENOSPC after the verdict")
         assert res.outcome is Outcome.PASSED, res.verdict.summary()
-    finally:
-        gate.touch()  # the save
     fate = await final_fate(cfg, res.attempt)
     assert (fate.state, fate.layer) == ("died", "container") and "disk full" in fate.cause, fate

@@ -8,13 +8,12 @@ like ``Cannot allocate memory`` (ENOMEM) it is now the container's limits, named
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from cockpit.core.layers import Outcome
-from tests.lab.runs import final_fate, script_command
+from tests.lab.runs import final_fate, held_gate, script_command
 
 pytestmark = pytest.mark.lab
 
@@ -36,14 +35,10 @@ async def test_a_memory_error_in_the_settle_window_fails_at_the_container(lab: A
 
 
 async def test_a_memory_error_after_the_verdict_died_at_the_container(lab: Any, lab_config: Any, engines: Any) -> None:
-    gate = Path(lab.workspace(200)) / "r11-memory-gate"
-    gate.unlink(missing_ok=True)
-    cfg = lab_config(job={"command": _limited(lab, gate), "progress_pattern": r"step \d+"}, verify={"settle": 1.0, "fate_interval": 0.3})
-    eng = engines(cfg)
-    try:
+    with held_gate(lab, "r11-memory-gate") as gate:  # touched at the end: the allocation
+        cfg = lab_config(job={"command": _limited(lab, gate), "progress_pattern": r"step \d+"}, verify={"settle": 1.0, "fate_interval": 0.3})
+        eng = engines(cfg)
         res = await eng.attempt("MemoryError after the verdict")
         assert res.outcome is Outcome.PASSED, res.verdict.summary()
-    finally:
-        gate.touch()  # the allocation
     fate = await final_fate(cfg, res.attempt)
     assert (fate.state, fate.layer) == ("died", "container") and CAUSE in fate.cause, fate

@@ -7,6 +7,7 @@ the pct-or-docker target a test is parametrized over.
 
 from __future__ import annotations
 
+import contextlib
 import shlex
 import shutil
 from collections.abc import Callable, Iterator
@@ -27,6 +28,20 @@ def script_command(lab: Any, script: str, *args: object, ctid: int = 200) -> str
     dest = Path(lab.workspace(ctid)) / script
     shutil.copy(JOBS / script, dest)
     return shlex.join([lab.jobsim_argv()[0], str(dest), *map(str, args)])
+
+
+@contextlib.contextmanager
+def held_gate(lab: Any, name: str, ctid: int = 200) -> Iterator[Path]:
+    """A gate file a lab job waits on (``tests/lab/jobs``: it goes on, crashes or ends once the
+    file exists), in the container's workspace: removed before, with the files the job writes beside
+    it (``NAME.pid``, ``NAME.progress``…), and touched after whatever the test did, so the job ends."""
+    gate = Path(lab.workspace(ctid)) / name
+    for p in (gate, *gate.parent.glob(f"{name}.*")):
+        p.unlink(missing_ok=True)
+    try:
+        yield gate
+    finally:
+        gate.touch()
 
 
 def fate_of(cfg: Any, attempt: int) -> Any:
