@@ -26,6 +26,24 @@ from .stall import ProgressClock, stall_unknown
 #: progress, the traceback), and a log of tens of GB is not pulled over the link to find them
 SKIP_OVER_READINGS = 15
 
+
+def middle_to_skip(upto: int | None, offset: int, read: int, max_bytes: int) -> int:
+    """Bytes to skip at ``offset`` before reading on to ``upto`` (a first look's or the exit's end):
+    all but the last reading's worth once a reading's worth was read and more than
+    :data:`SKIP_OVER_READINGS` are left; else 0."""
+    if upto is None or read < max_bytes or upto - offset <= SKIP_OVER_READINGS * max_bytes:
+        return 0
+    return upto - max_bytes - offset
+
+
+def from_whole_line(data: bytes, mid_line: bool) -> tuple[bytes, bool]:
+    """``data`` from its first whole line on when it starts mid-line (the first bytes after a skip),
+    and whether the bytes after it still do (``data`` held no line end)."""
+    if not mid_line or not data:
+        return data, mid_line
+    cut = data.find(b"\n") + 1
+    return (data[cut:], False) if cut else (b"", True)
+
 if TYPE_CHECKING:
     from .base import ActionContext
     from .jobrecord import JobRecord
@@ -101,16 +119,13 @@ async def read_console(reader: JobReader, st: JobState, *, whole: bool = False) 
         reader.console_offset += len(data)
         read += len(data)
         got = len(data)
-        if mid_line and data:  # the first bytes after a skip: from the first whole line on
-            cut = data.find(b"\n") + 1
-            data, mid_line = (data[cut:], False) if cut else (b"", True)
+        data, mid_line = from_whole_line(data, mid_line)
         reader.scan.feed_console(data)
         if whole and upto is None:
             upto = size
         if got < 1 << 20 or read >= reader.max_bytes and (upto is None or reader.console_offset >= upto):
             return
-        if upto is not None and read >= reader.max_bytes and upto - reader.console_offset > SKIP_OVER_READINGS * reader.max_bytes:
-            skip = upto - reader.max_bytes - reader.console_offset  # as the log's reader does: its end is what counts
+        if skip := middle_to_skip(upto, reader.console_offset, read, reader.max_bytes):  # as the log's reader does
             reader.console_offset += skip
             reader.skipped += skip
             mid_line, reader.scan.console_partial = True, b""

@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..procstat import ProcStat, read_stat
-from .backlog import SKIP_OVER_READINGS, date_backlog, read_console
+from .backlog import date_backlog, from_whole_line, middle_to_skip, read_console
 from .base import ActionContext
 from .forked import follow_forked
 from .jobrecord import JobRecord
@@ -311,7 +311,7 @@ class JobReader:
     whatever ``max_bytes`` says: a later cockpit's one reading (``cockpit verify``, ``status``) of a
     log over ``max_bytes``, or a follower's reading of the exit behind such a log, judged from part of
     it, and told a crash at its end "no traceback in the log".  Behind a log of more than
-    :data:`SKIP_OVER_READINGS` readings' worth, such a call reads the first and the last reading's
+    :data:`~.backlog.SKIP_OVER_READINGS` readings' worth, such a call reads the first and the last reading's
     worth and skips the middle (:attr:`skipped`): the end is what a judge needs, and pulling tens
     of GB over the link took minutes (the metrics then miss the middle's lines).
     """
@@ -348,7 +348,7 @@ class JobReader:
         #: times it was found shorter than the offset (truncated or replaced, not regrown yet)
         self.truncations = 0
         #: bytes of the log's middle skipped by a first look behind a very large log
-        #: (:data:`SKIP_OVER_READINGS`), and whether the next bytes start mid-line
+        #: (:data:`~.backlog.SKIP_OVER_READINGS`), and whether the next bytes start mid-line
         self.skipped = 0
         self.mid_line = False
         #: the job's live processes (:func:`live_pids`) at the last reading and at the one before it
@@ -433,10 +433,7 @@ class JobReader:
             self.offset += len(st.data)
             self.seen_tail = (self.seen_tail + st.data)[-OVERLAP:]
             read += len(st.data)
-            data = st.data
-            if self.mid_line and data:  # the first bytes after a skip: from the first whole line on
-                cut = data.find(b"\n") + 1
-                data, self.mid_line = (data[cut:], False) if cut else (b"", True)
+            data, self.mid_line = from_whole_line(st.data, self.mid_line)
             await self.scan.feed_async(data)
             self.scan.clock.tick()
             self.log_seen = self.log_seen or st.log_size >= 0
@@ -451,8 +448,7 @@ class JobReader:
                 if st.exited:
                     self.scan.flush()
                 return st
-            if upto is not None and read >= self.max_bytes and upto - self.offset > SKIP_OVER_READINGS * self.max_bytes:
-                skip = upto - self.max_bytes - self.offset  # what is left but the last reading's worth
+            if skip := middle_to_skip(upto, self.offset, read, self.max_bytes):
                 self.offset += skip
                 self.skipped += skip
                 self.seen_tail, self.mid_line = b"", True
