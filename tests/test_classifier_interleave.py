@@ -4,8 +4,10 @@ Three drafter threads die of the demo's FX/dynamo race at once and print their t
 a lock, while the main thread keeps printing step lines.  However their writes interleave, every
 thread that died must count as an error, and ``first_error`` must be there.
 
-How the writes are cut follows CPython: ``threading.excepthook`` prints ``Exception in thread
-NAME:`` and its newline in two writes, then ``Traceback (most recent call last):``, one write per
+How the writes are cut follows CPython, with one simplification: ``threading.excepthook`` prints
+``Exception in thread ``, ``NAME`` and ``:`` + newline in three writes, taken here as two (the
+header, then its newline; the shapes three writes make, names glued together or written a few
+lines on, are tested below on CPython's own output), then ``Traceback (most recent call last):``, one write per
 frame (its ``File`` line and code line together) and one for the exception line.  On top of that
 the "mid-line" strategy cuts each write at random points, as a block-buffered stream does, except
 inside the few words that say what happened (the two headers and the exception's
@@ -255,3 +257,41 @@ def test_the_fx_message_is_recognised_wherever_one_other_write_cuts_it() -> None
         if "fx-dynamo-race" not in kinds:
             missed.append(at)
     assert not missed, [FX_LINE[:at] + "|" + FX_LINE[at:] for at in missed[:3]]
+
+
+# -- two threads dying at once on a line-buffered stderr (CPython 3.11's own output, captured) ---------
+
+FRAME = '  File "/usr/lib/python3.11/threading.py", line 1045, in _bootstrap_inner'
+
+
+def _two_loaders(head: list[str], between: list[str] | None = None) -> list[str]:
+    one = ["Traceback (most recent call last):", FRAME, "    self.run()", '  File "/w/train.py", line 5, in load',
+           '    raise KeyError("shard")', "KeyError: 'shard'"]
+    return head + one[:2] + (between or []) + one[2:] + one
+
+
+def test_two_headers_glued_with_their_names_glued_name_both_threads() -> None:
+    c = classify(_two_loaders(["Exception in thread Exception in thread loader-9loader-7:", ":"]))
+    assert sorted(m.thread or "" for m in c.dead_threads()) == ["loader-7", "loader-9"]
+
+
+def test_a_header_whose_colon_came_after_the_next_header_names_its_thread() -> None:
+    c = classify(_two_loaders(["Exception in thread loader-7Exception in thread loader-9:", ":"]))
+    assert sorted(m.thread or "" for m in c.dead_threads()) == ["loader-7", "loader-9"]
+
+
+def test_a_thread_name_written_lines_later_names_the_header_that_lost_it() -> None:
+    c = classify(_two_loaders(["Exception in thread Exception in thread loader-7:"], between=["loader-9:"]))
+    assert sorted(m.thread or "" for m in c.dead_threads()) == ["loader-7", "loader-9"]
+    assert c.error_count == 2
+
+
+def test_glued_names_split_only_where_a_stem_repeats() -> None:
+    from cockpit.core.probes.tb_parts import split_names, thread_names
+
+    assert split_names("loader-9loader-7", 2) == ["loader-9", "loader-7"]
+    assert split_names("Thread-1 (f)Thread-12 (f)", 2) == ["Thread-1 (f)", "Thread-12 (f)"]
+    assert split_names("w-1w-2w-3", 3) == ["w-1", "w-2", "w-3"]
+    assert split_names("readerwriter", 2) == ["readerwriter", ""]  # nothing repeats: not cut at a guess
+    assert thread_names("Exception in thread Exception in thread loader-9loader-7:") == ["loader-9", "loader-7"]
+    assert thread_names("Caught Exception in thread pool worker, retrying: x") == []  # prose, not a header

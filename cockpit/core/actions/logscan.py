@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from ..probes.logs import sanitize
 from ..probes.nccl import NcclWatch
 from ..probes.signatures import Classifier, Match
+from ..probes.tb_parts import thread_names
 from .logline import MAX_LINE, split_lines, unfinished
 from .nonfinite import NonFiniteWatch, make_watch
 from .stall import ProgressClock
@@ -46,7 +47,6 @@ def _capped(raw: bytes) -> bytes:
 def _rest_text(rest: bytes) -> str:
     """An unfinished rest of :func:`~.logline.split_lines` as the line it would be (capped)."""
     return _capped(unfinished(rest)).decode("utf-8", "replace")
-_THREAD_HEADER = re.compile(r"Exception in thread ([^\s:]+(?: \([^)]*\))?):")
 
 
 @dataclass
@@ -194,7 +194,7 @@ class LogScan:
             if len(self.tb_before) > 256:
                 del self.tb_before[next(iter(self.tb_before))]
         if "Exception in thread " in line:
-            for name in _THREAD_HEADER.findall(line):
+            for name in thread_names(line):
                 if name not in self.thread_headers:
                     self.thread_headers.append(name)
         if self.classifier is not None:

@@ -26,6 +26,7 @@ from .tb_parts import (
     BOX_HEADER,
     CHAIN_MARKER,
     IGNORED_HEADER,
+    LATE_THREAD_NAME,
     LOGLIKE,
     TB_HEADER,
     THREAD_HEADER,
@@ -65,6 +66,8 @@ class TracebackAssembler:
         self._after: dict[str, After] = {}
         self._pending_thread: dict[str, deque[tuple[str, int, str]]] = {}
         self._pending_ignored: dict[str, int] = {}
+        #: thread headers whose name went to a later line, by prefix: when each was seen
+        self._unnamed: dict[str, int] = {}
         self._next_id = 1
         self._busy = False  # any open structure: every line takes the slow path
 
@@ -85,7 +88,7 @@ class TracebackAssembler:
     # -- assembly ---------------------------------------------------------------------------
 
     def _update_busy(self) -> None:
-        self._busy = bool(self._blocks or self._after or self._pending_thread or self._pending_ignored)
+        self._busy = bool(self._blocks or self._after or self._pending_thread or self._pending_ignored or self._unnamed)
 
     def _new_id(self) -> int:
         i = self._next_id
@@ -99,6 +102,7 @@ class TracebackAssembler:
         self._after.clear()
         self._pending_thread.clear()
         self._pending_ignored.clear()
+        self._unnamed.clear()
         self._update_busy()
 
     def _slow(self, line: str) -> list[Match]:
@@ -122,6 +126,9 @@ class TracebackAssembler:
         for prefix, at in list(self._pending_ignored.items()):
             if no - at > IGNORED_HEADER_WINDOW:
                 del self._pending_ignored[prefix]
+        for prefix, at in list(self._unnamed.items()):
+            if no - at > THREAD_HEADER_WINDOW:
+                del self._unnamed[prefix]
 
     def _route(self, line: str, out: list[Match]) -> None:
         if self._header(line):
@@ -168,9 +175,14 @@ class TracebackAssembler:
         if "Exception in thread" in line:
             m = THREAD_HEADER.match(line)
             if m:
+                key = m.group("prefix").strip()
                 hint = (m.group("name"), self.line_no, line)
-                self._pending_thread.setdefault(m.group("prefix").strip(), deque()).append(hint)
+                self._pending_thread.setdefault(key, deque()).append(hint)
+                if not m.group("name"):
+                    self._unnamed[key] = self.line_no
                 return True
+        if self._unnamed and line.endswith(":") and self._late_name(line):
+            return True
         if "Exception ignored" in line:
             m = IGNORED_HEADER.match(line)
             if m:
@@ -257,6 +269,30 @@ class TracebackAssembler:
                 self._emit_chain(chain, out)
             return
         self._emit_chain(chain, out, incomplete=True)
+
+    def _late_name(self, line: str) -> bool:
+        """Give a thread header whose name went to a later line (``loader-9:`` alone) that name.
+
+        Two threads dying at once can print ``Exception in thread Exception in thread loader-7:``,
+        the second name and colon a few lines on, inside the first thread's traceback.  The name
+        goes to the header still waiting for its traceback, else to the traceback it opened.
+        """
+        m = LATE_THREAD_NAME.match(line)
+        key = m.group("prefix").strip() if m else None
+        if m is None or key not in self._unnamed or looks_like_exception(m.group("name")):
+            return False
+        name = m.group("name")
+        del self._unnamed[key]
+        queue = self._pending_thread.get(key, deque())
+        for i, (old, no, tline) in enumerate(queue):
+            if not old:
+                queue[i] = (name, no, tline)
+                return True
+        for blk in reversed(self._blocks):
+            if blk.prefix.strip() == key and blk.chain.thread == "":
+                blk.chain.thread = name
+                return True
+        return True  # its traceback was already reported: the line is still that header's
 
     def _open(self, prefix: str, line: str, boxed: bool = False) -> None:
         chain: Chain | None = None

@@ -17,8 +17,8 @@ import re
 from .sig_model import Match, Signature
 
 __all__ = [
-    "TB_HEADER", "BOX_HEADER", "BOX_BODY", "THREAD_HEADER", "IGNORED_HEADER", "CHAIN_MARKER", "LOGLIKE", "looks_like_exception",
-    "is_tag_prefix", "split_glued", "glued_exception_at", "Chain", "Block", "After", "record_level", "HANDLED_LEVELS",
+    "TB_HEADER", "BOX_HEADER", "BOX_BODY", "THREAD_HEADER", "LATE_THREAD_NAME", "IGNORED_HEADER", "CHAIN_MARKER", "LOGLIKE", "looks_like_exception",
+    "is_tag_prefix", "split_glued", "split_names", "thread_names", "glued_exception_at", "Chain", "Block", "After", "record_level", "HANDLED_LEVELS",
 ]
 
 TB_HEADER = re.compile(r"^(?P<prefix>.*?)Traceback \(most recent call last\):\s*$")
@@ -29,6 +29,8 @@ BOX_HEADER = re.compile(r"^(?P<prefix>.*?)╭─+ Traceback \(most recent call l
 #: the first character of a line inside (or closing) such a box
 BOX_BODY = "│╰"
 THREAD_HEADER = re.compile(r"^(?P<prefix>.*?)Exception in thread (?P<name>.*?):\s*$")
+#: the name and colon of an ``Exception in thread`` header written on a line of their own (glued headers)
+LATE_THREAD_NAME = re.compile(r"^(?P<prefix>.*?)(?P<name>[^\s:]+(?: \([^)]*\))?):$")
 IGNORED_HEADER = re.compile(r"^(?P<prefix>.*?)Exception ignored (?:in|on)\b")
 CHAIN_MARKER = re.compile(
     r"^(?P<prefix>.*?)(?:During handling of the above exception, another exception occurred:"
@@ -103,7 +105,7 @@ def looks_like_exception(body: str) -> bool:
 # --------------------------------------------------------------------------------------------
 # glued lines: several threads writing to one stream without a lock
 
-_GLUE_TOKEN = re.compile(r"Traceback \(most recent call last\):|Exception in thread ")
+_GLUE_TOKEN = re.compile(r"Traceback \(most recent call last\):|(?:Exception in thread )+")
 _TAG_END = ":]|>"
 
 
@@ -128,26 +130,65 @@ def is_tag_prefix(text: str) -> bool:
     return not looks_like_exception(core)
 
 
-def _thread_header_end(line: str, j: int) -> int:
-    """End of an ``Exception in thread NAME:`` header whose name starts at ``j``, or -1."""
+def split_names(text: str, k: int) -> list[str]:
+    """``k`` thread names written back to back (``loader-9loader-7``), cut apart, or ``[text, "", …]``.
+
+    Python writes ``Exception in thread ``, the name and ``:\\n`` in three writes, and a
+    line-buffered stderr collects several threads' writes into one line: two threads dying at once
+    can print ``Exception in thread Exception in thread loader-9loader-7:``.  The names are cut
+    where the longest stem they start with repeats (``loader-``), when it starts exactly ``k``
+    names each longer than it; otherwise the first header gets the text and the others no name.
+    """
+    if k == 1:
+        return [text]
+    for size in range(len(text) // k, 0, -1):
+        stem = text[:size]
+        starts: list[int] = []
+        i = 0
+        while (i := text.find(stem, i)) >= 0:
+            starts.append(i)
+            i += size
+        if len(starts) == k:
+            names = [text[a:b] for a, b in zip(starts, starts[1:] + [len(text)], strict=True)]
+            if all(len(n) > size for n in names):
+                return names
+    return [text] + [""] * (k - 1)
+
+
+def _thread_run(line: str, m: re.Match[str]) -> tuple[int, list[str]] | None:
+    """Where a run of ``Exception in thread `` headers (``m``) ends and the names it carries.
+
+    None when it is no header (no colon and no other header behind its text).  A header whose
+    name runs into another header (``Exception in thread loader-9Exception in thread loader-7:``)
+    had its colon written later: its name is the text between the two.
+    """
+    k = m.group().count("Exception in thread ")
+    j = m.end()
     nxt = _GLUE_TOKEN.search(line, j)
     rest = line[j:] if nxt is None else line[j : nxt.start()]
     if nxt is None and rest.rstrip().endswith(":"):
-        return len(line)  # the whole line: NAME runs to the last colon, as Python prints it
-    k = rest.find(":")
-    return -1 if k < 0 else j + k + 1
+        end, text = len(line), rest.rstrip()[:-1].strip()  # the whole line: NAME runs to the last colon, as Python prints it
+    elif (c := rest.find(":")) >= 0:
+        end, text = j + c + 1, rest[:c].strip()
+    elif nxt is not None and nxt.group()[0] == "E" and rest.strip():
+        end, text = nxt.start(), rest.strip()
+    else:
+        return None
+    return end, split_names(text, k)
 
 
 def split_glued(line: str) -> list[str]:
     """Cut ``line`` into the pieces that different writers glued together around its headers.
 
     Threads that print without a lock interleave their writes, even inside a line: Python prints
-    ``Exception in thread NAME:`` and its newline in two writes, so another thread's text can
+    ``Exception in thread NAME:`` and its newline in three writes, so another thread's text can
     land between them; a frame line can be cut by another thread's ``Traceback …`` header.  A
     header (``Traceback (most recent call last):``, ``Exception in thread NAME:``) gets a piece
     of its own; text before it stays with it only when it reads as a tag prefix
-    (:func:`is_tag_prefix`), text after it becomes the next piece.  A line without glue comes
-    back as ``[line]``.
+    (:func:`is_tag_prefix`), text after it becomes the next piece.  Thread headers glued to one
+    another come back one piece each, written out as Python prints one (:func:`split_names`;
+    a header whose name went elsewhere reads ``Exception in thread :``).  A line without glue
+    comes back as ``[line]``.
     """
     parts: list[str] = []
     start = pos = 0
@@ -155,23 +196,44 @@ def split_glued(line: str) -> list[str]:
         m = _GLUE_TOKEN.search(line, pos)
         if m is None:
             break
+        run = None
         if m.group()[0] == "T":
             end = m.end()
         else:
-            end = _thread_header_end(line, m.end())
-            if end < 0:  # no colon: not a header
+            run = _thread_run(line, m)
+            if run is None:  # no colon: not a header
                 pos = m.end()
                 continue
+            end = run[0]
         if m.start() > start and not is_tag_prefix(line[start : m.start()]):
             parts.append(line[start : m.start()])
             start = m.start()
-        if line[end:].strip():
+        if run is not None:
+            tag = line[start : m.start()]
+            parts += [f"{tag}Exception in thread {name}:" for name in run[1]]
+            start = end
+        elif line[end:].strip():
             parts.append(line[start:end])
             start = end
         pos = end
-    if start < len(line) or not parts:
+    if not parts or line[start:].strip():
         parts.append(line[start:])
     return parts
+
+
+#: a thread's name as Python makes them (``loader-7``, ``Thread-3 (work)``): a header whose "name"
+#: is words (``Exception in thread pool worker, retrying: …``) is someone's prose, not a dead thread
+_THREAD_NAME = re.compile(r"[^\s:]+(?: \([^)]*\))?")
+
+
+def thread_names(line: str) -> list[str]:
+    """The names in the ``Exception in thread NAME:`` headers of ``line``, glued ones apart."""
+    names = []
+    for part in split_glued(line):
+        m = THREAD_HEADER.match(part) if "Exception in thread " in part else None
+        if m and _THREAD_NAME.fullmatch(m.group("name")):
+            names.append(m.group("name"))
+    return names
 
 
 _EXC_NAME = r"(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Warning|Failed)(?=:\s)"
