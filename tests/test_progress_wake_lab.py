@@ -7,12 +7,16 @@ the same.  A job that dies without a word before any progress is still read with
 
 from __future__ import annotations
 
+import asyncio
+import shlex
 from typing import Any
 
 import pytest
 
 from cockpit.core.actions import progress_wake
 from cockpit.core.layers import Outcome
+from tests.lab import await_for
+from tests.lab.runs import held_gate
 
 pytestmark = pytest.mark.lab
 
@@ -31,9 +35,18 @@ def wakes(monkeypatch: Any) -> list[progress_wake.ProgressWake]:
 
 
 async def test_the_first_step_after_a_quiet_start_wakes_verify(lab: Any, lab_config: Any, engines: Any, wakes: Any) -> None:
-    cfg = lab_config(job={"command": lab.jobsim_command("--steps", 0, "--interval", 0.05, "--start-delay", 1.0)},
-                     verify={"settle": 0.5})
-    res = await engines(cfg).attempt("a quiet start")
+    # the job's first step waits for a gate the test opens once verify is armed (its tail -F runs),
+    # so the step lands inside an armed wait however slow the machine is (a step written while verify
+    # reads is seen by that reading, and no wait is woken: what a start delay alone left to chance)
+    with held_gate(lab, "wake-gate") as gate:
+        steps = lab.jobsim_command("--steps", 0, "--interval", 0.05)
+        job = f"until [ -e {shlex.quote(str(gate))} ]; do sleep 0.01; done; echo 'step 0 loss 2.0'; exec {steps}"
+        cfg = lab_config(job={"command": f"sh -c {shlex.quote(job)}"}, verify={"settle": 0.5})
+        attempt = asyncio.create_task(engines(cfg).attempt("a quiet start"))
+        await await_for(lambda: wakes and wakes[0].waker is not None and wakes[0].waker.shell_pid is not None,
+                        20, "verify armed on the quiet log")
+        gate.touch()
+        res = await attempt
     assert res.outcome is Outcome.PASSED, res.verdict.summary()
     assert len(wakes) == 1 and wakes[0].waker is not None and wakes[0].waker.usable, wakes
     assert wakes[0].woken >= 1, "verify never woke on the log: it ticked to the first step"
