@@ -40,6 +40,8 @@ async def test_a_lost_gpu_is_said_in_a_passed_verdict_with_its_bus_id_and_what_n
                                 f"\"{LOST}\" (exit 15)"), st.detail
     assert "its next steps may fail or hang if it uses this GPU" in st.detail, st.detail
     assert [f["layer"] for f in st.data["findings"]] == ["gpu"], st.data
+    # the one line a notification, `cockpit status` and a script read says it too
+    assert res.verdict.summary() == f"attempt: ok, but {st.detail}", res.verdict.summary()
 
 
 async def test_an_xid_since_the_launch_is_said_and_one_before_it_is_not(lab, lab_config, engines):

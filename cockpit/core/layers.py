@@ -28,6 +28,7 @@ __all__ = [
     "Evidence",
     "Stage",
     "Verdict",
+    "GPU_NOTE_STAGE",
     "Finding",
     "Severity",
     "outcome_of",
@@ -255,7 +256,11 @@ class Verdict:
     def summary(self) -> str:
         st = self.failed_stage
         if st is None:
-            return f"{self.action}: ok" if not self.pending else f"{self.action}: pending"
+            if self.pending:
+                return f"{self.action}: pending"
+            # a GPU lost (or an Xid) while the job runs on: passed, and said in the same line
+            note = next((s for s in self.stages if s.status is Status.OK and s.name.split(": ")[-1] == GPU_NOTE_STAGE), None)
+            return f"{self.action}: ok, but {note.detail}" if note is not None and note.detail else f"{self.action}: ok"
         return f"{self.action}: {st.layer.value} failed at {st.name}: {st.detail}"
 
     def to_dict(self) -> dict[str, Any]:
@@ -278,6 +283,10 @@ class Verdict:
             started_at=d.get("started_at", 0.0),
             finished_at=d.get("finished_at"),
         )
+
+
+#: the ok stage a passing verify adds when a GPU fault happened while the job runs
+GPU_NOTE_STAGE = "gpu"
 
 
 #: Stages whose failure happens after the job started: a GPU failure there is the code's run failing.

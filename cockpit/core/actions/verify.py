@@ -44,7 +44,7 @@ from typing import Any
 
 from ..compile_follow import follower_for
 from ..compile_report import failure_words, unsuppressed_failures
-from ..layers import Evidence, Layer, Stage, Status, Verdict
+from ..layers import GPU_NOTE_STAGE, Evidence, Layer, Stage, Status, Verdict
 from ..outcome import code_ran, last_words, said_ended, said_failed
 from ..probes.procs.zombies import zombie_grace
 from ..remote.base import RemoteError
@@ -207,7 +207,7 @@ async def verify(ctx: ActionContext, job: JobRecord, verdict: Verdict | None = N
     # would have the next job reading reconnect without a word, and the verdict not say the link dropped
     if st.alive and not vb.failed and not vb.verdict.pending and (faults := await gpu_faults(ctx, job.launched_at)):
         # a GPU lost (or an Xid) while the job runs on: said, never failed (it may train on other GPUs)
-        vb.add(Stage("gpu", Status.OK, Layer.GPU, gpu_note(faults), advice=faults[0].advice,
+        vb.add(Stage(GPU_NOTE_STAGE, Status.OK, Layer.GPU, gpu_note(faults), advice=faults[0].advice,
                      data={"findings": [f.to_dict() for f in faults]}))
     return vb.finish()
 
