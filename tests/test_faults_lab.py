@@ -20,6 +20,11 @@ from pathlib import Path
 
 import pytest
 
+from cockpit.core.actions.base import ActionContext, VerdictBuilder
+from cockpit.core.actions.job import launch, stop
+from cockpit.core.actions.jobstate import reader_for
+from cockpit.core.actions.reattach import read_job
+from cockpit.core.actions.verify import VERIFY_PLAN
 from cockpit.core.connectivity import check_connectivity
 from cockpit.core.events import StageProgress
 from cockpit.core.layers import Layer, Outcome, Status
@@ -513,3 +518,25 @@ async def test_a_container_rebooted_mid_verify_is_a_host_fault_not_a_failure_of_
     assert res.outcome is Outcome.UNTESTED and fs is not None and fs.layer is Layer.HOST, res.verdict.summary()
     assert "restarted" in fs.detail or "rebooted" in fs.detail, fs.detail
     assert launched(launches) == 1
+
+
+async def test_a_link_cut_and_rebuilt_by_another_reading_between_two_of_verifys_is_said(lab, lab_config, engines):
+    # the GPUs read beside the settle window, or the observer's probes on the same link, may be the
+    # reading that meets the cut and reconnects: verify's next reading rides the rebuilt link, and
+    # its verdict must still say the connection was lost, not read as if it had held
+    cfg = lab_config(job={"command": lab.jobsim_command("--steps", 0, "--interval", 0.1)})
+    eng = engines(cfg)
+    ctx = ActionContext(cfg, eng.transport)
+    v, rec = await launch(ctx, 1)
+    assert v.ok and rec is not None, v.summary()
+    reader = reader_for(ctx, rec)
+    reader.connects = eng.transport.connects  # as verify keeps it
+    vb, notes = VerdictBuilder(ctx, "verify", VERIFY_PLAN), []
+    assert (await read_job(ctx, reader, vb, notes)).alive and notes == []
+    assert faults.cut_connections(lab) >= 1
+    await await_for(lambda: not eng.transport.connected, 10, "the client noticing the cut")
+    await eng.transport.connect()  # another reading on the link rebuilds it
+    assert (await read_job(ctx, reader, vb, notes)).alive
+    assert len(notes) == 1 and "lost the connection" in notes[0] and "re-attached after" in notes[0], notes
+    assert (await read_job(ctx, reader, vb, notes)).alive and len(notes) == 1  # said once
+    assert (await stop(ctx, rec)).ok

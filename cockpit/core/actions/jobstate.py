@@ -332,6 +332,11 @@ class JobReader:
         self.log_seen = False
         self.last = JobState()
         self.first = True
+        #: the transport's connection count at the last reading, where the caller keeps it (verify):
+        #: a link rebuilt by another reading in between is said (:func:`.reattach.read_job`)
+        self.connects: int | None = None
+        #: when (monotonic) :func:`.reattach.read_job` last read the job through this reader
+        self.read_at: float | None = None
         #: the job's main process as last seen alive under its supervisor (with whether progress was
         #: seen by then): when it is what exits, its status is the job's (:func:`~.survivors.main_exited`)
         self.main: MainSeen | None = None

@@ -11,6 +11,9 @@ them:
   gives up with :class:`TargetLost`: verify then fails its stage in the ``ssh`` layer, marked
   ``lost``, and the attempt ends ``interrupted``, not ``failed``: the job was never judged, and it
   is still running (nothing is launched again; ``cockpit status`` re-attaches later);
+* the connection lost and rebuilt by another reading between two of verify's (the GPUs read beside
+  the settle window, the observer's probes on the same link): the running stage says so too, and
+  the note, when the reading finds the transport's connection count grown (:attr:`JobReader.connects`);
 * the target's shell died under a reading (a container restarted, the shell killed): one more
   reading on a new shell says what is true now (the container is back and the job vanished, or
   the container is not running: the ``host`` layer).
@@ -42,13 +45,18 @@ async def read_job(ctx: ActionContext, reader: JobReader, vb: VerdictBuilder, no
     """One reading of the job that survives a lost connection or a dead shell (see the module doc);
     ``notes`` gets one line per fault survived.  Raises :class:`RemoteError` when it cannot."""
     try:
-        return await reader.read()
+        st = await reader.read()
     except RemoteError as e:
         first = e
+    else:
+        _rebuilt_beside(ctx, reader, vb, notes, stage)
+        reader.read_at = time.monotonic()
+        return st
     if first.layer is not Layer.SSH:
         vb.running(stage, f"the target's shell died ({first.message}); reading again on a new one", layer=first.layer)
         st = await reader.read()
         notes.append(f"the target's shell died once ({first.message}) and was rebuilt")
+        reader.read_at = time.monotonic()
         return st
     t0 = time.monotonic()
     budget = ctx.cfg.ssh.reconnect_for
@@ -71,9 +79,25 @@ async def read_job(ctx: ActionContext, reader: JobReader, vb: VerdictBuilder, no
             err = e
             continue
         took = time.monotonic() - t0
+        if reader.connects is not None:
+            reader.connects = ctx.transport.connects
+        reader.read_at = time.monotonic()
         notes.append(f"lost the connection ({first.message}) and re-attached after {took:.1f}s")
         vb.running(stage, f"re-attached after {took:.1f}s without a connection", layer=Layer.SSH)
         return st
     raise TargetLost(Layer.SSH, f"lost the connection while verifying and could not reconnect within {budget:g}s: {err.message}",
                      hint="the job was not judged and is not stopped: `cockpit status` or `cockpit verify` re-attaches once the host "
                           "answers; [ssh] reconnect_for sets how long verify waits", output=err.output)
+
+
+def _rebuilt_beside(ctx: ActionContext, reader: JobReader, vb: VerdictBuilder, notes: list[str], stage: str) -> None:
+    """The link was lost and rebuilt since the last reading, by another reading on it: said as a
+    loss this reading met would be (the verdict never reads as if the connection had held)."""
+    seen, now = reader.connects, ctx.transport.connects
+    if seen is None or now == seen:
+        return
+    reader.connects = now
+    took = time.monotonic() - (reader.read_at or time.monotonic())
+    why = "another reading on the link found it cut and reconnected"
+    vb.running(stage, f"lost the connection ({why}); re-attached after {took:.1f}s at most", layer=Layer.SSH)
+    notes.append(f"lost the connection ({why}) and re-attached after {took:.1f}s at most")

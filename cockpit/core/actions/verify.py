@@ -54,7 +54,7 @@ from .cause import death_cause, error_cause, fmt_secs
 from .causebase import LOST_LOG, progress_lost
 from .elsewhere import elsewhere
 from .forked import watching
-from .gpufault import gpu_faults, gpu_note
+from .gpufault import GPU_LEAD_S, GpuPrefetch, gpu_note
 from .job import JobRecord, describe_exit
 from .jobstate import JobReader, JobState, LogScan, error_dict, make_scan
 from .left_out import left_out_cause
@@ -154,61 +154,66 @@ async def verify(ctx: ActionContext, job: JobRecord, verdict: Verdict | None = N
     w = _Watch(zombie_grace(cfg))
     wake = ProgressWake(ctx, job)
     tick = TICK_S
-    while True:
-        try:
-            st = await read_job(ctx, reader, vb, w.notes)
-        except RemoteError as e:  # the target stayed away (reconnecting did not help): say where, judge nothing
-            vb.add(Stage("alive", Status.FAIL, e.layer, f"lost the target while verifying: {e.message}", evidence=e.evidence(), advice=e.hint,
-                         data={"lost": True} if isinstance(e, TargetLost) else {}))
-            return vb.finish()
-        now = time.time()
-        dl = await clock.at(now)
-        w.note(st, scan, now, healthy_at, has_marker, reader.log_seen)
-        # the main thread died and the process lives on: wait until that counts (or the process exits)
-        ld = note_loop_death(reader, find_loop_death(scan, now))
-        w.loop_ended = ld is not None and ended_with(reader, ld, st)  # its writer exited: no held loop (:mod:`.loopdeath`)
-        loop_pending = st.alive and w.error_at is not None and unconfirmed_s(ld, now) > 0
-        # a backlog whose last progress has no time of its own: follow one stall window before judging
-        undated = st.alive and not st.queued and stall_unknown(cfg.verify.stall_after, scan.clock, now, job.launched_at) is not None
-        if undated and w.undated_since is None:
-            w.undated_since = now
-        if watching(reader, st):  # what its main process started may train on after its exit (:mod:`.forked`)
-            await asyncio.sleep(GONE_TICK_S)
-            continue
-        if w.settled_death(st, now):
-            break
-        if w.gone_since is not None:  # gone, not yet for sure (its exit status may be a moment away): no verdict on this reading
-            _announce_wait(vb, cfg, st, scan, w, started, dl)
-            await asyncio.sleep(min(tick, GONE_TICK_S))
-            continue
-        if not wait and not loop_pending and not undated:
-            break
-        if _diverged(cfg, scan) is not None and w.progress_at is not None and not loop_pending:
-            break
-        if w.error_at is not None and now - w.error_at >= ERROR_GRACE_S and (st.alive or w.gone_since is None) and not loop_pending:
-            break
-        if (w.progress_at is not None and now >= w.progress_at + settle and (w.d_since is None or now - w.d_since >= STUCK_D_S)
-                and not loop_pending and not undated):
-            break
-        if st.alive and detect_stall(cfg.verify.stall_after, scan.clock, now) is not None:
-            break
-        if st.queued:  # waiting for the scheduler: not the job's startup time
-            if now >= started + cfg.slurm.queue_wait:
+    gpus = GpuPrefetch(ctx, job.launched_at)
+    reader.connects = ctx.transport.connects  # a link another reading rebuilt between two of verify's is said (:func:`.read_job`)
+    try:
+        while True:
+            try:
+                st = await read_job(ctx, reader, vb, w.notes)
+            except RemoteError as e:  # the target stayed away (reconnecting did not help): say where, judge nothing
+                vb.add(Stage("alive", Status.FAIL, e.layer, f"lost the target while verifying: {e.message}", evidence=e.evidence(), advice=e.hint,
+                             data={"lost": True} if isinstance(e, TargetLost) else {}))
+                return vb.finish()
+            now = time.time()
+            dl = await clock.at(now)
+            w.note(st, scan, now, healthy_at, has_marker, reader.log_seen)
+            if wait and st.alive and w.progress_at is not None and now >= w.progress_at + settle - GPU_LEAD_S:
+                gpus.start()  # the GPUs read before the window ends, beside the last readings (:class:`.GpuPrefetch`)
+            # the main thread died and the process lives on: wait until that counts (or the process exits)
+            ld = note_loop_death(reader, find_loop_death(scan, now))
+            w.loop_ended = ld is not None and ended_with(reader, ld, st)  # its writer exited: no held loop (:mod:`.loopdeath`)
+            loop_pending = st.alive and w.error_at is not None and unconfirmed_s(ld, now) > 0
+            # a backlog whose last progress has no time of its own: follow one stall window before judging
+            undated = st.alive and not st.queued and stall_unknown(cfg.verify.stall_after, scan.clock, now, job.launched_at) is not None
+            if undated and w.undated_since is None:
+                w.undated_since = now
+            if watching(reader, st):  # what its main process started may train on after its exit (:mod:`.forked`)
+                await asyncio.sleep(GONE_TICK_S)
+                continue
+            if w.settled_death(st, now):
                 break
-        elif w.progress_at is None and now >= dl.at:
-            break
-        _announce_wait(vb, cfg, st, scan, w, started, dl)
-        # before the first progress, a quiet log wakes verify when it changes (:mod:`.progress_wake`)
-        await wake.wait(_next_sleep(tick, w, settle, started, time.time()), offset=reader.offset,
-                        waiting_for_progress=has_marker and w.progress_at is None, alive=st.alive)
-        tick = min(TICK_MAX_S, tick * 1.5)
-    await _judge(ctx, vb, job, st, scan, w, wait=wait, started=started, clock=clock, dl=dl)
-    # after the readings, never beside them: a reading of the GPUs that met a cut connection first
-    # would have the next job reading reconnect without a word, and the verdict not say the link dropped
-    if st.alive and not vb.failed and not vb.verdict.pending and (faults := await gpu_faults(ctx, job.launched_at)):
-        # a GPU lost (or an Xid) while the job runs on: said, never failed (it may train on other GPUs)
-        vb.add(Stage(GPU_NOTE_STAGE, Status.OK, Layer.GPU, gpu_note(faults), advice=faults[0].advice,
-                     data={"findings": [f.to_dict() for f in faults]}))
+            if w.gone_since is not None:  # gone, not yet for sure (its exit status may be a moment away): no verdict on this reading
+                _announce_wait(vb, cfg, st, scan, w, started, dl)
+                await asyncio.sleep(min(tick, GONE_TICK_S))
+                continue
+            if not wait and not loop_pending and not undated:
+                break
+            if _diverged(cfg, scan) is not None and w.progress_at is not None and not loop_pending:
+                break
+            if w.error_at is not None and now - w.error_at >= ERROR_GRACE_S and (st.alive or w.gone_since is None) and not loop_pending:
+                break
+            if (w.progress_at is not None and now >= w.progress_at + settle and (w.d_since is None or now - w.d_since >= STUCK_D_S)
+                    and not loop_pending and not undated):
+                break
+            if st.alive and detect_stall(cfg.verify.stall_after, scan.clock, now) is not None:
+                break
+            if st.queued:  # waiting for the scheduler: not the job's startup time
+                if now >= started + cfg.slurm.queue_wait:
+                    break
+            elif w.progress_at is None and now >= dl.at:
+                break
+            _announce_wait(vb, cfg, st, scan, w, started, dl)
+            # before the first progress, a quiet log wakes verify when it changes (:mod:`.progress_wake`)
+            await wake.wait(_next_sleep(tick, w, settle, started, time.time()), offset=reader.offset,
+                            waiting_for_progress=has_marker and w.progress_at is None, alive=st.alive)
+            tick = min(TICK_MAX_S, tick * 1.5)
+        await _judge(ctx, vb, job, st, scan, w, wait=wait, started=started, clock=clock, dl=dl)
+        if st.alive and not vb.failed and not vb.verdict.pending and (faults := await gpus.result()):
+            # a GPU lost (or an Xid) while the job runs on: said, never failed (it may train on other GPUs)
+            vb.add(Stage(GPU_NOTE_STAGE, Status.OK, Layer.GPU, gpu_note(faults), advice=faults[0].advice,
+                         data={"findings": [f.to_dict() for f in faults]}))
+    finally:
+        gpus.drop()  # no passing verdict wanted it, or verify was cancelled: not left running
     return vb.finish()
 
 
