@@ -7,6 +7,7 @@ import time
 
 import pytest
 
+import cockpit.core.actions.gpufault as gpufault
 import cockpit.core.fate as fate_mod
 from cockpit.core.fate_record import fate_text
 from cockpit.core.layers import Layer, Outcome, Status
@@ -77,6 +78,31 @@ async def test_the_fate_of_a_job_running_on_past_a_lost_gpu_says_so(lab, lab_con
     assert f.state == "running" and "GPU 0000:01:00.0 is lost now" in f.cause, f
     assert fate_text(f).startswith("running, but a gpu fault: "), fate_text(f)
     assert "its next steps may fail or hang" in f.cause, f.cause
+
+
+async def test_the_verdicts_gpu_reading_serves_the_first_fate_and_the_follower(lab, lab_config, engines, monkeypatch):
+    # one nvidia-smi and one kernel-log read for the verdict, its first fate and the follower's first
+    # reading, all a moment apart (each read the GPUs on its own: three times per passing attempt)
+    calls: list[float] = []
+    real = gpufault.gpu_faults
+
+    async def counted(ctx, launched_at):
+        calls.append(time.monotonic())
+        return await real(ctx, launched_at)
+
+    monkeypatch.setattr(gpufault, "gpu_faults", counted)
+    monkeypatch.setattr(fate_mod, "gpu_faults", counted)
+    lab.set_gpu_state("gpu-lost")
+    cfg = lab_config(job={"command": _steps(lab)}, verify={"settle": 0.5})
+    eng = engines(cfg)
+    res = await eng.attempt("one reading")
+    assert res.outcome is Outcome.PASSED, res.verdict.summary()
+    assert eng.follower is not None
+    await await_for(lambda: eng.follower.checked is not None, 10, "the follower's first reading")
+    assert len(calls) == 1, calls
+    first = fate_of(cfg, res.attempt)
+    assert first.state == "running" and first.layer == "gpu" and "is lost now" in first.cause, first  # what the verdict read
+    assert eng.follower.checked.layer == "gpu", eng.follower.checked
 
 
 async def test_a_gpu_lost_after_the_verdict_reaches_the_running_fate(lab, lab_config, engines, monkeypatch):

@@ -26,6 +26,7 @@ from .actions.adopt import job_reader as reader_for  # adopted jobs too (no pid 
 from .actions.base import ActionContext
 from .actions.cache import clear_cache
 from .actions.deploy import deploy
+from .actions.gpufault import read_by_verdict
 from .actions.job import JobRecord, stop
 from .actions.jobstate import JobReader
 from .actions.reboot import reboot
@@ -39,10 +40,10 @@ from .config import Config
 from .config.actions import ActionConfig
 from .connectivity import check_connectivity
 from .events import ActionFinished, ActionStarted, Event, FateChanged, StageProgress, Subscriber
-from .fate import FATE_EVENT, FRESH_S, Fate, FateFollower, latest_fate, no_gpu_check, read_fate, stopped_fate
+from .fate import FATE_EVENT, FRESH_S, Fate, FateFollower, gpu_as_read, latest_fate, no_gpu_check, read_fate, stopped_fate
 from .fate_record import same_fate
 from .journal import Journal
-from .layers import Layer, Stage, Status, Verdict
+from .layers import Finding, Layer, Stage, Status, Verdict
 from .metrics import MetricsStore
 from .observe import Observer
 from .redact import Redactor
@@ -222,7 +223,7 @@ class Engine:
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
 
-    def follow(self, attempt: int, job: JobRecord, reader: JobReader | None = None) -> FateFollower | None:
+    def follow(self, attempt: int, job: JobRecord, reader: JobReader | None = None, gpu_seen: list[Finding] | None = None) -> FateFollower | None:
         """Follow ``job`` (of ``attempt``) to its end from now on; needs a running event loop."""
         rec = self.journal.get(attempt)
         last = latest_fate(rec) if rec is not None else None
@@ -233,7 +234,7 @@ class Engine:
             old.task.cancel()
         self.follower = FateFollower(self.context(), attempt, job, reader, self.record_fate,
                                      interval=self.cfg.verify.fate_interval, last=last, gpu_util=self.gpu_util,
-                                     xid_since=self.xid_since)
+                                     xid_since=self.xid_since, gpu_seen=gpu_seen)
         self.follower.start()
         return self.follower
 
@@ -351,8 +352,8 @@ class Engine:
         """Right after the verdict: the job's state as its first fate (``passed → running``)."""
         assert res.job is not None
         ctx = self.context()
-        try:
-            fate = await read_fate(ctx, res.job, res.reader)
+        try:  # the GPUs as the verdict read them a moment ago, where it did
+            fate = await read_fate(ctx, res.job, res.reader, gpu_check=gpu_as_read(res.verdict))
         except RemoteError:
             return
         self.record_fate(res.attempt, fate)
@@ -473,7 +474,7 @@ class Engine:
                 await self._hang_evidence(res)
                 await self._first_fate(res)
                 if follow:
-                    self.follow(res.attempt, res.job, res.reader)
+                    self.follow(res.attempt, res.job, res.reader, read_by_verdict(res.verdict))
             self.publish(ActionFinished("attempt", res.verdict, res, time.monotonic() - t0, trigger))
             return res
 

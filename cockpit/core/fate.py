@@ -41,7 +41,7 @@ from .actions.base import ActionContext
 from .actions.cause import death_cause
 from .actions.causebase import LOST_LOG, progress_lost
 from .actions.forked import settle_leftovers
-from .actions.gpufault import gpu_faults, gpu_note
+from .actions.gpufault import gpu_faults, gpu_note, read_by_verdict
 from .actions.job import JobRecord
 from .actions.jobstate import JobReader, LogScan
 from .actions.loopdeath import confirm_loop_death, find_loop_death
@@ -50,14 +50,14 @@ from .actions.stall import STUCK_D_S, detect_stall, judged_stall, read_wchan, sa
 from .actions.survivors import gone_cause, leftovers_note, pipeline_last, pipeline_note
 from .actions.verify import GONE_CONFIRM_S
 from .fate_record import FATE_EVENT, FATE_STATES, FINAL_STATES, Fate, fate_text, latest_fate, same_fate, story
-from .layers import Finding, Layer
+from .layers import Finding, Layer, Verdict
 from .outcome import findings_text, log_findings, said_ended, said_failed
 from .probes.procs.zombies import zombie_grace
 from .procstat import ProcStat
 from .remote.base import RemoteError
 
 __all__ = ["Fate", "FATE_EVENT", "FATE_STATES", "FINAL_STATES", "read_fate", "FateFollower", "fate_text", "latest_fate", "story",
-           "no_gpu_check"]
+           "no_gpu_check", "gpu_as_read"]
 
 log = logging.getLogger(__name__)
 
@@ -72,6 +72,19 @@ GPU_CHECK_S = 10.0
 async def no_gpu_check() -> list[Finding]:
     """For a reading that wants the job's end only (stop's last look): no GPU reading."""
     return []
+
+
+def gpu_as_read(verdict: Verdict) -> GpuCheck | None:
+    """A GPU check answering what a passing verdict's own reading found a moment ago
+    (:func:`~.actions.gpufault.read_by_verdict`); None where it read none (the fate reads them)."""
+    seen = read_by_verdict(verdict)
+    if seen is None:
+        return None
+
+    async def check() -> list[Finding]:
+        return seen
+
+    return check
 
 
 async def read_fate(ctx: ActionContext, job: JobRecord, reader: JobReader | None = None, *, gpu_util: GpuUtil | None = None,
@@ -218,7 +231,8 @@ class FateFollower:
 
     def __init__(self, ctx: ActionContext, attempt: int, job: JobRecord, reader: JobReader | None,
                  on_fate: Callable[[int, Fate], None], *, interval: float, last: Fate | None = None,
-                 gpu_util: GpuUtil | None = None, xid_since: XidSince | None = None) -> None:
+                 gpu_util: GpuUtil | None = None, xid_since: XidSince | None = None,
+                 gpu_seen: list[Finding] | None = None) -> None:
         self.ctx, self.attempt, self.job = ctx, attempt, job
         self.gpu_util, self.xid_since = gpu_util, xid_since
         self.reader = reader if reader is not None else reader_for(ctx, job)
@@ -228,7 +242,8 @@ class FateFollower:
         self.checked: Fate | None = None
         self.checked_at = 0.0
         self.task: asyncio.Task[None] | None = None
-        self._gpu: tuple[float, list[Finding]] | None = None  # the last GPU check (monotonic time, faults)
+        # the last GPU check (monotonic time, faults): the verdict's own reading, when it made one
+        self._gpu: tuple[float, list[Finding]] | None = None if gpu_seen is None else (time.monotonic(), gpu_seen)
 
     async def _gpu_check(self) -> list[Finding]:
         """The GPUs' faults since the launch, read again only every :data:`GPU_CHECK_S` (a fault found stays)."""

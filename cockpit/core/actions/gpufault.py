@@ -24,13 +24,13 @@ import re
 import shlex
 from typing import Any
 
-from ..layers import Finding, Layer, Severity
+from ..layers import GPU_NOTE_STAGE, Finding, Layer, Severity, Verdict
 from ..probes import kmsg
 from ..probes.gpu.findings import diagnose
 from ..remote.base import RemoteError
 from .base import ActionContext
 
-__all__ = ["gpu_faults", "gpu_note", "GPU_QUERY", "GpuPrefetch", "GPU_LEAD_S"]
+__all__ = ["gpu_faults", "gpu_note", "GPU_QUERY", "GpuPrefetch", "GPU_LEAD_S", "read_by_verdict"]
 
 log = logging.getLogger(__name__)
 
@@ -84,6 +84,16 @@ class GpuPrefetch:
         """Not wanted (no passing verdict) or verify cancelled: a reading in flight is cancelled."""
         if self._task is not None and not self._task.done():
             self._task.cancel()
+
+
+def read_by_verdict(verdict: Verdict) -> list[Finding] | None:
+    """What a passing verify's GPU reading found (its gpu stage's findings; none without one), so
+    that the job's first fate and its follower do not read the GPUs again a moment later; None
+    when the verdict read no GPUs (it did not pass)."""
+    if not verdict.ok:
+        return None
+    st = next((s for s in verdict.stages if s.name.split(": ")[-1] == GPU_NOTE_STAGE), None)
+    return [] if st is None else [Finding.from_dict(f) for f in st.data.get("findings", [])]
 
 
 def gpu_note(found: list[Finding], *, running: bool = True) -> str:
