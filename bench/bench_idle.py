@@ -48,9 +48,9 @@ def pids_started(seconds: float) -> float:
 class Tui:
     """One TUI in tmux against the lab, at one refresh interval."""
 
-    def __init__(self, lab: Lab, root: Path, interval: float, following: bool) -> None:
+    def __init__(self, lab: Lab, root: Path, interval: float, following: bool, poll: bool = False) -> None:
         self.cfg = lab.write_config(root / f"cockpit-{interval:g}.toml", job={"command": STEPS if following else JOB},
-                                    ui={"refresh_interval": interval},
+                                    ui={"refresh_interval": interval}, **({"gpu": {"stream": False}} if poll else {}),
                                     verify={"settle": 2.0 if following else None, "fate_interval": None})
         if following:  # an attempt that passes first: the TUI then follows its job (fate) and its log
             (lab.dir / "src").mkdir(exist_ok=True)
@@ -93,8 +93,8 @@ def window(tuis: list[Tui], seconds: float, profile: str | None) -> list[dict[st
 
 
 def measure(lab: Lab, root: Path, interval: float, seconds: float, warm: float, profile: str | None,
-            following: bool = False) -> dict[str, float]:
-    tui = Tui(lab, root, interval, following)
+            following: bool = False, poll: bool = False) -> dict[str, float]:
+    tui = Tui(lab, root, interval, following, poll)
     try:
         tui.ready()
         if not following:
@@ -106,7 +106,7 @@ def measure(lab: Lab, root: Path, interval: float, seconds: float, warm: float, 
 
 
 def run(seconds: float, warm: float, interval: float | None = None, profile: str | None = None,
-        following: bool = False, together: bool = False) -> tuple[float, dict[str, float], dict[str, float]]:
+        following: bool = False, together: bool = False, poll: bool = False) -> tuple[float, dict[str, float], dict[str, float]]:
     """(interval, figures at that refresh, figures at 60 s: the baseline), measured in one lab.
 
     ``together``: both TUIs run at once over the same window (half the time, and both see the same
@@ -121,8 +121,8 @@ def run(seconds: float, warm: float, interval: float | None = None, profile: str
         with Lab() as lab:
             lab.add_container(200)
             if not together:
-                now = measure(lab, root, interval, seconds, warm, profile, following)
-                base = measure(lab, root, 60.0, seconds, warm, None, following)
+                now = measure(lab, root, interval, seconds, warm, profile, following, poll)
+                base = measure(lab, root, 60.0, seconds, warm, None, following, poll)
                 return interval, now, base
             tuis = [Tui(lab, root, interval, following), Tui(lab, root, 60.0, False)]
             try:
@@ -147,8 +147,9 @@ def main() -> None:
     ap.add_argument("--interval", type=float, default=None, help="refresh interval (default: the config default)")
     ap.add_argument("--profile")
     ap.add_argument("--following", action="store_true", help="a job that logs a step a second, followed after its attempt passed")
+    ap.add_argument("--poll", action="store_true", help="the GPUs polled every refresh ([gpu] stream = false), as where nvidia-smi cannot stream")
     a = ap.parse_args()
-    interval, now, base = run(a.seconds, a.warm, a.interval, a.profile, a.following)
+    interval, now, base = run(a.seconds, a.warm, a.interval, a.profile, a.following, poll=a.poll)
     print(f"TUI idle against the lab, {a.seconds:g} s quiet window after {a.warm:g} s warm-up")
     print(f"{'':<34}{'refresh ' + format(interval, 'g') + ' s':>16}{'refresh 60 s':>16}")
     print(f"{'CPU, % of one core':<34}{now['cpu_pct']:>16.2f}{base['cpu_pct']:>16.2f}")
