@@ -35,13 +35,12 @@ if TYPE_CHECKING:
     from textual.app import App
 
     from ..core.journal import AttemptRecord
-    from ..core.layers import Finding, Stage
+    from ..core.layers import Finding, Stage, Verdict
     from ..core.probes.signatures import Match
     from .panes.base import Pane
     from .panes.gpu import GpuPane
     from .panes.log import ChainKey, LogPane
     from .panes.procs import ProcsPane
-    from .screens.verdict import VerdictBody
 
 __all__ = ["Copied", "sanitize_copy", "redact_copied", "describe", "log_copy", "attempt_copy", "verdict_copy", "procs_copy",
            "gpu_copy", "deliver", "copy_focused", "set_mouse_capture"]
@@ -158,16 +157,14 @@ def _evidence(stages: list[tuple[str, Stage]]) -> list[str]:
     return ["", f"**Evidence** of the failing stage ({failing.name}):", "", _fence(lines)]
 
 
-def verdict_copy(body: VerdictBody) -> Copied:
-    """The verdict screen's verdict (an attempt's as Markdown; an action's as its stages) with the failing stage's evidence."""
-    rec = body.record
-    stages = body._stages()
+def verdict_copy(rec: AttemptRecord | None, v: Verdict | None, stages: list[tuple[str, Stage]]) -> Copied:
+    """The verdict screen's verdict (an attempt's record as Markdown, else an action's verdict as its
+    stages) with the failing stage's evidence (``stages``: the screen's, each with its shown name)."""
     if rec is not None:
         c = attempt_copy(rec)
         return Copied(f"verdict of attempt #{rec.attempt}", "\n".join([c.text.rstrip("\n"), *_evidence(stages)]))
     from ..core.render import render_verdict
 
-    v = body.verdict
     if v is None:
         return Copied("verdict", "")
     text = [f"# cockpit verdict: {v.action}", "", _fence(render_verdict(v.to_dict()).splitlines()), *_evidence(stages)]

@@ -187,4 +187,4 @@ class VerdictScreen(KeptModal[None]):
     def action_copy(self) -> None:
         """``y``: the verdict with its evidence (or the text selected with the mouse) to the clipboard."""
         selected = self.get_selected_text()
-        deliver(self.app, Copied("selection", selected) if selected else verdict_copy(self.body))
+        deliver(self.app, Copied("selection", selected) if selected else verdict_copy(self.body.record, self.body.verdict, self.body._stages()))
