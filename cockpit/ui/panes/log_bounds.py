@@ -16,15 +16,30 @@ cost is amortised over as many lines.
 from __future__ import annotations
 
 import bisect
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from .log import LogPane
+    from ...core.probes.signatures import Match
+    from .log_view import ChainKey, MarkedLog
 
-__all__ = ["forget_before", "maybe_forget"]
+__all__ = ["forget_before", "maybe_forget", "Bounded"]
 
 
-def forget_before(pane: LogPane, oldest: int) -> int:
+class Bounded(Protocol):
+    """What the log pane (:class:`~.log.LogPane`) holds by line number."""
+
+    chains: dict[ChainKey, Match]
+    errors: list[int]
+    error_labels: dict[int, tuple[str, str]]
+    errors_dropped: int
+    max_lines: int
+    last_no: int
+
+    @property
+    def log_view(self) -> MarkedLog: ...
+
+
+def forget_before(pane: Bounded, oldest: int) -> int:
     """Forget marks, chains and jump targets of lines before ``oldest``; how many entries went."""
     marks = pane.log_view.marks
     gone = [k for k in marks if k < oldest]
@@ -47,7 +62,7 @@ def forget_before(pane: LogPane, oldest: int) -> int:
     return n
 
 
-def maybe_forget(pane: LogPane) -> int:
+def maybe_forget(pane: Bounded) -> int:
     """:func:`forget_before` the rings' window once the maps hold more than twice the ring size."""
     held = len(pane.log_view.marks) + len(pane.chains) + len(pane.errors)
     if held <= 2 * max(1, pane.max_lines) + 64:

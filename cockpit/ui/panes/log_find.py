@@ -31,7 +31,7 @@ from .log_search import CHUNK, SLICE_S, ContextFilter, Query, QueryError, parse_
 
 if TYPE_CHECKING:
     from .base import Pane
-    from .log import MarkedLog
+    from .log_view import MarkedLog
 
     _Base = Pane
 else:
