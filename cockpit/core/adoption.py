@@ -14,20 +14,16 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from .actions.adopt import AdoptedReader, Adoptee, adopted_record, read_process
 from .actions.base import ActionContext, StageFailed, VerdictBuilder
 from .actions.jobstate import make_scan
 from .actions.verify import verify
-from .attempt import AttemptResult, Tee
+from .attempt import AttemptHost, AttemptResult, Tee
 from .connectivity import check_connectivity
 from .layers import Layer, Outcome, Stage, Status, Verdict, outcome_of
 from .outcome import code_ran
 from .stagelog import StageRecorder
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .engine import Engine
 
 __all__ = ["run_adoption", "ADOPT_EVENT", "ADOPT_NOTE", "ADOPT_TRIGGER"]
 
@@ -44,7 +40,7 @@ def _no_log(p: Adoptee, cfg_log: str) -> StageFailed:
                        data={"output": p.output, "stdout": p.fd1, "stderr": p.fd2})
 
 
-async def run_adoption(engine: Engine, pid: int, make_ctx: Callable[[Callable[[str, Stage], None]], ActionContext], *,
+async def run_adoption(engine: AttemptHost, pid: int, make_ctx: Callable[[Callable[[str, Stage], None]], ActionContext], *,
                        wait: bool = True) -> AttemptResult:
     """Adopt ``pid`` as an attempt (see the module doc); the engine holds the target meanwhile.
     ``wait``: verify waits for progress and the settle window, as after a launch; else it judges the

@@ -19,61 +19,62 @@ import asyncio
 import contextlib
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .actions.base import ActionContext
 from .actions.cache import caches_command, clear_cache
 from .actions.deploy import code_version, deploy, start_ahead
 from .actions.job import JobRecord, launch
-from .actions.jobstate import JobReader
 from .actions.strays import strays_command
 from .actions.verify import verify
+from .attempt_result import AttemptResult
 from .changes import record_attempt_changes
 from .compile_cache import compile_cache_stage
 from .connectivity import check_connectivity
-from .layers import Finding, Layer, Outcome, Stage, Status, Verdict
+from .layers import Layer, Outcome, Stage, Status, Verdict
 from .outcome import findings_text, judge_attempt, log_findings
 from .stagelog import StageRecorder
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .engine import Engine
+    from .config import Config
+    from .journal import Journal
+    from .remote.base import Transport
+    from .remote.hostsession import HostSession
 
-__all__ = ["AttemptResult", "run_attempt", "Tee", "INVENTORY_MAX_AGE_S"]
+__all__ = ["AttemptResult", "run_attempt", "Tee", "INVENTORY_MAX_AGE_S", "AttemptHost"]
+
+
+class _Observing(Protocol):
+    @property
+    def host(self) -> HostSession: ...
+
+
+class _Compiles(Protocol):
+    def job_ended(self, attempt: int) -> None: ...
+
+
+class AttemptHost(Protocol):
+    """What an attempt, a launch and an adoption need of the engine that runs them
+    (:class:`~.engine.Engine` is the one): typed by this face, they do not name the engine,
+    which imports them."""
+
+    held_trace_reads: list[int] | None
+
+    @property
+    def cfg(self) -> Config: ...
+    @property
+    def journal(self) -> Journal: ...
+    @property
+    def transport(self) -> Transport: ...
+    @property
+    def observer(self) -> _Observing: ...
+    @property
+    def compile(self) -> _Compiles: ...
+    def set_job(self, job: JobRecord | None, attempt: int | None = None) -> None: ...
 
 #: how old clear-cache's inventory (read during deploy) may be once stop is done: stop's own
 #: waits (TERM's grace, the zombies' reaping) are seconds, and the reading is of what the old job used
 INVENTORY_MAX_AGE_S = 120.0
-
-
-@dataclass
-class AttemptResult:
-    attempt: int
-    outcome: Outcome
-    verdict: Verdict
-    first_error: dict[str, Any] | None = None
-    job: JobRecord | None = None
-    timings: dict[str, float] = field(default_factory=dict)
-    #: what this attempt deployed that the previous one did not (files, +/- lines, diff path)
-    changes: dict[str, Any] | None = None
-    #: the reader verify used (the fate follower goes on from where it stopped)
-    reader: JobReader | None = field(default=None, repr=False, compare=False)
-    #: what the log noticed without failing the attempt (a handled error, torch.compile's eager fallback)
-    findings: list[Finding] = field(default_factory=list)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "attempt": self.attempt,
-            "outcome": self.outcome.value,
-            "layer": self.verdict.layer.value if self.verdict.layer else None,
-            "summary": self.verdict.summary(),
-            "first_error": self.first_error,
-            "job": self.job.to_dict() if self.job else None,
-            "timings": {k: round(v, 4) for k, v in self.timings.items()},
-            "changes": self.changes,
-            "findings": [f.to_dict() for f in self.findings],
-            "verdict": self.verdict.to_dict(),
-        }
 
 
 class Tee(Verdict):
@@ -90,7 +91,7 @@ class Tee(Verdict):
         return stage
 
 
-async def run_attempt(engine: Engine, note: str, make_ctx: Callable[[Callable[[str, Stage], None]], ActionContext],
+async def run_attempt(engine: AttemptHost, note: str, make_ctx: Callable[[Callable[[str, Stage], None]], ActionContext],
                       stop_step: Callable[[ActionContext, Verdict], Awaitable[Any]]) -> AttemptResult:
     """The attempt sequence (see the module doc); ``stop_step`` is the engine's stop + strays."""
     cfg, journal = engine.cfg, engine.journal
@@ -216,7 +217,7 @@ async def run_attempt(engine: Engine, note: str, make_ctx: Callable[[Callable[[s
                 journal.finish_attempt(attempt_id, Outcome.INTERRUPTED, layer=verdict.layer, summary="cockpit stopped before a verdict")
 
 
-def _release_trace_reads(engine: Engine) -> None:
+def _release_trace_reads(engine: AttemptHost) -> None:
     """The trace reads held while the old job stopped and the new one launched start now."""
     held, engine.held_trace_reads = engine.held_trace_reads, None
     for attempt in held or []:

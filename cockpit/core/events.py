@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, TypeAlias
 from .layers import Stage, Verdict
 
 if TYPE_CHECKING:  # pragma: no cover
+    from .attempt_result import AttemptResult
     from .compile import CompileSummary
-    from .engine import AttemptResult
     from .fate_record import Fate
 
 __all__ = ["StageProgress", "ActionStarted", "ActionFinished", "FateChanged", "CompileUpdated", "Event", "Subscriber"]

@@ -16,7 +16,7 @@ import asyncio
 import time
 from typing import TYPE_CHECKING, Any
 
-from . import compile_follow
+from .compile_follow import shell_pids as trace_shell_pids
 from .config import Config
 from .layers import Finding, Layer, Severity
 from .logclass import classifier_for, user_signatures
@@ -139,7 +139,7 @@ class Observer:
             out.append(gpu.shell_pid)
         if waker is not None and waker.shell_pid:
             out.append(waker.shell_pid)
-        out += compile_follow.shell_pids(self.transport)  # torch.compile's trace filter
+        out += trace_shell_pids(self.transport)  # torch.compile's trace filter
         return out
 
     def _session_shell_pid(self) -> int | None:

@@ -20,19 +20,15 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING
 
 from .actions.base import ActionContext
 from .actions.job import JobRecord, launch
 from .actions.verify import verify
-from .attempt import AttemptResult
+from .attempt import AttemptHost, AttemptResult
 from .compile_cache import compile_cache_stage
 from .layers import Outcome, Stage, Verdict
 from .outcome import judge_attempt
 from .stagelog import StageRecorder
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .engine import Engine
 
 __all__ = ["run_launch", "LAUNCH_NOTES"]
 
@@ -40,7 +36,7 @@ __all__ = ["run_launch", "LAUNCH_NOTES"]
 LAUNCH_NOTES = {"launch": "launch", "relaunch": "relaunch"}
 
 
-async def run_launch(engine: Engine, name: str, v: Verdict, make_ctx: Callable[[Callable[[str, Stage], None]], ActionContext],
+async def run_launch(engine: AttemptHost, name: str, v: Verdict, make_ctx: Callable[[Callable[[str, Stage], None]], ActionContext],
                      stop_step: Callable[[ActionContext, Verdict], Awaitable[None]]) -> AttemptResult | None:
     """``relaunch`` (stop, then launch) or ``launch``, verified, as an attempt; connectivity has
     passed.  None when nothing was launched (the stop failed)."""
