@@ -106,3 +106,13 @@ def test_a_supervisor_that_goes_during_the_reading_leaves_the_group_to_read(tmp_
         sup.wait(timeout=5)
         if worker is not None:
             subprocess.run(["kill", "-9", str(worker)], check=False)
+
+
+def test_the_group_scan_succeeds_when_a_process_exits_during_it() -> None:
+    # a process listed by the glob and gone before its read fails that redirection (status 2): the
+    # scan must still exit 0 with what it read, even when that process came last
+    job = JobRecord(attempt=1, pid=os.getpid(), pgid=os.getpgid(0))
+    cmd = group_command(job).replace("/proc/[0-9]*/stat", "/proc/[0-9]*/stat /proc/999999999/stat", 1)
+    res = subprocess.run(["sh", "-c", cmd], capture_output=True, text=True)
+    assert res.returncode == 0, (res.returncode, res.stderr)
+    assert any(f"({os.getpid()}" in line or f"{os.getpid()} (" in line for line in res.stdout.splitlines()), res.stdout[:500]

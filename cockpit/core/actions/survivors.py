@@ -262,7 +262,9 @@ def needs_group(job: JobRecord, st: JobState) -> bool:
 def group_command(job: JobRecord) -> str:
     """The ``/proc/PID/stat`` lines that may be the job's group or session (the caller filters)."""
     pg = int(job.pgid or 0)
-    return f"for f in /proc/[0-9]*/stat; do read -r l 2>/dev/null < \"$f\" && case \"$l\" in *\") \"?\" \"*\" {pg} \"*) echo \"$l\";; esac; done"
+    # `|| :`: a process that exits between the glob and its read fails the redirection (status 2);
+    # were it the last one, the scan itself would exit 2 and read as failed
+    return f"for f in /proc/[0-9]*/stat; do read -r l 2>/dev/null < \"$f\" && case \"$l\" in *\") \"?\" \"*\" {pg} \"*) echo \"$l\";; esac || :; done"
 
 
 async def read_group(ctx: ActionContext, job: JobRecord, st: JobState) -> None:
