@@ -348,15 +348,16 @@ class Engine:
         except RemoteError as e:
             log.warning("could not dump the hung job's stacks: %s", e.message)
 
-    async def _first_fate(self, res: AttemptResult) -> None:
-        """Right after the verdict: the job's state as its first fate (``passed → running``)."""
+    async def _after_verdict(self, res: AttemptResult, follow: bool = True) -> None:
+        """Right after the verdict: the job's state as its first fate (``passed → running``), then,
+        with ``follow``, the job followed to its end; both take the GPUs as the verdict read them a
+        moment ago, where it did (one reading, not three)."""
         assert res.job is not None
-        ctx = self.context()
-        try:  # the GPUs as the verdict read them a moment ago, where it did
-            fate = await read_fate(ctx, res.job, res.reader, gpu_check=gpu_as_read(res.verdict))
-        except RemoteError:
-            return
-        self.record_fate(res.attempt, fate)
+        seen = read_by_verdict(res.verdict)
+        with contextlib.suppress(RemoteError):
+            self.record_fate(res.attempt, await read_fate(self.context(), res.job, res.reader, gpu_check=gpu_as_read(seen)))
+        if follow:
+            self.follow(res.attempt, res.job, res.reader, seen)
 
     # -- single actions --------------------------------------------------------------------
     async def run_action(self, name: str, *, wait: bool = False) -> Verdict:
@@ -389,8 +390,7 @@ class Engine:
         self.compile.verdict_recorded(res.attempt)
         if res.job is not None and res.job.started:
             self.set_job(res.job, res.attempt)
-            await self._first_fate(res)
-            self.follow(res.attempt, res.job, res.reader)
+            await self._after_verdict(res)
 
     async def _action(self, name: str, ctx: ActionContext, v: Verdict) -> None:
         run: dict[str, Callable[[ActionContext, Verdict], Awaitable[Any]]] = {
@@ -472,9 +472,7 @@ class Engine:
             if res.job is not None and res.job.started:
                 self.set_job(res.job, res.attempt)
                 await self._hang_evidence(res)
-                await self._first_fate(res)
-                if follow:
-                    self.follow(res.attempt, res.job, res.reader, read_by_verdict(res.verdict))
+                await self._after_verdict(res, follow)
             self.publish(ActionFinished("attempt", res.verdict, res, time.monotonic() - t0, trigger))
             return res
 
@@ -488,9 +486,7 @@ class Engine:
             res = await run_adoption(self, pid, self.context, wait=not now)
             if res.job is not None:
                 self.set_job(res.job, res.attempt)
-                await self._first_fate(res)
-                if follow:
-                    self.follow(res.attempt, res.job, res.reader)
+                await self._after_verdict(res, follow)
             self.publish(ActionFinished("adopt", res.verdict, res if res.job is not None else None, time.monotonic() - t0, ADOPT_TRIGGER))
             return res.verdict
 

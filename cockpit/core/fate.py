@@ -41,7 +41,7 @@ from .actions.base import ActionContext
 from .actions.cause import death_cause
 from .actions.causebase import LOST_LOG, progress_lost
 from .actions.forked import settle_leftovers
-from .actions.gpufault import gpu_faults, gpu_note, read_by_verdict
+from .actions.gpufault import gpu_faults, gpu_note
 from .actions.job import JobRecord
 from .actions.jobstate import JobReader, LogScan
 from .actions.loopdeath import confirm_loop_death, find_loop_death
@@ -50,7 +50,7 @@ from .actions.stall import STUCK_D_S, detect_stall, judged_stall, read_wchan, sa
 from .actions.survivors import gone_cause, leftovers_note, pipeline_last, pipeline_note
 from .actions.verify import GONE_CONFIRM_S
 from .fate_record import FATE_EVENT, FATE_STATES, FINAL_STATES, Fate, fate_text, latest_fate, same_fate, story
-from .layers import Finding, Layer, Verdict
+from .layers import Finding, Layer
 from .outcome import findings_text, log_findings, said_ended, said_failed
 from .probes.procs.zombies import zombie_grace
 from .procstat import ProcStat
@@ -74,10 +74,9 @@ async def no_gpu_check() -> list[Finding]:
     return []
 
 
-def gpu_as_read(verdict: Verdict) -> GpuCheck | None:
+def gpu_as_read(seen: list[Finding] | None) -> GpuCheck | None:
     """A GPU check answering what a passing verdict's own reading found a moment ago
     (:func:`~.actions.gpufault.read_by_verdict`); None where it read none (the fate reads them)."""
-    seen = read_by_verdict(verdict)
     if seen is None:
         return None
 
