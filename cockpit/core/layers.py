@@ -253,13 +253,18 @@ class Verdict:
         self.finished_at = time.time()
         return self
 
+    def gpu_fault_stage(self) -> Stage | None:
+        """The ok stage a passing verify adds for a GPU fault while the job runs (:data:`GPU_NOTE_STAGE`,
+        ``verify: gpu`` in an attempt's verdict), if it added one."""
+        return next((s for s in self.stages if s.status is Status.OK and s.name.split(": ")[-1] == GPU_NOTE_STAGE), None)
+
     def summary(self) -> str:
         st = self.failed_stage
         if st is None:
             if self.pending:
                 return f"{self.action}: pending"
             # a GPU lost (or an Xid) while the job runs on: passed, and said in the same line
-            note = next((s for s in self.stages if s.status is Status.OK and s.name.split(": ")[-1] == GPU_NOTE_STAGE), None)
+            note = self.gpu_fault_stage()
             return f"{self.action}: ok, but {note.detail}" if note is not None and note.detail else f"{self.action}: ok"
         return f"{self.action}: {st.layer.value} failed at {st.name}: {st.detail}"
 

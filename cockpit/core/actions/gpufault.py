@@ -24,7 +24,7 @@ import re
 import shlex
 from typing import Any
 
-from ..layers import GPU_NOTE_STAGE, Finding, Layer, Severity, Verdict
+from ..layers import Finding, Layer, Severity, Verdict
 from ..probes import kmsg
 from ..probes.gpu.findings import diagnose
 from ..remote.base import RemoteError
@@ -92,7 +92,7 @@ def read_by_verdict(verdict: Verdict) -> list[Finding] | None:
     when the verdict read no GPUs (it did not pass)."""
     if not verdict.ok:
         return None
-    st = next((s for s in verdict.stages if s.name.split(": ")[-1] == GPU_NOTE_STAGE), None)
+    st = verdict.gpu_fault_stage()
     return [] if st is None else [Finding.from_dict(f) for f in st.data.get("findings", [])]
 
 
