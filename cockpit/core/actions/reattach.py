@@ -50,13 +50,12 @@ async def read_job(ctx: ActionContext, reader: JobReader, vb: VerdictBuilder, no
         first = e
     else:
         _rebuilt_beside(ctx, reader, vb, notes, stage)
-        reader.read_at = time.monotonic()
-        return st
+        return _read(ctx, reader, st)
     if first.layer is not Layer.SSH:
         vb.running(stage, f"the target's shell died ({first.message}); reading again on a new one", layer=first.layer)
         st = await reader.read()
         notes.append(f"the target's shell died once ({first.message}) and was rebuilt")
-        reader.read_at = time.monotonic()
+        reader.read_at = time.monotonic()  # its connection count left as it was: a link rebuilt meanwhile is still said
         return st
     t0 = time.monotonic()
     budget = ctx.cfg.ssh.reconnect_for
@@ -79,24 +78,27 @@ async def read_job(ctx: ActionContext, reader: JobReader, vb: VerdictBuilder, no
             err = e
             continue
         took = time.monotonic() - t0
-        if reader.connects is not None:
-            reader.connects = ctx.transport.connects
-        reader.read_at = time.monotonic()
         notes.append(f"lost the connection ({first.message}) and re-attached after {took:.1f}s")
         vb.running(stage, f"re-attached after {took:.1f}s without a connection", layer=Layer.SSH)
-        return st
+        return _read(ctx, reader, st)
     raise TargetLost(Layer.SSH, f"lost the connection while verifying and could not reconnect within {budget:g}s: {err.message}",
                      hint="the job was not judged and is not stopped: `cockpit status` or `cockpit verify` re-attaches once the host "
                           "answers; [ssh] reconnect_for sets how long verify waits", output=err.output)
 
 
+def _read(ctx: ActionContext, reader: JobReader, st: JobState) -> JobState:
+    """A reading done: when, and (where the caller keeps it) the connection it was made on."""
+    reader.read_at = time.monotonic()
+    if reader.connects is not None:
+        reader.connects = ctx.transport.connects
+    return st
+
+
 def _rebuilt_beside(ctx: ActionContext, reader: JobReader, vb: VerdictBuilder, notes: list[str], stage: str) -> None:
     """The link was lost and rebuilt since the last reading, by another reading on it: said as a
     loss this reading met would be (the verdict never reads as if the connection had held)."""
-    seen, now = reader.connects, ctx.transport.connects
-    if seen is None or now == seen:
+    if reader.connects is None or ctx.transport.connects == reader.connects:
         return
-    reader.connects = now
     took = time.monotonic() - (reader.read_at or time.monotonic())
     why = "another reading on the link found it cut and reconnected"
     vb.running(stage, f"lost the connection ({why}); re-attached after {took:.1f}s at most", layer=Layer.SSH)

@@ -98,13 +98,13 @@ class Transport(abc.ABC):
 
     #: short human description: "root@10.1.2.6 pct 200"
     description: str = ""
+    #: how commands get inside the target (set by each implementation's ``__init__``)
+    runtime: Runtime
 
     @property
     def connects(self) -> int:
         """Connections made to the target so far: it grows each time a lost link is rebuilt (0 without one)."""
         return 0
-    #: how commands get inside the target (set by each implementation's ``__init__``)
-    runtime: Runtime
 
     @abc.abstractmethod
     async def run(self, command: str, *, timeout: float = 10.0, cheap: bool = False) -> CommandResult:
