@@ -29,8 +29,11 @@ BOX_HEADER = re.compile(r"^(?P<prefix>.*?)╭─+ Traceback \(most recent call l
 #: the first character of a line inside (or closing) such a box
 BOX_BODY = "│╰"
 THREAD_HEADER = re.compile(r"^(?P<prefix>.*?)Exception in thread (?P<name>.*?):\s*$")
+#: a thread's name as Python makes them (``loader-7``, ``Thread-3 (work)``): a header whose "name"
+#: is words (``Exception in thread pool worker, retrying: …``) is someone's prose, not a dead thread
+_THREAD_NAME = re.compile(r"[^\s:]+(?: \([^)]*\))?")
 #: the name and colon of an ``Exception in thread`` header written on a line of their own (glued headers)
-LATE_THREAD_NAME = re.compile(r"^(?P<prefix>.*?)(?P<name>[^\s:]+(?: \([^)]*\))?):$")
+LATE_THREAD_NAME = re.compile(rf"^(?P<prefix>.*?)(?P<name>{_THREAD_NAME.pattern}):$")
 IGNORED_HEADER = re.compile(r"^(?P<prefix>.*?)Exception ignored (?:in|on)\b")
 CHAIN_MARKER = re.compile(
     r"^(?P<prefix>.*?)(?:During handling of the above exception, another exception occurred:"
@@ -219,11 +222,6 @@ def split_glued(line: str) -> list[str]:
     if not parts or line[start:].strip():
         parts.append(line[start:])
     return parts
-
-
-#: a thread's name as Python makes them (``loader-7``, ``Thread-3 (work)``): a header whose "name"
-#: is words (``Exception in thread pool worker, retrying: …``) is someone's prose, not a dead thread
-_THREAD_NAME = re.compile(r"[^\s:]+(?: \([^)]*\))?")
 
 
 def thread_names(line: str) -> list[str]:
