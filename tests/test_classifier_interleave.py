@@ -295,3 +295,18 @@ def test_glued_names_split_only_where_a_stem_repeats() -> None:
     assert split_names("readerwriter", 2) == ["readerwriter", ""]  # nothing repeats: not cut at a guess
     assert thread_names("Exception in thread Exception in thread loader-9loader-7:") == ["loader-9", "loader-7"]
     assert thread_names("Caught Exception in thread pool worker, retrying: x") == []  # prose, not a header
+
+
+def test_a_thread_name_glued_to_another_threads_frame_line_still_names_it() -> None:
+    # captured from a lab attempt: loader-7's header and name, then loader-9's `self.run()` frame,
+    # on one line; loader-7's colon came later on a line of its own
+    lines = ["Exception in thread loader-9:", "Traceback (most recent call last):", FRAME,
+             "Exception in thread loader-7    self.run()",
+             '  File "/usr/lib/python3.11/threading.py", line 975, in run', "    self._target(*self._args, **self._kwargs)",
+             '  File "/w/train.py", line 5, in loader', '    raise KeyError(f"shard-{i}")', "KeyError: 'shard-9'", ":",
+             "Traceback (most recent call last):", FRAME, "    self.run()",
+             '  File "/usr/lib/python3.11/threading.py", line 975, in run', "    self._target(*self._args, **self._kwargs)",
+             '  File "/w/train.py", line 5, in loader', '    raise KeyError(f"shard-{i}")', "KeyError: 'shard-7'"]
+    c = classify(lines)
+    assert sorted(m.thread or "" for m in c.dead_threads()) == ["loader-7", "loader-9"]
+    assert c.error_count == 2

@@ -32,6 +32,8 @@ THREAD_HEADER = re.compile(r"^(?P<prefix>.*?)Exception in thread (?P<name>.*?):\
 #: a thread's name as Python makes them (``loader-7``, ``Thread-3 (work)``): a header whose "name"
 #: is words (``Exception in thread pool worker, retrying: …``) is someone's prose, not a dead thread
 _THREAD_NAME = re.compile(r"[^\s:]+(?: \([^)]*\))?")
+#: a thread's name, then another writer's indented frame or code line glued behind it
+_NAME_THEN_FRAME = re.compile(rf"{_THREAD_NAME.pattern}(?= {{2,}}\S)")
 #: the name and colon of an ``Exception in thread`` header written on a line of their own (glued headers)
 LATE_THREAD_NAME = re.compile(rf"^(?P<prefix>.*?)(?P<name>{_THREAD_NAME.pattern}):$")
 IGNORED_HEADER = re.compile(r"^(?P<prefix>.*?)Exception ignored (?:in|on)\b")
@@ -162,14 +164,17 @@ def _thread_run(line: str, m: re.Match[str]) -> tuple[int, list[str]] | None:
     """Where a run of ``Exception in thread `` headers (``m``) ends and the names it carries.
 
     None when it is no header (no colon and no other header behind its text).  A header whose
-    name runs into another header (``Exception in thread loader-9Exception in thread loader-7:``)
-    had its colon written later: its name is the text between the two.
+    name runs into another header (``Exception in thread loader-9Exception in thread loader-7:``),
+    or into another thread's indented frame or code line (``Exception in thread loader-7    self.run()``),
+    had its colon written later: its name is the text before the other writer's.
     """
     k = m.group().count("Exception in thread ")
     j = m.end()
     nxt = _GLUE_TOKEN.search(line, j)
     rest = line[j:] if nxt is None else line[j : nxt.start()]
-    if nxt is None and rest.rstrip().endswith(":"):
+    if glued := _NAME_THEN_FRAME.match(rest):
+        end, text = j + glued.end(), glued.group()
+    elif nxt is None and rest.rstrip().endswith(":"):
         end, text = len(line), rest.rstrip()[:-1].strip()  # the whole line: NAME runs to the last colon, as Python prints it
     elif (c := rest.find(":")) >= 0:
         end, text = j + c + 1, rest[:c].strip()
