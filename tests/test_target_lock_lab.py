@@ -8,11 +8,13 @@ Against the lab: a real sshd, the pct emulator; each lab has its own lock direct
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import logging
 import os
 import signal
 import socket
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -21,7 +23,7 @@ from cockpit.core.config import load_config
 from cockpit.core.engine import Busy, Engine
 from cockpit.core.layers import Layer
 from cockpit.core.status import collect_status
-from cockpit.core.target_lock import Holder, lock_name
+from cockpit.core.target_lock import DEAD_HOLDER_S, Holder, lock_name
 from tests.lab import await_for, faults
 
 pytestmark = pytest.mark.lab
@@ -231,3 +233,28 @@ async def test_slurm_the_lock_is_on_the_login_node_named_after_the_workdir(lab, 
     finally:
         await a.close()
         await b.close()
+
+
+async def test_a_lock_held_with_no_note_is_waited_for_a_moment_then_busy(lab, two_configs):
+    """A holder that has removed its note is on its way out (a release in flight, a connection that
+    just closed): an action without ``--wait`` waits for it a moment instead of being refused, and
+    is refused naming the lock file when it stays."""
+    eng = Engine(load_config(two_configs[0]))
+    lock_dir(lab).mkdir(parents=True, exist_ok=True)
+    fh = open(lock_dir(lab) / "cockpit-pct-200.lock", "a+")  # held by no cockpit: no note beside it
+    try:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        asyncio.get_running_loop().call_later(1.0, fcntl.flock, fh, fcntl.LOCK_UN)
+        t0 = time.monotonic()
+        async with eng.exclusive("stop"):
+            waited = time.monotonic() - t0
+            assert not eng._target_lock.without_host
+        assert 0.9 <= waited < DEAD_HOLDER_S, waited
+        fcntl.flock(fh, fcntl.LOCK_EX)  # and now one that stays
+        t0 = time.monotonic()
+        with pytest.raises(Busy, match=r"^ct200-a is busy: another cockpit holds .*cockpit-pct-200\.lock on its host$"):
+            await eng.run_action("stop")
+        assert time.monotonic() - t0 >= DEAD_HOLDER_S
+    finally:
+        fh.close()
+        await eng.close()

@@ -57,9 +57,13 @@ MARK = "@@cockpit-lock"
 ANSWER_S = 20.0
 #: ``wait=True``: first and longest pause between tries for a lock held elsewhere
 POLL_S, POLL_MAX_S = 0.5, 5.0
-#: seconds a lock still held for a cockpit of this machine that is gone (killed a moment ago) is
-#: waited for before Busy: its holder ends with that cockpit's SSH connection, a moment later
+#: seconds a lock still held for a cockpit of this machine that is gone (killed a moment ago), or
+#: held with no holder note (a holder on its way out), is waited for before Busy: such a holder
+#: ends with that cockpit's SSH connection, or its release, a moment later
 DEAD_HOLDER_S = 3.0
+#: a release waits at most this many 20 ms ticks for its holder to exit (the holder's own loop,
+#: its token gone, ends within a quarter second even if the kill went astray)
+RELEASE_WAIT_TICKS = 100
 
 
 class Busy(Exception):
@@ -140,9 +144,12 @@ def holder_script(name: str, who: str, token: str) -> str:
     ``name``, ``who`` and ``token`` are quoted here."""
     f, w, t = shlex.quote(name), shlex.quote(who), shlex.quote(token)
     # the connection's sshd is known by its pid *and* start time (pids wrap: a reused one must not
-    # keep a dead cockpit's lock); one fork and a sleep every quarter second while an action runs
-    hold = ('p=$1 k=$2 w=$3; st() { read -r l </proc/$p/stat 2>/dev/null || return 1; l=${l##*) }; set -- $l; echo "${20}"; }; '
-            's0=$(st); while [ -n "$s0" ] && [ -e "$k" ] && [ "$(st)" = "$s0" ]; do { sleep 0.25 || sleep 1; } 9<&- 2>/dev/null; done; rm -f "$k" "$w"')
+    # keep a dead cockpit's lock); one fork, a sleep, every quarter second while an action runs.  The
+    # sshd's stat is read with built-ins only (its 22nd field, past the command name, is the
+    # start time); ``st`` sets ``v`` rather than printing it: a ``$(st)`` subshell would be a fork
+    # holding fd 9, the lock, a moment past the holder's own end
+    hold = ('p=$1 k=$2 w=$3; st() { v=; l=; read -r l </proc/$p/stat 2>/dev/null || return 0; l=${l##*) }; set -- $l; v=${20}; }; '
+            'st; s0=$v; while [ -n "$s0" ] && [ -e "$k" ] && st && [ "$v" = "$s0" ]; do { sleep 0.25 || sleep 1; } 9<&- 2>/dev/null; done; rm -f "$k" "$w"')
     return (
         'd="${COCKPIT_LOCK_DIR:-/run/lock}"; [ -z "${COCKPIT_LOCK_DIR:-}" ] || mkdir -p "$d" 2>/dev/null; '
         '{ [ -d "$d" ] && [ -w "$d" ]; } || d=/tmp; '
@@ -166,10 +173,16 @@ def holder_script(name: str, who: str, token: str) -> str:
 
 def release_script(path: str, token: str, pid: int) -> str:
     """The host's ``sh`` text that gives the lock back: the holder's token goes, and the holder is
-    killed when that pid is still the holder with this token (never another process)."""
-    k, f = shlex.quote(f"{path}.hold.{token}"), shlex.quote(path)
-    return (f'rm -f {k} {f}.who.$(id -u); if grep -qF -- {k} /proc/{int(pid)}/cmdline 2>/dev/null; '
-            f'then kill {int(pid)} 2>/dev/null; fi; true')
+    killed when that pid is still the holder with this token (never another process), and waited
+    for: the lock is free when the script returns."""
+    k, f, cmdline = shlex.quote(f"{path}.hold.{token}"), shlex.quote(path), f"/proc/{int(pid)}/cmdline"
+    # the flock is free only once the holder has exited, not when ``kill`` returns: wait for that
+    # (a zombie's cmdline is empty, and its files are closed), or the next action, of this cockpit
+    # or another, finds the target busy with no one's note on it.  Built-ins only (``read`` drops
+    # the cmdline's NULs): no fork at all when the holder is gone at the first look
+    return (f'rm -f {k} {f}.who.$(id -u); held() {{ x=; read -r x 2>/dev/null <{cmdline}; case $x in *{k}*) return 0;; esac; return 1; }}; '
+            f'if held; then kill {int(pid)} 2>/dev/null; i=0; '
+            f'while [ $i -lt {RELEASE_WAIT_TICKS} ] && held; do sleep 0.02; i=$((i+1)); done; fi; true')
 
 
 class _LocalLock:
@@ -313,6 +326,9 @@ class TargetLock:
                 if last.host == socket.gethostname() and not _running(last.pid):
                     self._dead_holder_since = self._dead_holder_since or time.monotonic()
                 return last.describe()
+            # held with no note: a holder that has removed its note is on its way out (a release of
+            # another process, or a connection that just closed): as short-lived as a dead cockpit's
+            self._dead_holder_since = self._dead_holder_since or time.monotonic()
             return f"another cockpit holds {self.host.path or self.host.name} on its host"
         # no answer, no flock there, the host out of reach: the action's own checks report the host
         self.without_host = f"no lock on the host ({state}: {text.strip()[:200]})"
