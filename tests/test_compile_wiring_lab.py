@@ -35,6 +35,8 @@ pytestmark = pytest.mark.lab
 
 FIXTURES = Path(__file__).parent / "fixtures" / "torch_trace"
 CLK_TCK = os.sysconf("SC_CLK_TCK")
+#: how often the compile workers' CPU is sampled (a measurement, not a synchronisation)
+SAMPLE_S = 0.1
 
 
 def expected(case: str) -> CompileSummary:
@@ -97,7 +99,7 @@ class FilterCPU:
     async def run(self) -> None:
         while True:
             self.sample()
-            await asyncio.sleep(0.1)  # a sampling period, not a synchronisation
+            await asyncio.sleep(SAMPLE_S)
 
     @property
     def cpu_s(self) -> float:

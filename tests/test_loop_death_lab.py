@@ -136,9 +136,10 @@ async def test_the_rank_whose_loop_died_is_named_while_the_other_waits_in_its_co
 
 EXITS_SOON = """
 import sys, threading, time
+STEP_S = 0.05  # the job's own pace
 for i in range(1, 21):
     print(f"step {i} loss 2.5", flush=True)
-    time.sleep(0.05)
+    time.sleep(STEP_S)
 threading.Thread(target=time.sleep, args=(0.8,), name="flusher").start()  # non-daemon, but it ends (after the 0.3 s error grace)
 raise FloatingPointError("loss is nan at step 20")
 """

@@ -26,9 +26,10 @@ from tests.lab import await_for
 TRAIN = """\
 import math, sys, time
 N = int(sys.argv[1]) if len(sys.argv) > 1 else 60
+STEP_S = 0.05  # the job's own pace
 for step in range(1, N + 1):
     print(f"step {step} loss {LOSS:.4f} lr 3e-4", flush=True)
-    time.sleep(0.05)
+    time.sleep(STEP_S)
 print("done", flush=True)
 time.sleep(KEEP)
 """

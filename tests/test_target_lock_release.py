@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
 
 from cockpit.core.target_lock import release_script
+from tests.lab import wait_for
 
 SHELLS = [s for s in ("dash", "bash", "busybox") if shutil.which(s)]
 
@@ -34,10 +34,7 @@ def state(pid: int) -> str:
 
 
 def wait_running(proc: subprocess.Popen[bytes], token: str) -> None:
-    deadline = time.monotonic() + 10
-    while token not in Path(f"/proc/{proc.pid}/cmdline").read_bytes().decode(errors="replace"):
-        assert time.monotonic() < deadline, "the holder never started"
-        time.sleep(0.01)
+    wait_for(lambda: token in Path(f"/proc/{proc.pid}/cmdline").read_bytes().decode(errors="replace"), 10, "the holder never started")
 
 
 @pytest.mark.parametrize("shell", SHELLS)
