@@ -41,10 +41,11 @@ def cmd_compare(args: argparse.Namespace, cfg: Config) -> int:
     from ..core.metrics import MetricsStore
     from ..core.metrics.compare import NoSuchAttempt, compare
     from ..core.redact import Redactor
+    from ..core.target_lock import journal_scope
     from .common import EXIT_OK, EXIT_USAGE, safe_text
 
     red = None if args.no_redact else Redactor.from_config(cfg)
-    journal = Journal(cfg.journal_path)
+    journal = Journal(cfg.journal_path, scope=journal_scope(cfg))
     store = MetricsStore(cfg.journal_path.parent, cfg)
     try:
         data = compare(journal, store, args.a, args.b, metrics=args.metric, steps=max(1, args.steps), redactor=red)

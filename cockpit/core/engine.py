@@ -52,7 +52,7 @@ from .remote import make_transport
 from .remote.base import RemoteError, Transport
 from .runtimes import runtime_for
 from .superseded import reconcile_superseded, superseded_jobs
-from .target_lock import Busy, TargetLock
+from .target_lock import Busy, TargetLock, journal_scope
 from .user_actions import UserActionResult, command_for, run_user_action
 
 __all__ = ["Engine", "Busy", "AttemptResult", "STACKS_EVENT", "NO_JOB_STAGE"]
@@ -81,7 +81,7 @@ class Engine:
         self.transport = transport or make_transport(cfg, runtime_for(cfg))
         #: where the job runs (:mod:`.runtimes`), chosen once: the transport carries it to every action
         self.runtime = self.transport.runtime
-        self.journal = journal or Journal(cfg.journal_path, Redactor.from_config(cfg))
+        self.journal = journal or Journal(cfg.journal_path, Redactor.from_config(cfg), journal_scope(cfg, self.runtime))
         self.observer = Observer(cfg, self.transport)
         #: each attempt's metrics from its log, beside the journal (every job reader from the log's start feeds it)
         self.metrics = MetricsStore(self.journal.path.parent, cfg, self.journal.redactor)

@@ -109,6 +109,7 @@ if TYPE_CHECKING:  # pragma: no cover - for the type checker: at run time each n
     from .records import STAGE as STAGE
     from .records import VERDICT as VERDICT
     from .records import AttemptRecord as AttemptRecord
+    from .records import Scope as Scope
     from .records import StageRecord as StageRecord
     from .records import fold as fold
     from .records import scheduler_jobs as scheduler_jobs
@@ -141,6 +142,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "STAGE": (".records", "STAGE"),
     "VERDICT": (".records", "VERDICT"),
     "AttemptRecord": (".records", "AttemptRecord"),
+    "Scope": (".records", "Scope"),
     "StageRecord": (".records", "StageRecord"),
     "fold": (".records", "fold"),
     "scheduler_jobs": (".records", "scheduler_jobs"),
@@ -173,6 +175,7 @@ __all__ = [
     "Journal",
     "JournalFault",
     "AttemptRecord",
+    "Scope",
     "StageRecord",
     "fold",
     "scheduler_jobs",

@@ -68,6 +68,8 @@ class AttemptRecord:
     attempt: int
     note: str = ""
     target: str | None = None
+    #: where its job ran (:class:`Scope`), in records written since cockpit says so
+    where: str | None = None
     started_at: float | None = None
     finished_at: float | None = None
     #: parsed here, at the journal's edge: ``UNKNOWN`` when the file holds a value this version does not know
@@ -149,6 +151,7 @@ class AttemptRecord:
             self.started_at = ts
             self.note = _str(ev.get("note"))
             self.target = _opt_str(ev.get("target"))
+            self.where = _opt_str(ev.get("where"))
             cv = ev.get("code_version")
             self.code_version = cv if isinstance(cv, dict) else None
             self.log_path = _opt_str(ev.get("log_path")) or self.log_path
@@ -249,6 +252,7 @@ class AttemptRecord:
             "attempt": self.attempt,
             "note": self.note,
             "target": self.target,
+            "where": self.where,
             "started_at": self.started_at,
             "finished_at": self.finished_at,
             "duration_s": self.duration_s,
@@ -292,6 +296,27 @@ def fold(events: Iterable[Mapping[str, Any]]) -> list[AttemptRecord]:
             rec = recs[aid] = AttemptRecord(attempt=aid)
         rec.apply(ev)
     return [recs[k] for k in sorted(recs)]
+
+
+@dataclass(frozen=True)
+class Scope:
+    """Which attempts of a journal are one target's.  Config files in one directory share its
+    journal (``.cockpit/journal.jsonl``): two single-target files for two containers read each
+    other's jobs as their own (a second file's attempt "stopped" the first's job as exited, and
+    its fate follower journalled that job, alive in its own container, as vanished).
+
+    ``where`` is the place a job runs (host, runtime, container or workdir): an attempt started
+    there is this target's whatever it was named; one journalled before cockpit wrote places is
+    known by its target's name.  Attempt ids stay the journal's (a log named ``{attempt}`` in a
+    shared workdir is never overwritten)."""
+
+    name: str
+    where: str
+
+    def owns(self, rec: AttemptRecord) -> bool:
+        if rec.where is not None:
+            return rec.where == self.where
+        return rec.target is None or rec.target == self.name
 
 
 def scheduler_jobs(recs: Iterable[AttemptRecord], scheduler: str, target: str | None = None) -> list[tuple[int, str]]:

@@ -33,6 +33,7 @@ from .records import (
     STAGE,
     VERDICT,
     AttemptRecord,
+    Scope,
     _check_id,
     _dumps,
     _jsonable,
@@ -42,13 +43,13 @@ from .records import (
     _parse,
     fold,
 )
-from .writer import _boot_id, _hostname, proc_start_time, writer_state
+from .writer import _boot_id, _hostname, closing_fields, proc_start_time, writer_state
 
 log = logging.getLogger(__name__)
 
 #: fields written verbatim, never redacted: the paths and names cockpit built to find its job again
 VERBATIM = frozenset({"log_path", "pid_file", "exit_file", "unit", "launch_id", "workdir", "diff_path", "cockpit_host",
-                      "boot_id", "target"})
+                      "boot_id", "target", "where"})
 
 
 def redact_event(fields: Mapping[str, Any], redactor: Redactor) -> dict[str, Any]:
@@ -75,9 +76,11 @@ class Journal:
     says what failed and how to fix it; the next write or :meth:`flush` writes the queue first.
     """
 
-    def __init__(self, path: str | os.PathLike[str], redactor: Redactor | None = None) -> None:
+    def __init__(self, path: str | os.PathLike[str], redactor: Redactor | None = None, scope: Scope | None = None) -> None:
         self.path = Path(path)
         self.redactor = redactor if redactor is not None else Redactor()
+        #: whose attempts this reader sees and where its new ones are said to run (None: all)
+        self.scope = scope
         self._lock = threading.RLock()
         #: events built but not written yet (a failed write), oldest first, with their line
         self._pending: list[tuple[dict[str, Any], bytes]] = []
@@ -195,7 +198,7 @@ class Journal:
         evs = self._snapshot()
         if redactor is not None:
             evs = [redact_event(ev, redactor) for ev in evs]
-        return fold(evs)
+        return [r for r in fold(evs) if self.scope is None or self.scope.owns(r)]
 
     def get(self, attempt_id: int) -> AttemptRecord | None:
         """One attempt's record: its own events folded (not the whole journal's)."""
@@ -203,7 +206,8 @@ class Journal:
             self._refresh()
             late = ([self._tail_event] if self._tail_event is not None else []) + [ev for ev, _ in self._pending]
             evs = self._by_id.get(attempt_id, []) + [ev for ev in late if _opt_int(ev.get("attempt")) == attempt_id]
-        return next(iter(fold(evs)), None)
+        rec = next(iter(fold(evs)), None)
+        return rec if rec is None or self.scope is None or self.scope.owns(rec) else None
 
     def open_attempts(self) -> list[AttemptRecord]:
         """Attempts that started and have no ``attempt_finished`` yet (live or orphaned)."""
@@ -349,6 +353,7 @@ class Journal:
         fields = {
             "note": str(note or ""),
             "target": _name(target),
+            **({"where": self.scope.where} if self.scope is not None else {}),
             "code_version": _jsonable(code_version),
             "log_path": os.fspath(log_path) if log_path is not None else None,
             "cockpit_pid": pid,
@@ -468,28 +473,8 @@ class Journal:
                 alive, why = (False, "forced") if force else writer_state(rec)
                 if alive is not False:
                     continue
-                start = rec.started_at if rec.started_at is not None else rec.first_event_at
-                last = rec.last_event_at
-                dur = round(max(0.0, last - start), 3) if start is not None and last is not None else None
-                summary = f"interrupted: {reason}"
-                if rec.stages:
-                    s = rec.stages[-1]
-                    summary += f"; last stage seen: {s.action}/{s.stage.name} ({s.stage.status.value})"
-                failed = rec.failed_stage
-                out.append(self._event(rec.attempt, ATTEMPT_INTERRUPTED, {
-                    "reason": reason,
-                    "writer_pid": rec.cockpit_pid,
-                    "writer_host": rec.cockpit_host,
-                    "why": why,
-                }))
-                out.append(self._event(rec.attempt, ATTEMPT_FINISHED, {
-                    "outcome": Outcome.INTERRUPTED.value,
-                    "layer": failed.stage.layer.value if failed else None,
-                    "summary": summary,
-                    "first_error": rec.first_error,
-                    "duration_s": dur,
-                    "caches": rec.caches,
-                }))
+                interrupted, finished = closing_fields(rec, reason, why)
+                out += [self._event(rec.attempt, ATTEMPT_INTERRUPTED, interrupted), self._event(rec.attempt, ATTEMPT_FINISHED, finished)]
                 ids.append(rec.attempt)
             return out
 

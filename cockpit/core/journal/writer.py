@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import socket
+from typing import Any
 
 from ..layers import Outcome
 from ..procstat import read_local_stat
@@ -95,3 +96,20 @@ def as_read(rec: AttemptRecord) -> tuple[Outcome, str]:
         if alive is False:
             return Outcome.INTERRUPTED, f"cockpit stopped before a verdict: {why}"
     return rec.outcome, rec.summary
+
+
+def closing_fields(rec: AttemptRecord, reason: str, why: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The fields of the ``attempt_interrupted`` and ``attempt_finished`` events that close the
+    open attempt ``rec`` whose writer is gone (``why``, as :func:`writer_state` says it)."""
+    start = rec.started_at if rec.started_at is not None else rec.first_event_at
+    last = rec.last_event_at
+    dur = round(max(0.0, last - start), 3) if start is not None and last is not None else None
+    summary = f"interrupted: {reason}"
+    if rec.stages:
+        s = rec.stages[-1]
+        summary += f"; last stage seen: {s.action}/{s.stage.name} ({s.stage.status.value})"
+    failed = rec.failed_stage
+    interrupted = {"reason": reason, "writer_pid": rec.cockpit_pid, "writer_host": rec.cockpit_host, "why": why}
+    finished = {"outcome": Outcome.INTERRUPTED.value, "layer": failed.stage.layer.value if failed else None, "summary": summary,
+                "first_error": rec.first_error, "duration_s": dur, "caches": rec.caches}
+    return interrupted, finished
