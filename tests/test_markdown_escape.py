@@ -98,7 +98,7 @@ def test_secrets_are_redacted_before_they_are_escaped(tmp_path: Path) -> None:
 
 def test_history_markdown_from_the_cli_is_inert(tmp_path: Path) -> None:
     conf = tmp_path / "cockpit.toml"
-    conf.write_text(f'[target]\ntransport = "local"\n[job]\nworkdir = "{tmp_path}"\n[journal]\npath = "{tmp_path}/journal.jsonl"\n')
+    conf.write_text(f'[target]\nname = "lab"\ntransport = "local"\n[job]\nworkdir = "{tmp_path}"\n[journal]\npath = "{tmp_path}/journal.jsonl"\n')
     hostile_journal(tmp_path / "journal.jsonl")
     r = subprocess.run([sys.executable, "-m", "cockpit", "history", "--markdown", "--config", str(conf)],
                        capture_output=True, text=True, timeout=60, cwd=tmp_path)

@@ -193,7 +193,7 @@ def test_history_exports_redact_an_older_journal_by_default(tmp_path, capsys):
     from cockpit.cli import main
 
     conf = tmp_path / "cockpit.toml"
-    conf.write_text(f'[target]\ntransport = "local"\n[job]\nworkdir = "{tmp_path}"\n[job.env]\nDB_PASSWORD = "s3cret-pw-42"\n'
+    conf.write_text(f'[target]\nname = "lab"\ntransport = "local"\n[job]\nworkdir = "{tmp_path}"\n[job.env]\nDB_PASSWORD = "s3cret-pw-42"\n'
                     f'[journal]\npath = "{tmp_path}/journal.jsonl"\n[redact]\npatterns = ["corp-[0-9]{{4}}"]\n')
     _raw_journal(tmp_path / "journal.jsonl",
                  {"event": "attempt_started", "attempt": 1, "note": f"with {HF} corp-1234", "target": "lab"},

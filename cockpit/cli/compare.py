@@ -37,15 +37,14 @@ def add_parser(sub: Any) -> None:
 
 
 def cmd_compare(args: argparse.Namespace, cfg: Config) -> int:
-    from ..core.journal import Journal
+    from ..core.journal import Journal, Scope
     from ..core.metrics import MetricsStore
     from ..core.metrics.compare import NoSuchAttempt, compare
     from ..core.redact import Redactor
-    from ..core.target_lock import journal_scope
     from .common import EXIT_OK, EXIT_USAGE, safe_text
 
     red = None if args.no_redact else Redactor.from_config(cfg)
-    journal = Journal(cfg.journal_path, scope=journal_scope(cfg))
+    journal = Journal(cfg.journal_path, scope=Scope(cfg.display_name, cfg.job_place))
     store = MetricsStore(cfg.journal_path.parent, cfg)
     try:
         data = compare(journal, store, args.a, args.b, metrics=args.metric, steps=max(1, args.steps), redactor=red)

@@ -253,12 +253,11 @@ def cmd_stacks(args: argparse.Namespace, cfg: Config) -> int:
 
 
 def cmd_history(args: argparse.Namespace, cfg: Config) -> int:
-    from ..core.journal import Journal, render_markdown
+    from ..core.journal import Journal, Scope, render_markdown
     from ..core.redact import Redactor
-    from ..core.target_lock import journal_scope
 
     red = None if args.no_redact else Redactor.from_config(cfg)
-    j = Journal(cfg.journal_path, scope=journal_scope(cfg))
+    j = Journal(cfg.journal_path, scope=Scope(cfg.display_name, cfg.job_place))
     attempts = j.attempts(red)
     if args.last:
         attempts = attempts[-args.last :]

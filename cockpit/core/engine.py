@@ -42,7 +42,7 @@ from .connectivity import check_connectivity
 from .events import ActionFinished, ActionStarted, Event, FateChanged, StageProgress, Subscriber
 from .fate import FATE_EVENT, FRESH_S, Fate, FateFollower, gpu_as_read, latest_fate, no_gpu_check, read_fate, stopped_fate
 from .fate_record import same_fate
-from .journal import Journal
+from .journal import Journal, Scope
 from .layers import Finding, Layer, Stage, Status, Verdict
 from .metrics import MetricsStore
 from .observe import Observer
@@ -52,7 +52,7 @@ from .remote import make_transport
 from .remote.base import RemoteError, Transport
 from .runtimes import runtime_for
 from .superseded import reconcile_superseded, superseded_jobs
-from .target_lock import Busy, TargetLock, journal_scope
+from .target_lock import Busy, TargetLock
 from .user_actions import UserActionResult, command_for, run_user_action
 
 __all__ = ["Engine", "Busy", "AttemptResult", "STACKS_EVENT", "NO_JOB_STAGE"]
@@ -81,7 +81,7 @@ class Engine:
         self.transport = transport or make_transport(cfg, runtime_for(cfg))
         #: where the job runs (:mod:`.runtimes`), chosen once: the transport carries it to every action
         self.runtime = self.transport.runtime
-        self.journal = journal or Journal(cfg.journal_path, Redactor.from_config(cfg), journal_scope(cfg, self.runtime))
+        self.journal = journal or Journal(cfg.journal_path, Redactor.from_config(cfg), Scope(cfg.display_name, cfg.job_place))
         self.observer = Observer(cfg, self.transport)
         #: each attempt's metrics from its log, beside the journal (every job reader from the log's start feeds it)
         self.metrics = MetricsStore(self.journal.path.parent, cfg, self.journal.redactor)

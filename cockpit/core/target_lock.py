@@ -44,11 +44,10 @@ from pathlib import Path
 from typing import IO
 
 from .config import Config
-from .journal.records import Scope
 from .remote.base import RemoteError, Transport
 from .runtimes import Runtime, runtime_for
 
-__all__ = ["Busy", "Holder", "TargetLock", "lock_name", "journal_scope", "holder_script", "safe_name"]
+__all__ = ["Busy", "Holder", "TargetLock", "lock_name", "holder_script", "safe_name"]
 
 log = logging.getLogger(__name__)
 
@@ -132,15 +131,6 @@ def lock_name(cfg: Config, runtime: Runtime | None = None) -> str:
     rt = runtime if runtime is not None else runtime_for(cfg)
     what = rt.lock_identity(cfg)
     return f"cockpit-{rt.kind}-{safe_name(what.strip('/') or 'root')}.lock"
-
-
-def journal_scope(cfg: Config, runtime: Runtime | None = None) -> Scope:
-    """Whose attempts a journal shared by several config files are this target's: those started
-    where its job runs (the host as configured, its SSH port when set, and what one lock there
-    covers: ``10.1.2.6 pct 200``), or, written before places were, under its name."""
-    rt = runtime if runtime is not None else runtime_for(cfg)
-    host = (cfg.target.host or "local") + (f":{cfg.target.port}" if cfg.target.port else "")
-    return Scope(cfg.display_name, f"{host} {rt.kind} {rt.lock_identity(cfg)}")
 
 
 def holder_script(name: str, who: str, token: str) -> str:

@@ -12,6 +12,7 @@ from .actions import ActionConfig
 from .metrics import MetricsConfig
 from .redact import RedactConfig
 from .sections import (
+    RUNTIME_SHAPES,
     CacheConfig,
     CompileConfig,
     DeployConfig,
@@ -68,6 +69,17 @@ class Config:
     @property
     def display_name(self) -> str:
         return self.target.name or self.target.host or "local"
+
+    @property
+    def job_place(self) -> str:
+        """Where the job runs, in one line: the host as configured (and its SSH port when set),
+        the runtime, and the container, or the workdir for a runtime without one
+        (``10.1.2.6 pct 200``): a journal shared by config files side by side tells each target's
+        attempts by it (:class:`cockpit.core.journal.Scope`)."""
+        shape = RUNTIME_SHAPES.get(self.target.runtime)
+        what = self.target.container if shape is not None and shape.container is not None else self.job.workdir
+        host = (self.target.host or "local") + (f":{self.target.port}" if self.target.port else "")
+        return f"{host} {self.target.runtime} {what}"
 
     @property
     def journal_path(self) -> Path:
