@@ -35,6 +35,7 @@ from .commands import CockpitCommands
 from .driver import Driver
 from .guard import while_mounted
 from .heap import FREEZE_AFTER_S, freeze_heap
+from .host import CockpitHost
 from .keys import TargetActions, demo_fix
 from .leaks import LeanFooter, unpin_styles_caches
 from .loop_runner import LoopRunner, Reloaders
@@ -84,7 +85,7 @@ _SEVERITY: dict[str, SeverityLevel] = {"passed": "information", "failed": "error
 
 __all__ = ["CockpitApp", "create_app"]
 
-class CockpitApp(App[int]):
+class CockpitApp(CockpitHost):
     """The app: its state, the panes, the message handlers, and six controllers it holds (plain
     objects, each given the app): ``actions`` (keys that act on the target, :mod:`.keys`), ``views``
     (keys that change what is shown, :mod:`.views`), ``targets`` (:mod:`.target_keys`), ``settings``
@@ -119,6 +120,11 @@ class CockpitApp(App[int]):
     freeze_gc: bool = False
     #: whether the terminal reports the mouse to cockpit (``m`` switches it; see :func:`.copy.set_mouse_capture`)
     mouse_reporting: bool = True
+    #: the controllers that :class:`.host.CockpitHost` declares by what the others use of them
+    actions: TargetActions
+    targets: Targets
+    user: UserActions
+    polling: Polling
 
     def __init__(self, engine: EngineFace, *, read_only: bool = False, refresh: bool = True, demo: bool = False,
                  clock: Callable[[], float] | None = None, themes: ThemeSet | None = None, notice: str = "",

@@ -17,16 +17,16 @@ from ..core.keymap import ACTIONS, UIAction
 from .screens.help import key_label
 
 if TYPE_CHECKING:
-    from .app import CockpitApp
+    from .host import CockpitHost
 
 __all__ = ["CockpitCommands"]
 
 
 class CockpitCommands(Provider):
     @property
-    def cockpit(self) -> CockpitApp:
+    def cockpit(self) -> CockpitHost:
         """The app this palette belongs to (it is only ever given to :class:`~.app.CockpitApp`)."""
-        return cast("CockpitApp", self.app)  # Provider.app is typed as Textual's App
+        return cast("CockpitHost", self.app)  # Provider.app is typed as Textual's App
 
     def _available(self) -> list[UIAction]:
         app = self.cockpit

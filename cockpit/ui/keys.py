@@ -27,7 +27,7 @@ from .screens.prompt import HypothesisScreen
 from .shell import shell_command
 
 if TYPE_CHECKING:
-    from .app import CockpitApp
+    from .host import CockpitHost
 
 __all__ = ["TargetActions", "demo_fix"]
 
@@ -45,7 +45,7 @@ class TargetActions:
     """Keys that act on the target (attempt, deploy, clear cache, verify, relaunch, stop, reboot,
     shell, demo fix)."""
 
-    def __init__(self, app: CockpitApp) -> None:
+    def __init__(self, app: CockpitHost) -> None:
         self.app = app
         #: the engine actions that show more than the table says before they run
         self._own: dict[str, Callable[[], None]] = {

@@ -21,7 +21,7 @@ from .messages import GpuRefreshed, LogBatch, ProcsRefreshed
 from .pacing import Pacer, signature
 
 if TYPE_CHECKING:
-    from .app import CockpitApp
+    from .host import CockpitHost
 
 log = logging.getLogger(__name__)
 
@@ -29,7 +29,7 @@ __all__ = ["Polling"]
 
 
 class Polling:
-    def __init__(self, app: CockpitApp) -> None:
+    def __init__(self, app: CockpitHost) -> None:
         self.app = app
 
     def start(self) -> None:

@@ -22,7 +22,7 @@ from .user_keys import UserActions
 from .views import Views
 
 if TYPE_CHECKING:
-    from .app import CockpitApp
+    from .host import CockpitHost
 
 __all__ = ["CONTROLLERS", "route"]
 
@@ -34,7 +34,7 @@ AppAction = Callable[..., object]
 
 
 def _delegate(controller: str, method: str) -> AppAction:
-    def action(app: CockpitApp, *params: object) -> object:
+    def action(app: CockpitHost, *params: object) -> object:
         handler: Callable[..., object] = getattr(getattr(app, controller), method)  # the one look-up by name
         return handler(*params)  # an async handler's coroutine is awaited by Textual
 
@@ -44,7 +44,7 @@ def _delegate(controller: str, method: str) -> AppAction:
 
 
 def _engine(engine_id: str) -> AppAction:
-    def action(app: CockpitApp) -> None:
+    def action(app: CockpitHost) -> None:
         app.actions.act(engine_id)
 
     action.__doc__ = f"The key of engine action {engine_id!r}: ``actions.act({engine_id!r})``."
@@ -67,7 +67,7 @@ def routes() -> dict[str, AppAction]:
     return out
 
 
-def route(app_cls: type[CockpitApp]) -> None:
+def route(app_cls: type[CockpitHost]) -> None:
     for name, fn in routes().items():
         fn.__name__ = fn.__qualname__ = name
         setattr(app_cls, name, fn)

@@ -29,7 +29,7 @@ from .panes.verdict import VerdictStrip
 from .themes import DEFAULT_THEME, ThemeError
 
 if TYPE_CHECKING:
-    from .app import CockpitApp
+    from .host import CockpitHost
 
 __all__ = ["Settings"]
 
@@ -37,7 +37,7 @@ __all__ = ["Settings"]
 class Settings:
     """Themes, keymap and live reload for :class:`~cockpit.ui.app.CockpitApp`."""
 
-    def __init__(self, app: CockpitApp) -> None:
+    def __init__(self, app: CockpitHost) -> None:
         self.app = app
 
     # -- themes and keys ---------------------------------------------------------------------

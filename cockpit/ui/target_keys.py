@@ -16,7 +16,7 @@ from ..core.targets_poll import TargetsPoll, TargetSummary
 from .panes.targets import TargetStrip
 
 if TYPE_CHECKING:
-    from .app import CockpitApp
+    from .host import CockpitHost
 
 __all__ = ["Targets"]
 
@@ -24,7 +24,7 @@ __all__ = ["Targets"]
 class Targets:
     """The app's targets controller: ``app.cfg`` and ``app.engine`` are the selected target's."""
 
-    def __init__(self, app: CockpitApp) -> None:
+    def __init__(self, app: CockpitHost) -> None:
         self.app = app
         self.poll: TargetsPoll | None = None
 

@@ -21,13 +21,13 @@ from .screens.confirm import ConfirmScreen
 from .screens.output import OutputScreen
 
 if TYPE_CHECKING:
-    from .app import CockpitApp
+    from .host import CockpitHost
 
 __all__ = ["UserActions"]
 
 
 class UserActions:
-    def __init__(self, app: CockpitApp) -> None:
+    def __init__(self, app: CockpitHost) -> None:
         self.app = app
         #: the user's actions by name (registry entries: help screen, palette, check_action)
         self.actions: dict[str, UIAction] = {a.id: a for a in user_ui_actions(specs_for(app.cfg))}

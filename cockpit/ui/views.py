@@ -27,7 +27,7 @@ from .screens.verdict import VerdictScreen
 
 if TYPE_CHECKING:
     from ..core.journal import AttemptRecord
-    from .app import CockpitApp
+    from .host import CockpitHost
 
 __all__ = ["Views", "PANES"]
 
@@ -38,7 +38,7 @@ class Views:
     """Keys that change what is shown (zoom, focus, follow, filter, errors, job-only, refresh,
     verdict, help, quit, metrics)."""
 
-    def __init__(self, app: CockpitApp) -> None:
+    def __init__(self, app: CockpitHost) -> None:
         self.app = app
 
     def _focused_pane(self) -> Pane:
