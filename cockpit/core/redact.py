@@ -32,13 +32,12 @@ import re
 import shlex
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .config import Config
     from .layers import Evidence
 
-__all__ = ["REDACTED", "Redactor", "LineRedactor", "secret_env_name", "pattern_problem"]
+__all__ = ["REDACTED", "Redactor", "LineRedactor", "RedactSource", "secret_env_name", "pattern_problem"]
 
 REDACTED = "***"
 
@@ -189,6 +188,20 @@ class _Env:
     value: str
 
 
+class _JobEnv(Protocol):
+    @property
+    def env(self) -> dict[str, str]: ...
+
+
+class RedactSource(Protocol):
+    """What :meth:`Redactor.from_config` reads of a config: ``[job.env]`` (and ``[redact]`` where it
+    has one).  The config stands on this module (its ``[redact]`` patterns are checked here), so
+    the redactor names only this."""
+
+    @property
+    def job(self) -> _JobEnv: ...
+
+
 class Redactor:
     """Replace secrets in text (see the module doc).  ``redactor(text)`` is :meth:`text`."""
 
@@ -208,7 +221,7 @@ class Redactor:
             self.user.append((rx, _user_rule(rx)))
 
     @classmethod
-    def from_config(cls, cfg: Config) -> Redactor:
+    def from_config(cls, cfg: RedactSource) -> Redactor:
         red = getattr(cfg, "redact", None)
         return cls(cfg.job.env, red.patterns if red is not None else (), builtin=red.builtin if red is not None else True)
 

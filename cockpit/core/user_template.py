@@ -13,13 +13,13 @@ import difflib
 import re
 import shlex
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .actions.job import JobRecord
-    from .config import Config
+    from .actions.jobrecord import JobRecord
+    from .config.sections import DeployConfig, GPUConfig, JobConfig, TargetConfig
 
-__all__ = ["FIELDS", "JOB_FIELDS", "MissingField", "template_fields", "check_template", "render", "field_values"]
+__all__ = ["FIELDS", "JOB_FIELDS", "MissingField", "template_fields", "check_template", "render", "field_values", "FieldSource"]
 
 #: every ``{field}`` a template may use, and where its value comes from
 FIELDS: dict[str, str] = {
@@ -107,7 +107,23 @@ def render(template: str, values: Mapping[str, str | None], *, name: str = "acti
     return _TOKEN.sub(sub, template)
 
 
-def field_values(cfg: Config, job: JobRecord | None = None, attempt: int | None = None) -> dict[str, str | None]:
+class FieldSource(Protocol):
+    """What :func:`field_values` reads of the config.  The config's ``[[actions]]`` checks stand on
+    this module, so it names only the sections the fields come from."""
+
+    @property
+    def target(self) -> TargetConfig: ...
+    @property
+    def job(self) -> JobConfig: ...
+    @property
+    def gpu(self) -> GPUConfig: ...
+    @property
+    def deploy(self) -> DeployConfig: ...
+    @property
+    def display_name(self) -> str: ...
+
+
+def field_values(cfg: FieldSource, job: JobRecord | None = None, attempt: int | None = None) -> dict[str, str | None]:
     """Every field's value now: from the config, and from the job cockpit launched last."""
     t = cfg.target
     values: dict[str, str | None] = {

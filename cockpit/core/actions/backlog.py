@@ -19,7 +19,8 @@ import time
 from typing import TYPE_CHECKING
 
 from .logline import console_command, line_time, parse_console
-from .stall import ProgressClock, stall_unknown
+from .progressclock import ProgressClock
+from .stall import stall_unknown
 
 #: a first look (or the exit) behind more than this many readings' worth of log reads its first and
 #: its last reading's worth and skips the middle: a judge needs the start and the end (the last
@@ -46,8 +47,9 @@ def from_whole_line(data: bytes, mid_line: bool) -> tuple[bytes, bool]:
 
 if TYPE_CHECKING:
     from .base import ActionContext
+    from .jobreading import JobState
     from .jobrecord import JobRecord
-    from .jobstate import JobReader, JobState
+    from .jobstate import JobReader
 
 __all__ = ["date_backlog", "read_console", "follow_undated"]
 

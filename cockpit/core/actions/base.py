@@ -22,8 +22,9 @@ if TYPE_CHECKING:  # pragma: no cover - types only: these modules stand on this 
     from ..fate_record import Fate
     from ..journal.store import Journal
     from ..metrics.store import MetricsStore
-    from .job import JobRecord
-    from .jobstate import JobReader, LogScan
+    from .jobrecord import JobRecord
+    from .jobstate import JobReader
+    from .logscan import LogScan
 
 __all__ = ["ActionContext", "VerdictBuilder", "StageFailed", "RIDER_MAX_AGE_S"]
 

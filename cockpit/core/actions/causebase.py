@@ -16,8 +16,9 @@ from ..probes.text import fmt_secs
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..probes.sig_model import Match
+    from .jobreading import JobState
     from .jobrecord import JobRecord
-    from .jobstate import JobState, LogScan
+    from .logscan import LogScan
 
 __all__ = ["Cause", "fmt_secs", "error_cause", "named_first", "progress_lost", "LOST_LOG"]
 

@@ -28,8 +28,10 @@ from .survivors import adopt, name_survivor
 
 if TYPE_CHECKING:
     from .base import ActionContext
+    from .jobreading import JobState
     from .jobrecord import JobRecord
-    from .jobstate import JobReader, JobState, LogScan
+    from .jobstate import JobReader
+    from .logscan import LogScan
 
 __all__ = ["trains_on", "follow_forked", "settle_leftovers", "watching"]
 

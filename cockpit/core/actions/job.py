@@ -52,14 +52,13 @@ from .jobrecord import (
     JobRecord,
     describe_exit,
     new_launch_id,
-    pid1_reaps,
-    ps_table,
     redact_evidence,
     signal_group,
     signal_name,
     unit_safe,
     unsafe_ids,
 )
+from .proctable import pid1_reaps, ps_table
 from .stop import stop
 
 __all__ = ["signal_group", "unsafe_ids", "JobRecord", "launch", "stop", "read_stat", "ProcStat", "signal_name", "KNOWN_REAPERS", "ps_table",

@@ -4,7 +4,8 @@
 signal (:func:`unsafe_ids`, :func:`signal_group`), how an exit status reads
 (:func:`describe_exit`), the launch id and the redaction of a launch command.  A leaf of the
 actions: launch, stop, the strays, the job reader and the schedulers all build on it, and it
-builds on none of them.
+builds on none of them, not even the action's context (the reads of the target's process table
+that need one are in :mod:`.proctable`), so the context and the runtime interface can name it.
 """
 
 from __future__ import annotations
@@ -13,17 +14,13 @@ import secrets
 import signal
 import time
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..layers import Evidence
-from ..procstat import read_stat
 from ..redact import Redactor
 
-if TYPE_CHECKING:  # pragma: no cover
-    from .base import ActionContext
-
 __all__ = ["JobRecord", "KNOWN_REAPERS", "signal_group", "start_time_guard", "unsafe_ids", "signal_name", "describe_exit", "new_launch_id",
-           "unit_safe", "redact_evidence", "ps_table", "pid1", "pid1_reaps"]
+           "unit_safe", "redact_evidence"]
 
 #: PID 1 names that reap orphans (a zombie under them is cleared as soon as its parent dies)
 KNOWN_REAPERS = ("systemd", "init", "tini", "dumb-init", "s6-svscan", "runit", "runit-init", "docker-init", "catatonit", "openrc-init", "busybox")
@@ -120,28 +117,6 @@ def redact_evidence(ev: Evidence, env: dict[str, str]) -> Evidence:
 def unit_safe(name: str) -> str:
     """``name`` as a part of a unit or job name: its letters, digits, - and _ (40 at most)."""
     return "".join(c if c.isalnum() or c in "-_" else "-" for c in name)[:40] or "job"
-
-
-async def pid1(ctx: ActionContext) -> str:
-    """The name of the target's PID 1 (``/proc/1/comm``)."""
-    res = await ctx.run("cat /proc/1/comm", timeout=5)
-    return res.text.strip()
-
-
-async def ps_table(ctx: ActionContext) -> list[tuple[int, int, int, str, str]]:
-    """(pid, ppid, pgid, stat, comm) of every process in the target, from /proc (no procps needed)."""
-    res = await ctx.run("cat /proc/[0-9]*/stat 2>/dev/null", timeout=10)
-    out = []
-    for line in res.text.splitlines():
-        st = read_stat(line)
-        if st is not None:
-            out.append((st.pid, st.ppid, st.pgid, st.state, st.comm))
-    return out
-
-
-async def pid1_reaps(ctx: ActionContext) -> tuple[str, bool]:
-    name = await pid1(ctx)
-    return name, name in KNOWN_REAPERS
 
 
 def unsafe_ids(pid: int | None, pgid: int | None) -> str | None:

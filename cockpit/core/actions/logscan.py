@@ -27,7 +27,7 @@ from ..probes.signatures import Classifier, Match
 from ..probes.tb_parts import thread_names
 from .logline import MAX_LINE, split_lines, unfinished
 from .nonfinite import NonFiniteWatch, make_watch
-from .stall import ProgressClock
+from .progressclock import ProgressClock
 
 if TYPE_CHECKING:
     from ..config import Config

@@ -13,7 +13,7 @@ import time
 
 from ..layers import Layer, Verdict
 from .base import ActionContext, StageFailed, VerdictBuilder
-from .jobrecord import ps_table
+from .proctable import ps_table
 
 __all__ = ["reboot", "REBOOT_PLAN", "reboot_command"]
 

@@ -1,8 +1,7 @@
 """A job that stops making progress is not healthy: stall detection from its progress lines.
 
-:class:`ProgressClock` keeps when progress lines arrived.  Lines read together are spread over the
-time since the previous read (a follower that polls once a second sees several steps at once),
-so the median interval between steps is the job's own rhythm, not cockpit's polling.
+:class:`~.progressclock.ProgressClock` keeps when progress lines arrived, dated by read (its
+median interval between steps is the job's own rhythm, not cockpit's polling).
 
 ``[verify] stall_after``: ``"auto"`` (the default) is the larger of 10× the median interval and
 120 s; a number of seconds sets it; ``0`` turns stall detection off.  A job whose last progress
@@ -22,13 +21,11 @@ written where cockpit does not read).
 
 from __future__ import annotations
 
-import re
 import shlex
 import statistics
 import time
-from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..layers import Layer
@@ -36,6 +33,7 @@ from ..probes.gpu.findings import diagnose
 from ..procstat import ProcStat, output_kind, read_stat
 from ..remote.base import RemoteError
 from .causebase import fmt_secs
+from .progressclock import ProgressClock
 
 if TYPE_CHECKING:
     from .base import ActionContext
@@ -50,71 +48,6 @@ AUTO_FACTOR = 10.0
 COUNT_CHANGES = 4
 #: ... and when at least this many progress lines since its last change repeat it (lines still come)
 COUNT_REPEATS = 3
-_NUMBER = re.compile(r"\d+")
-
-
-@dataclass
-class ProgressClock:
-    """When progress lines arrived (see the module doc)."""
-
-    intervals: deque[float] = field(default_factory=lambda: deque(maxlen=512))
-    last_at: float | None = None
-    last_line: str | None = None
-    count: int = 0
-    #: the last progress was read in a backlog without a time of its own (:mod:`.backlog`):
-    #: ``last_at`` is only a bound of it, until a progress line is read as it comes
-    undated: bool = False
-    _pending: int = 0
-    _pending_line: str | None = None
-    #: the numbers in the progress pattern's match (``step 120``: its count), the match itself, and
-    #: when that count last changed (dated as progress is), how often, the intervals between its
-    #: changes and the progress lines read since that repeat it (:func:`stuck_count`)
-    count_key: tuple[str, ...] = ()
-    count_text: str = ""
-    changed_at: float | None = None
-    changes: int = 0
-    change_intervals: deque[float] = field(default_factory=lambda: deque(maxlen=512))
-    repeats: int = 0
-    _pending_changes: int = 0
-
-    def saw(self, line: str, marker: str = "") -> None:
-        """A progress line was read, ``marker`` the progress pattern's match in it (call :meth:`tick`
-        once the whole read is fed)."""
-        self._pending += 1
-        self._pending_line = line
-        key = tuple(_NUMBER.findall(marker))
-        if key != self.count_key:
-            self.count_key, self.count_text, self.repeats = key, marker, 0
-            self._pending_changes += 1 if key else 0
-        elif key:
-            self.repeats += 1
-
-    def tick(self, now: float | None = None) -> None:
-        """The end of one read: date the progress lines it held."""
-        if not self._pending:
-            return
-        now = time.time() if now is None else now
-        if self.last_at is not None and now > self.last_at:
-            step = (now - self.last_at) / self._pending
-            self.intervals.extend([step] * min(self._pending, 64))
-        self.count += self._pending
-        self.last_at, self.last_line = now, self._pending_line
-        if self._pending_changes:
-            if self.changed_at is not None and now > self.changed_at:
-                step = (now - self.changed_at) / self._pending_changes
-                self.change_intervals.extend([step] * min(self._pending_changes, 64))
-            self.changes += self._pending_changes
-            self.changed_at, self._pending_changes = now, 0
-        self.undated = False
-        self._pending, self._pending_line = 0, None
-
-    def median_interval(self) -> float | None:
-        return statistics.median(self.intervals) if self.intervals else None
-
-    def silent_for(self, now: float | None = None) -> float | None:
-        if self.last_at is None:
-            return None
-        return max(0.0, (time.time() if now is None else now) - self.last_at)
 
 
 def stall_threshold(setting: float | str, clock: ProgressClock) -> float | None:

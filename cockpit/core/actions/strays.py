@@ -28,7 +28,8 @@ from typing import Any
 from ..layers import Layer, Verdict
 from ..procstat import read_stat
 from .base import ActionContext, StageFailed, VerdictBuilder
-from .jobrecord import JobRecord, ps_table, signal_group, unsafe_ids
+from .jobrecord import JobRecord, signal_group, unsafe_ids
+from .proctable import ps_table
 
 __all__ = ["Stray", "find_strays", "strays_command", "stop_strays", "describe_strays", "strays_stage", "refusal"]
 

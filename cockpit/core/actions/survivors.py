@@ -68,7 +68,8 @@ from .causebase import Cause, error_cause
 from .jobrecord import JobRecord
 
 if TYPE_CHECKING:  # pragma: no cover - jobstate imports this module
-    from .jobstate import JobState, LogScan
+    from .jobreading import JobState
+    from .logscan import LogScan
 
 __all__ = ["MONITORS", "MainSeen", "adopt", "carries_on", "follow_survivors", "gone_cause", "leftovers_note", "main_exited", "name_survivor", "pipeline_note", "pick_survivor", "pipeline_last", "seen_main", "short_command"]
 

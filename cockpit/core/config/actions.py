@@ -21,7 +21,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from ..action_table import TABLE
 from ..keymap import ACTIONS, HOME_ROW
@@ -29,12 +29,9 @@ from ..user_template import FIELDS, check_template, template_fields
 from .coerce import parse_section
 from .errors import ConfigError
 from .names import one_line
-from .sections import RUNTIME_SHAPES
+from .sections import RUNTIME_SHAPES, DeployConfig, TargetConfig
 
-if TYPE_CHECKING:  # pragma: no cover
-    from .schema import Config
-
-__all__ = ["ActionConfig", "parse_actions", "check_actions", "builtin_keys"]
+__all__ = ["ActionConfig", "ActionsScope", "parse_actions", "check_actions", "builtin_keys"]
 
 
 def _f(default: Any, doc: str, *, choices: tuple[str, ...] | None = None, check: Callable[[Any], str | None] | None = None) -> Any:
@@ -97,7 +94,21 @@ def _free_keys(taken: set[str]) -> str:
     return ", ".join(free[:8])
 
 
-def check_actions(cfg: Config, path: Path | None) -> None:
+class ActionsScope(Protocol):
+    """What the checks of ``[[actions]]`` read of the whole config.  :class:`~.schema.Config`
+    holds this module's sections, so the checks name only the sections they read."""
+
+    @property
+    def actions(self) -> list[ActionConfig]: ...
+    @property
+    def keymap(self) -> dict[str, str]: ...
+    @property
+    def target(self) -> TargetConfig: ...
+    @property
+    def deploy(self) -> DeployConfig: ...
+
+
+def check_actions(cfg: ActionsScope, path: Path | None) -> None:
     """Every check that needs the whole config (names, keys, fields); raises :class:`ConfigError`."""
 
     if not cfg.actions:
@@ -124,7 +135,7 @@ def check_actions(cfg: Config, path: Path | None) -> None:
             keys[a.key] = i
 
 
-def _check_command(cfg: Config, path: Path | None, at: str, a: ActionConfig, error: type[ConfigError]) -> None:
+def _check_command(cfg: ActionsScope, path: Path | None, at: str, a: ActionConfig, error: type[ConfigError]) -> None:
     if not a.command.strip():
         raise error(path, f"{at}.command", "is missing", "give the shell command to run, e.g. command = \"df -h {workdir}\"")
     problem = check_template(a.command)

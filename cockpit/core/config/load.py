@@ -128,8 +128,8 @@ def parse_config(text: str, *, path: Path | None = None) -> Config:
         _check_whole(cfg, path)
         return cfg
     for entry in cfg.targets:
-        _check_whole(entry.apply(cfg), path)
-    return cfg.targets[0].apply(cfg)
+        _check_whole(cfg.for_entry(entry), path)
+    return cfg.for_entry(cfg.targets[0])
 
 
 def _check_ignored_signatures(cfg: Config, path: Path | None) -> None:

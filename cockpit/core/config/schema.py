@@ -3,6 +3,7 @@ live in :mod:`.sections` and the modules beside it).  Plain data: loading and ch
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,7 +29,7 @@ from .sections import (
     VerifyConfig,
 )
 from .slurm import SlurmConfig
-from .targets import TargetEntry, for_target, group_members
+from .targets import TargetEntry, unknown_group, unknown_target
 
 __all__ = ["Config"]
 
@@ -94,13 +95,24 @@ class Config:
         """Every target's name: the ``[[targets]]`` entries, else the one ``[target]``."""
         return [e.name for e in self.targets] if self.targets else [self.display_name]
 
+    def for_entry(self, entry: TargetEntry) -> Config:
+        """This config with ``[[targets]]`` entry ``entry`` applied: its ``[target]`` and its own sections."""
+        return dataclasses.replace(self, target=entry.target, selected=entry.name, **entry.sections)
+
     def for_target(self, name: str) -> Config:
         """This config for target ``name`` (a ConfigError naming the known ones if there is none)."""
-        return for_target(self, name)
+        for e in self.targets:
+            if e.name == name:
+                return self.for_entry(e)
+        if not self.targets and name == self.display_name:
+            return self
+        raise unknown_target(self.path, name, self.target_names)
 
     def group_members(self, name: str) -> list[str]:
         """The targets of ``[[groups]]`` entry ``name`` (a ConfigError naming the known groups)."""
-        return group_members(self, name)
+        if name in self.groups:
+            return self.groups[name]
+        raise unknown_group(self.path, name, sorted(self.groups))
 
     @property
     def deploy_source(self) -> Path | None:

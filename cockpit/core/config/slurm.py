@@ -11,16 +11,13 @@ import dataclasses
 import re
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from .errors import ConfigError
 from .names import command_word, control_problem, each_line
-from .sections import RUNTIME_SHAPES
+from .sections import RUNTIME_SHAPES, DeployConfig, JobConfig, TargetConfig
 
-if TYPE_CHECKING:  # pragma: no cover
-    from .schema import Config
-
-__all__ = ["SlurmConfig", "check_slurm"]
+__all__ = ["SlurmConfig", "SlurmScope", "check_slurm"]
 
 #: sbatch's --time formats: MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS (or UNLIMITED)
 _TIME = re.compile(r"(\d+-)?\d+(:\d+){0,2}|UNLIMITED|INFINITE|infinite|unlimited\Z")
@@ -83,7 +80,23 @@ class SlurmConfig:
     bin: str = _f("", "Directory of the Slurm commands on the login node (sbatch, squeue, scontrol, scancel); empty: the SSH PATH. One line.", check=command_word)
 
 
-def check_slurm(cfg: Config, path: Path | None) -> None:
+class SlurmScope(Protocol):
+    """What :func:`check_slurm` reads of the whole config.  :class:`~.schema.Config` holds
+    :class:`SlurmConfig`, so the check names only the sections it reads."""
+
+    @property
+    def target(self) -> TargetConfig: ...
+    @property
+    def slurm(self) -> SlurmConfig: ...
+    @property
+    def deploy(self) -> DeployConfig: ...
+    @property
+    def job(self) -> JobConfig: ...
+    @property
+    def deploy_source(self) -> Path | None: ...
+
+
+def check_slurm(cfg: SlurmScope, path: Path | None) -> None:
     """Checks across sections for ``runtime = "slurm"``."""
 
     shape = RUNTIME_SHAPES[cfg.target.runtime]

@@ -40,16 +40,13 @@ import difflib
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .coerce import parse_section, unknown_key
 from .errors import ConfigError
 from .sections import CacheConfig, DeployConfig, GPUConfig, JobConfig, TargetConfig
 
-if TYPE_CHECKING:  # pragma: no cover
-    from .schema import Config
-
-__all__ = ["TargetEntry", "parse_targets", "parse_groups", "OVERRIDABLE", "check_name", "for_target", "group_members"]
+__all__ = ["TargetEntry", "parse_targets", "parse_groups", "OVERRIDABLE", "check_name", "unknown_target", "unknown_group"]
 
 #: the sections a target may set for itself (the others are shared)
 OVERRIDABLE: dict[str, type] = {"job": JobConfig, "deploy": DeployConfig, "cache": CacheConfig, "gpu": GPUConfig}
@@ -64,8 +61,6 @@ class TargetEntry:
     target: TargetConfig
     sections: dict[str, Any] = field(default_factory=dict)  # section name -> its dataclass, for OVERRIDABLE
 
-    def apply(self, base: Config) -> Config:
-        return dataclasses.replace(base, target=self.target, selected=self.name, **self.sections)
 
 
 def check_name(name: Any) -> str | None:
@@ -147,22 +142,13 @@ def _suggest(name: str, known: list[str]) -> str:
     return f"did you mean {close[0]!r}? " if close else ""
 
 
-def for_target(cfg: Config, name: str) -> Config:
-
-    for e in cfg.targets:
-        if e.name == name:
-            return e.apply(cfg)
-    if not cfg.targets and name == cfg.display_name:
-        return cfg
-    known = cfg.target_names
-    raise ConfigError(cfg.path, "targets", f"no target named {name!r}", _suggest(name, known) + "known targets: " + ", ".join(known))
+def unknown_target(path: Path | None, name: str, known: list[str]) -> ConfigError:
+    """The error for a target name that no ``[[targets]]`` entry has (:meth:`.schema.Config.for_target`)."""
+    return ConfigError(path, "targets", f"no target named {name!r}", _suggest(name, known) + "known targets: " + ", ".join(known))
 
 
-def group_members(cfg: Config, name: str) -> list[str]:
-
-    if name in cfg.groups:
-        return cfg.groups[name]
-    known = sorted(cfg.groups)
-    raise ConfigError(cfg.path, "groups", f"no group named {name!r}",
-                      _suggest(name, known) + ("known groups: " + ", ".join(known) if known
-                                               else "define one: [[groups]] name = \"both\", targets = [...]"))
+def unknown_group(path: Path | None, name: str, known: list[str]) -> ConfigError:
+    """The error for a group name that no ``[[groups]]`` entry has (:meth:`.schema.Config.group_members`)."""
+    return ConfigError(path, "groups", f"no group named {name!r}",
+                       _suggest(name, known) + ("known groups: " + ", ".join(known) if known
+                                                else "define one: [[groups]] name = \"both\", targets = [...]"))
