@@ -15,7 +15,7 @@ import pytest
 from cockpit.core.actions.backlog import date_backlog
 from cockpit.core.actions.jobstate import JobState, LogScan
 from cockpit.core.actions.logline import line_time, split_lines, tz_seconds
-from cockpit.core.actions.nonfinite import NonFiniteWatch, required
+from cockpit.core.actions.nonfinite import NonFiniteWatch, required, running_min
 from cockpit.core.actions.stall import ProgressClock, detect_stall, stall_unknown
 from cockpit.core.metrics import MetricParser, MetricsStore, load_attempt, metrics_path
 from cockpit.core.probes.signatures import Classifier
@@ -125,6 +125,18 @@ def test_the_first_required_non_finite_value_names_its_metric_step_and_line():
     watch = NonFiniteWatch(("loss", "grad_norm"))
     LogScan(None, nonfinite=watch).feed(b"step 10 loss 1.9 grad_norm inf\n")
     assert watch.first is not None and watch.first.name == "grad_norm" and watch.first.value == "inf"
+
+
+def test_a_best_so_far_value_at_inf_is_none_yet_and_its_nan_still_diverges():
+    assert running_min("best_val_loss") and running_min("train/min_loss") and running_min("eval.best_loss")
+    assert not running_min("val_loss") and not running_min("minibatch_loss") and not running_min("loss")
+    watch = NonFiniteWatch(("loss",))
+    scan = LogScan(re.compile(r"^step"), nonfinite=watch)
+    scan.feed(b"step 1 loss 2.0 best_val_loss inf\nstep 2 loss 1.0 best_val_loss 1.1\n")
+    assert watch.first is None and watch.count == 0
+    scan.feed(b"step 3 loss 0.9 best_val_loss nan\nstep 4 loss 0.8 val_loss inf\n")
+    d = watch.first
+    assert d is not None and (d.name, d.value, d.line_no) == ("best_val_loss", "nan", 3) and watch.count == 2
 
 
 # --------------------------------------------------------------------------- a line's own time

@@ -5,7 +5,8 @@ progress lines, so without this it passes and its fate stays ``running``: the mo
 number of the run is the one that says it is over.  :class:`NonFiniteWatch` sees every log line
 (the same :class:`~cockpit.core.metrics.MetricParser` as the metrics: ``[metrics] pattern``, then
 the built-in forms), and keeps the first value of a ``[metrics] required_finite`` metric (``loss``
-by default) that is ``nan``/``inf``, with its step and its line.  It is separate from the metrics
+by default) that is ``nan``/``inf``, with its step and its line; the ``inf`` a best-so-far value
+(``best_val_loss``) holds before its first evaluation is not one (:func:`running_min`).  It is separate from the metrics
 recorder on purpose: the verdict must not depend on whether a metrics store is attached.
 
 ``[verify] nonfinite``: ``"fail"`` (the default) fails verify (``settled``, layer ``app``) and,
@@ -25,11 +26,13 @@ from ..metrics.parse import MetricParser
 if TYPE_CHECKING:
     from ..config import Config
 
-__all__ = ["Divergence", "NonFiniteWatch", "make_watch", "required", "diverged_cause", "ADVICE"]
+__all__ = ["Divergence", "NonFiniteWatch", "make_watch", "required", "running_min", "diverged_cause", "ADVICE"]
 
 ADVICE = ("the run diverged: lower the learning rate, clip the gradients, check the data and the loss for inf/NaN "
           "(torch.autograd.set_detect_anomaly finds the first operation that made one)")
 _SEPS = "/_.- :"
+#: the first words of a best-so-far metric's name (:func:`running_min`)
+_RUNNING_MIN = ("best", "min_", "min-", "lowest")
 
 
 @dataclass(frozen=True)
@@ -59,6 +62,14 @@ def required(name: str, wanted: tuple[str, ...]) -> bool:
     return False
 
 
+def running_min(name: str) -> bool:
+    """A best-so-far value (``best_val_loss``, ``train/min_loss``): a running minimum starts at
+    ``inf`` (``best = float("inf")``) until the first evaluation and never returns to it once
+    finite, so its ``inf`` is "none yet", never a divergence (its ``nan`` still is one)."""
+    last = name.lower().replace(".", "/").rsplit("/", 1)[-1]
+    return last.startswith(_RUNNING_MIN)
+
+
 class NonFiniteWatch:
     """Keeps the first :class:`Divergence` of the lines it is fed (see the module doc)."""
 
@@ -79,7 +90,7 @@ class NonFiniteWatch:
         if r is None:
             return
         for name, v in r.values.items():
-            if not math.isfinite(v) and required(name, self.wanted):
+            if not math.isfinite(v) and required(name, self.wanted) and not (v == math.inf and running_min(name)):
                 self.count += 1
                 if self.first is None:
                     self.first = Divergence(name, repr(v), r.step, line_no, text)
