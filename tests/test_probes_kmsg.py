@@ -136,3 +136,14 @@ def test_command_runs_here() -> None:
     assert rep.line_count <= 20
     assert "'dmesg'" not in cmd and "dmesg --time-format iso" in cmd and "journalctl -k -o short-iso" in cmd
     assert "'/opt/my dmesg'" in kmsg_command(dmesg="/opt/my dmesg")
+
+
+def test_the_names_an_oom_report_may_give_the_job_include_torchs_main_thread():
+    from cockpit.core.actions.cause import TORCH_MAIN_THREAD, victim_names
+    from cockpit.core.actions.jobrecord import JobRecord
+
+    assert victim_names(JobRecord(command="/usr/bin/python3 train.py"), "") == ["python3", TORCH_MAIN_THREAD]
+    # what verify saw of the main process first, then the command's first word
+    assert victim_names(JobRecord(command="sh train.sh", main_comm="python3"), "") == ["python3", "sh", TORCH_MAIN_THREAD]
+    assert victim_names(JobRecord(command="./train", main_comm="train"), "") == ["train"]
+    assert victim_names(JobRecord(command="'unclosed"), "") == ["'unclosed"]  # unsplittable: no crash

@@ -46,6 +46,8 @@ from .wrappers import time_limit_end
 __all__ = ["Cause", "death_cause", "error_cause", "fmt_secs"]
 
 log = logging.getLogger(__name__)
+#: the name ``import torch`` gives a Python job's main thread, and so its process's ``comm``
+TORCH_MAIN_THREAD = "pt_main_thread"
 
 
 #: a shell's own line for a command it could not run (dash ``sh: 1: foo: not found``, bash ``bash: line
@@ -70,10 +72,25 @@ async def _oom_evidence(ctx: ActionContext, job: JobRecord) -> str | None:
         log.info("no kernel log for the OOM check: %s", e)
         return None
     report = kmsg.parse_kmsg(res.stdout)
-    words = shlex.split(job.command or ctx.cfg.job.command)
-    name = os.path.basename(words[0]) if words else "python3"
-    hit = kmsg.oom_killed(report.findings, name, job.launched_at - 5, container=ctx.cfg.target.container)
-    return hit.summary if hit is not None else None
+    for name in victim_names(job, ctx.cfg.job.command):
+        hit = kmsg.oom_killed(report.findings, name, job.launched_at - 5, container=ctx.cfg.target.container)
+        if hit is not None:
+            return hit.summary
+    return None
+
+
+def victim_names(job: JobRecord, command: str) -> list[str]:
+    """The names the kernel may give the job's process in an OOM report (its ``comm``): the main
+    process's as verify saw it, the command's first word, and for a Python job ``pt_main_thread``,
+    the name ``import torch`` gives the main thread (a torch trainer's OOM kill never says python3)."""
+    try:
+        words = shlex.split(job.command or command)
+    except ValueError:
+        words = (job.command or command).split()
+    names = [n for n in (job.main_comm, os.path.basename(words[0]) if words else "python3") if n]
+    if any(n.startswith("python") for n in names):
+        names.append(TORCH_MAIN_THREAD)
+    return list(dict.fromkeys(names))
 
 
 async def death_cause(ctx: ActionContext, job: JobRecord, st: JobState, scan: LogScan) -> Cause:
