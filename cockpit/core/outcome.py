@@ -98,7 +98,9 @@ def handled_last(scan: Any) -> str | None:
     if classifier is None:
         return None
     for m in reversed(classifier.matches):
-        if m.traceback and not m.is_error and m.kind != "python-traceback-incomplete":
+        # a traceback its log record lowered below ERROR, not a summary that is a warning of its own
+        # (torchrun's ChildFailedError: the worker's failure is said elsewhere)
+        if m.traceback and not m.is_error and m.kind != "python-traceback-incomplete" and m.signature.severity is not Severity.WARNING:
             return str(m.label) if m.line_no > int(getattr(scan, "progress_no", 0) or 0) else None
     return None
 

@@ -41,6 +41,7 @@ from .jobrecord import JobRecord, describe_exit
 from .jobstate import JobState, LogScan
 from .left_out import left_out_cause
 from .survivors import leftovers_note, pipeline_last
+from .torchrun import worker_signal
 from .wrappers import time_limit_end
 
 __all__ = ["Cause", "death_cause", "error_cause", "fmt_secs"]
@@ -48,6 +49,7 @@ __all__ = ["Cause", "death_cause", "error_cause", "fmt_secs"]
 log = logging.getLogger(__name__)
 #: the name ``import torch`` gives a Python job's main thread, and so its process's ``comm``
 TORCH_MAIN_THREAD = "pt_main_thread"
+OOM_ADVICE = "the container ran out of memory: raise its memory limit or lower the batch size"
 
 
 #: a shell's own line for a command it could not run (dash ``sh: 1: foo: not found``, bash ``bash: line
@@ -62,7 +64,7 @@ def not_found(scan: LogScan) -> bool:
     return ran is None or not ran.ran or any(_SHELL_NOT_FOUND.match(line.strip()) for line in scan.tail_lines or [])
 
 
-async def _oom_evidence(ctx: ActionContext, job: JobRecord) -> str | None:
+async def _oom_evidence(ctx: ActionContext, job: JobRecord, *also: str) -> str | None:
     """An OOM kill of the job in the host kernel log (pct only: dmesg is not readable inside)."""
     if not ctx.transport.runtime.in_container:  # the host's kernel log is read from the host of a container
         return None
@@ -72,7 +74,7 @@ async def _oom_evidence(ctx: ActionContext, job: JobRecord) -> str | None:
         log.info("no kernel log for the OOM check: %s", e)
         return None
     report = kmsg.parse_kmsg(res.stdout)
-    for name in victim_names(job, ctx.cfg.job.command):
+    for name in dict.fromkeys([*victim_names(job, ctx.cfg.job.command), *also]):
         hit = kmsg.oom_killed(report.findings, name, job.launched_at - 5, container=ctx.cfg.target.container)
         if hit is not None:
             return hit.summary
@@ -147,8 +149,14 @@ async def _death_cause(ctx: ActionContext, job: JobRecord, st: JobState, scan: L
         oom = await _oom_evidence(ctx, job)
         if oom:
             data["oom"] = oom
-            return Cause(Layer.CONTAINER, f"killed by the OOM killer: {oom}",
-                         "the container ran out of memory: raise its memory limit or lower the batch size", data, state, after, when)
+            return Cause(Layer.CONTAINER, f"killed by the OOM killer: {oom}", OOM_ADVICE, data, state, after, when)
+    if err is None and (worker := worker_signal(scan.tail_lines)) is not None:  # torchrun's report: a worker killed
+        data["worker_signal"] = worker.signal
+        if worker.signal == 9 and (oom := await _oom_evidence(ctx, job, "python3", TORCH_MAIN_THREAD)):
+            data["oom"] = oom
+            return Cause(Layer.CONTAINER, f"{worker.describe()}: killed by the OOM killer: {oom}", OOM_ADVICE, data, state, after, when)
+        advice = "a SIGKILL without a traceback is often the OOM killer: check the host's kernel log" if worker.signal == 9 else ""
+        return Cause(Layer.PROCESS, f"{how}: {worker.describe()}", advice, data, state, after, when)
     if err is not None:
         return Cause(err.layer, f"{how}: {err.detail}", err.advice, {**data, **err.data}, state, after, when)
     if state == "vanished" and st.rebooted_since:
