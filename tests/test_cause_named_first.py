@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 from cockpit.core.actions.cause import error_cause
+from cockpit.core.actions.causebase import survived
 from cockpit.core.actions.jobstate import LogScan
 from cockpit.core.probes.signatures import Classifier
 
@@ -47,3 +48,25 @@ def test_a_main_thread_traceback_first_keeps_its_own_name() -> None:
           + thread_tb("drafter-1", FX)
     cause = error_cause(scan_of(log))
     assert cause is not None and "RuntimeError: CUDA out of mem" in cause.detail, cause.detail
+
+
+RETRIED = ["step 1 loss 2.0", "Traceback (most recent call last):", '  File "/app/data.py", line 9, in fetch',
+           "    raise ConnectionResetError(104, 'Connection reset by peer')",
+           "ConnectionResetError: [Errno 104] Connection reset by peer", "shard fetch failed, retrying",
+           "step 2 loss 1.9", "step 3 loss 1.8"]
+SHAPE = ["Traceback (most recent call last):", '  File "/app/train.py", line 40, in <module>', "    loss = crit(out, y)",
+         "ValueError: Target size (torch.Size([32, 1])) must be the same as input size (torch.Size([32, 10]))"]
+
+
+def test_a_death_is_not_the_error_the_job_trained_past() -> None:
+    scan = scan_of("\n".join([*RETRIED, *SHAPE]) + "\n")
+    assert [e.label.split(":")[0] for e in survived(scan)] == ["ConnectionResetError"]
+    died = error_cause(scan, death=True)
+    assert died is not None and died.detail.startswith("ValueError: Target size")
+    assert died.detail.endswith("(after an earlier error it trained past: ConnectionResetError: [Errno 104] Connection reset by peer)")
+    assert died.data["survived_errors"] == 1
+    # while the job lives, the first error is still what fails it (the settle window's rule)
+    alive = error_cause(scan)
+    assert alive is not None and alive.detail.startswith("ConnectionResetError") and "(+1 more error)" in alive.detail
+    # no error after the last progress: none of them is the death
+    assert error_cause(scan_of("\n".join(RETRIED) + "\n"), death=True) is None

@@ -34,7 +34,7 @@ from ..outcome import code_ran, handled_last, last_words
 from ..probes import kmsg
 from ..remote.base import RemoteError
 from .base import ActionContext
-from .causebase import Cause, _when, error_cause, fmt_secs, progress_lost
+from .causebase import Cause, _when, error_cause, fmt_secs, progress_lost, survived, trained_past
 from .diskcheck import DISK_ADVICE, check_disks, disk_detail
 from .gpufault import gpu_faults, gpu_note
 from .jobrecord import JobRecord, describe_exit
@@ -129,7 +129,7 @@ async def _death_cause(ctx: ActionContext, job: JobRecord, st: JobState, scan: L
         how, state = describe_exit(code), "died"
         if code == 0 and (last := pipeline_last(job.command or ctx.cfg.job.command)):
             how = f"its pipeline exited 0, the status of its last command ({last}): the trainer's own is not observed (set -o pipefail)"
-    err = left_out_cause(ctx.cfg, error_cause(scan))  # a module the deploy left out is the config's
+    err = left_out_cause(ctx.cfg, error_cause(scan, death=True))  # a module the deploy left out is the config's
     limit = time_limit_end(job.command or ctx.cfg.job.command, code, after)  # the command's `timeout` ended it
     if limit is not None:
         how, advice = limit
@@ -169,8 +169,9 @@ async def _death_cause(ctx: ActionContext, job: JobRecord, st: JobState, scan: L
     handled = handled_last(scan)  # logged below ERROR, then no progress: what it died of, most likely
     gone = ", its log was deleted while it ran: its last lines could not be read"  # a traceback may have gone with it
     lost = ", with no traceback in the log now: a traceback may have gone with the lines it lost" if progress_lost(job, scan) else ""
+    past = survived(scan)
     how += (f", right after a traceback it logged as a warning: {handled}" if handled else gone if st.log_gone
-            else lost or ", with no traceback in the log")
+            else lost or (f", {trained_past(past)}" if past else ", with no traceback in the log"))
     said = last_words(scan)
     how += f"; {'the last line read' if st.log_gone else 'its last line'}: {said}" if said and not handled else ""
     return Cause(Layer.PROCESS, how, advice, data, state, after, when)

@@ -98,9 +98,19 @@ def named_first(errs: list[Match]) -> Match:
     return first
 
 
-def error_cause(scan: LogScan) -> Cause | None:
-    """The log's error signatures as one cause: the first error, and every thread that died."""
+def survived(scan: LogScan) -> list[Match]:
+    """The errors the job trained past: progress lines came after them (a retry loop's printed
+    traceback, a handled failure), so whatever ended the job later, it was not one of these."""
+    return [e for e in scan.errors() if (e.traceback_start or e.line_no) < scan.progress_no]
+
+
+def error_cause(scan: LogScan, *, death: bool = False) -> Cause | None:
+    """The log's error signatures as one cause: the first error, and every thread that died.
+    ``death``: the cause of the job's end, so the errors it trained past (:func:`survived`) are
+    not it; only said, as how many came before."""
     errs = scan.errors()
+    past = survived(scan) if death else []
+    errs = [e for e in errs if e not in past]
     if not errs:
         return None
     first = named_first(errs)
@@ -109,10 +119,19 @@ def error_cause(scan: LogScan) -> Cause | None:
     if threads:
         who = (f"thread {threads[0]} died" if len(threads) == 1 else f"threads {', '.join(threads)} died") + ": "
     more = f" (+{len(errs) - 1} more error{'s' if len(errs) > 2 else ''})" if len(errs) > 1 and not threads else ""
+    more += f" ({trained_past(past)})" if past else ""
     data: dict[str, Any] = {"first_error": scan.error(), "final_error": scan.final_error(), "dead_threads": threads, "errors": len(errs)}
+    if past:
+        data["survived_errors"] = len(past)
     behind = scan.nccl.behind() if first.kind.startswith("nccl") else ""
     if behind:
         data["nccl"] = behind
     if _exc_type(first) in INTERRUPTS and first.kind == GENERIC_KIND:  # a signal unwound the code: it did not fail
         return Cause(Layer.PROCESS, f"{who}{first.label}{more} (a signal unwound the code: no failure of its own)", INTERRUPT_ADVICE, data, state="unhealthy")
     return Cause(first.layer, f"{who}{first.label}{more}" + (f"; {behind}" if behind else ""), first.advice, data, state="unhealthy")
+
+
+def trained_past(past: list[Match]) -> str:
+    """How a cause mentions the errors the job trained past: how many, and the first's name."""
+    n = len(past)
+    return f"after {'an earlier error' if n == 1 else f'{n} earlier errors'} it trained past: {past[0].label[:120]}"
