@@ -235,6 +235,8 @@ def test_job_missing() -> None:
     procs, _ = parse_ps(load("procs_seed_systemd.txt"))
     f = analyse(procs, job_pids=[4242])
     assert ("job-missing", "process") in kinds(f)
+    # a job whose end is known (finished, stopped): its pid gone is that end, not a finding
+    assert "job-missing" not in [x.kind for x in analyse(procs, job_pids=[4242], job_ended=True)]
     f = analyse(procs, job_pids=[91451])
     assert "job-missing" not in [x.kind for x in f]
     z = next(x for x in f if x.kind == "zombie-threads")

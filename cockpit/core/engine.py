@@ -124,7 +124,9 @@ class Engine:
         self.job = job
         self.job_attempt = attempt if job is not None else None
         if job is not None:
-            self.observer.set_job(job.pid, job.pgid, job.log_path, self.runtime.sched_id(job))
+            rec = self.journal.get(attempt) if attempt is not None else None
+            fate = latest_fate(rec) if rec is not None else None
+            self.observer.set_job(job.pid, job.pgid, job.log_path, self.runtime.sched_id(job), ended=fate is not None and fate.final)
             self.compile.follow(job, attempt)
 
     # -- events ----------------------------------------------------------------------------
@@ -206,6 +208,8 @@ class Engine:
             return
         if last is not None and last.final:
             return  # the end of a story is written once
+        if fate.final and attempt == self.job_attempt:
+            self.observer.job_ended = True  # its pids gone from the table are that end, no finding
         if self.read_only:  # shown, never journalled, no stack dump in the target
             self._viewed_fates[attempt] = fate
             self.publish(FateChanged(attempt, fate, self._outcome_of(attempt)))

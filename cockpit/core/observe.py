@@ -47,6 +47,8 @@ class Observer:
         self.signatures = user_signatures(cfg)
         self.job_pids: set[int] = set()
         self.job_pgid: int | None = None
+        #: the job's end is known (its fate is final): its pids missing from the table are no finding
+        self.job_ended = False
         self.sched_id = ""  # a Slurm job's id: its processes are asked on its nodes
         self._gpu_probe: gpu_probe.GpuProbe | None = None
         self._gpu_procs = gpu_probe.ProcessProbe()
@@ -65,8 +67,9 @@ class Observer:
         self._zombies = ZombieWatch(zombie_grace(cfg))
 
     # -- job identity (set by the engine from the launch record) ---------------------------
-    def set_job(self, pid: int | None, pgid: int | None, log_path: str | None, sched_id: str = "") -> None:
+    def set_job(self, pid: int | None, pgid: int | None, log_path: str | None, sched_id: str = "", *, ended: bool = False) -> None:
         self.job_pids = {pid} if pid else set()
+        self.job_ended = ended
         self.job_pgid = pgid
         self.sched_id = sched_id  # a scheduler's job (Slurm): its processes are on its nodes
         if log_path and log_path != self.log.path:
@@ -103,7 +106,7 @@ class Observer:
             own |= procs_probe.own_processes(tree, shell, exclude=members)
         findings = procs_probe.analyse(procs, job_pids=self.job_pids, job_pgid=self.job_pgid,
                                        job_command=self.cfg.job.command or None, own_pids=own, zombie_watch=self._zombies,
-                                       engine=self.transport.runtime.zombie_engine)
+                                       engine=self.transport.runtime.zombie_engine, job_ended=self.job_ended)
         self.procs = ProcsView(collected_at=time.time(), duration_s=time.monotonic() - t0, procs=procs,
                                findings=findings, bad_lines=bad, job_pids=set(self.job_pids), own_pids=own,
                                gpu_mib=gpu_probe.memory_by_container_pid(self.gpu.snapshot))

@@ -70,6 +70,7 @@ def analyse(
     engine: str | None = None,
     zombie_watch: ZombieWatch | None = None,
     now: float | None = None,
+    job_ended: bool = False,
 ) -> list[Finding]:
     """Findings about a process table: zombies, ``D`` states, the job's own processes.
 
@@ -79,6 +80,8 @@ def analyse(
     ``engine`` (``"docker"``/``"podman"``) fits the zombie advice to such a container.
     ``zombie_watch`` (kept by the caller across polls) holds back a young zombie of PID 1 (or of an
     exiting parent) until it outlives the watch's grace; ``now`` is its monotonic clock.
+    ``job_ended``: the job's end is known (its fate is final): its pids gone from the table is
+    that end, not a finding.
     """
     own = set(own_pids)
     tree = ProcTree([p for p in procs if p.pid not in own])
@@ -90,7 +93,7 @@ def analyse(
         for f in findings:
             f.advice = engine_advice(f.advice, engine)
     findings += _uninterruptible_findings(tree, members)
-    if pids and not any(pid in tree for pid in pids) and not (job_pgid is not None and members):
+    if pids and not job_ended and not any(pid in tree for pid in pids) and not (job_pgid is not None and members):
         findings.append(_job_missing(pids, job_pgid))
     if job_command and job_command.strip():
         findings += _duplicate_job_findings(tree, members, job_command, job_pgid)
