@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from cockpit.core.journal import Journal, Scope
+from cockpit.core.layers import Outcome, Status
 from tests.front_door_support import needs_cockpit, run
 
 pytestmark = [pytest.mark.lab, needs_cockpit]
@@ -84,3 +85,20 @@ def test_attempts_journalled_before_places_were_are_known_by_their_targets_name(
     renamed = Journal(path, scope=Scope("trainer", "gpu1 pct 200"))  # same container, a new name
     assert [r.attempt for r in renamed.attempts()] == [new]
     assert [r.attempt for r in Journal(path).attempts()] == [first, second, new]  # unscoped: the whole file
+
+
+async def test_a_config_for_the_same_container_says_whose_job_it_stops(lab, tmp_path, engines):
+    """Two files for one container and workdir are one target's history: the second file's attempt
+    stops the first file's job (one job per container), and says whose it was."""
+    from cockpit.core.config import load_config
+
+    (lab.dir / "src").mkdir(exist_ok=True)
+    (lab.dir / "src" / "train.py").write_text("print('the code under test')\n")
+    command = lab.jobsim_command("--steps", "0", "--interval", "0.2")
+    train = load_config(lab.write_config(tmp_path / "train.toml", target={"name": "train"}, job={"command": command}))
+    ev = load_config(lab.write_config(tmp_path / "eval.toml", target={"name": "eval"}, job={"command": command}))
+    first = await engines(train).attempt("train's job")
+    assert first.outcome is Outcome.PASSED, first.verdict.summary()
+    second = await engines(ev).attempt("eval's job")
+    [identify] = [s for s in second.verdict.stages if s.name == "stop: identify job"]
+    assert identify.status is Status.OK and f"group {first.job.pgid} (launched by target train): " in identify.detail, identify.detail

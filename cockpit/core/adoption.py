@@ -66,6 +66,7 @@ async def run_adoption(engine: AttemptHost, pid: int, make_ctx: Callable[[Callab
         return AttemptResult(0, Outcome.UNTESTED, verdict)
     aid = journal.start_attempt(ADOPT_NOTE, cfg.display_name, log_path=found.log_path or None)
     job = adopted_record(found, aid)
+    job.target = cfg.display_name
     journal.record_job(aid, job.to_dict())  # first: whatever happens next, the next cockpit can find and stop it
     journal.record(aid, ADOPT_EVENT, trigger=ADOPT_TRIGGER, **found.to_dict())
     record.start(aid)

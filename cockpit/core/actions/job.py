@@ -130,7 +130,7 @@ async def launch(ctx: ActionContext, attempt: int, verdict: Verdict | None = Non
     log, pid_file, exit_file = _job_paths(ctx, attempt, launch_id)
     out = log if cfg.job.capture_output else log + ".console"
     rec = JobRecord(attempt=attempt, log_path=log, pid_file=pid_file, exit_file=exit_file, command=cfg.job.command,
-                    launch_id=launch_id, workdir=cfg.job.workdir)
+                    launch_id=launch_id, workdir=cfg.job.workdir, target=cfg.display_name)
     q = shlex.quote
     async with vb.stage("prepare") as st:
         if not cfg.job.command.strip():

@@ -43,6 +43,9 @@ class JobRecord:
     command: str = ""
     launch_id: str = ""
     workdir: str = ""
+    #: the target (its config's name) that launched it: a config file beside it for the same
+    #: container says whose job it stops ("" in records written before)
+    target: str = ""
     #: a scheduler's job ("slurm") and its id there; empty for a job cockpit started itself
     scheduler: str = ""
     sched_id: str = ""

@@ -139,7 +139,8 @@ async def stop(ctx: ActionContext, job: JobRecord | None, verdict: Verdict | Non
         if not members and not extra:
             st.skip(f"job (pid {job.pid}, group {job.pgid}) already exited")
         else:
-            st.ok(f"job pid {job.pid}, group {job.pgid}: {len(live)} live, {len(members) - len(live)} zombie" + _own_note(extra),
+            theirs = f" (launched by target {job.target})" if job.target and job.target != ctx.cfg.display_name else ""
+            st.ok(f"job pid {job.pid}, group {job.pgid}{theirs}: {len(live)} live, {len(members) - len(live)} zombie" + _own_note(extra),
                   own_sessions=[p.pid for p in extra])
     if vb.failed:
         return vb.finish()

@@ -92,7 +92,7 @@ async def launch(ctx: ActionContext, attempt: int, verdict: Verdict | None = Non
     launch_id = new_launch_id()
     log = cfg.log_path(attempt)
     rec = JobRecord(attempt=attempt, log_path=log, command=cfg.job.command, launch_id=launch_id, workdir=cfg.job.workdir,
-                    launcher="sbatch", scheduler="slurm")
+                    launcher="sbatch", scheduler="slurm", target=cfg.display_name)
     script = f"{(cfg.deploy.dest or '').rstrip('/')}/{cfg.slurm.script}" if cfg.slurm.script else f"{log}.{launch_id}.sbatch"
     async with vb.stage("prepare") as st:
         prep = (
