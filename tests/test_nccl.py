@@ -1,4 +1,4 @@
-"""The NCCL watchdog parser names the rank that fell behind (issue 16)."""
+"""The NCCL watchdog parser names the rank that fell behind."""
 
 from __future__ import annotations
 
@@ -33,3 +33,13 @@ def test_unrelated_and_malformed_lines_are_ignored():
     for text in ("", "last completed NCCL work", "[Rank x] Timeout at NCCL work: a, last enqueued NCCL work: b, last completed NCCL work: c."):
         w.feed(text)
     assert w.behind() == "" and not w.ranks
+
+
+def test_a_rank_that_logged_no_watchdog_line_is_named_with_its_last_line():
+    w = NcclWatch()
+    for text in ("[rank0]:step 40 loss 1.0", "[rank1]:step 40 loss 1.1", "[rank1]:loading next shard from /mnt/nfs/shard-0041"):
+        w.saw(text)
+    w.feed(line(0, 1001, 1001, 1000))
+    w.saw(line(0, 1001, 1001, 1000))
+    assert w.behind() == ("rank 0 timed out waiting in NCCL work 1001 (last completed 1000): rank 1 logged no watchdog line: "
+                          "fell behind (rank 1's last line: loading next shard from /mnt/nfs/shard-0041)")

@@ -187,6 +187,8 @@ class LogScan:
                 self.progress_no = self.lines
             else:
                 self._progress(line, self.lines, m.group(0))
+        if line.startswith("[rank"):
+            self.nccl.saw(line)
         if "NCCL work" in line:
             self.nccl.feed(line)
         if "Traceback (most recent call last)" in line:
