@@ -110,6 +110,14 @@ def test_progress_after_the_traceback_means_the_loop_went_on():
     assert find_loop_death(scan_of(lines + ["step 4 loss 2.4"])) is None
 
 
+def test_a_crash_its_torchelastic_agent_restarts_was_a_workers_not_the_loops_death():
+    lines = run_py(LOOP)
+    restart = ("WARNING:torch.distributed.elastic.agent.server.api:[default] Worker group FAILED. 2/3 attempts left; "
+               "will restart worker group")
+    assert find_loop_death(scan_of(lines + [restart])) is None
+    assert find_loop_death(scan_of([restart] + lines)) is not None  # a restart before it says nothing of this crash
+
+
 def test_a_chained_exception_names_the_one_that_ended_the_program():
     lines = run_py("""
         def main():

@@ -49,6 +49,10 @@ def _rest_text(rest: bytes) -> str:
     return _capped(unfinished(rest)).decode("utf-8", "replace")
 
 
+#: what torchelastic's agent says when it restarts its workers after one failed
+RESTART_WORDS = "will restart worker group"
+
+
 @dataclass
 class LogScan:
     """The log as a judge reads it: progress, errors (minus ignored ids), dead threads, a tail."""
@@ -72,6 +76,9 @@ class LogScan:
     metrics: Any = None
     #: the line number of the last progress line (a loop that raised and then went on is not dead)
     progress_no: int = 0
+    #: the line number of torchelastic's last "will restart worker group" (a crash before it was a
+    #: worker's, restarted by its agent: not the job's loop death)
+    restart_no: int = 0
     #: the lines before each ``Traceback`` header, by its line number: a traceback that a log record
     #: at ERROR/WARNING introduces was handled (``logging.exception``), not the loop's death (:mod:`.loopdeath`)
     tb_before: dict[int, tuple[str, ...]] = field(default_factory=dict)
@@ -189,6 +196,8 @@ class LogScan:
                 self._progress(line, self.lines, m.group(0))
         if line.startswith("[rank"):
             self.nccl.saw(line)
+        if RESTART_WORDS in line:
+            self.restart_no = self.lines
         if "NCCL work" in line:
             self.nccl.feed(line)
         if "Traceback (most recent call last)" in line:

@@ -162,7 +162,7 @@ def find_loop_death(scan: LogScan, now: float | None = None) -> LoopDeath | None
         if c is None:
             continue
         exc, msg, prefix = c
-        if _went_on(scan, m, prefix):
+        if _went_on(scan, m, prefix) or scan.restart_no > m.line_no:  # went on, or its agent restarted it
             continue
         key = m.chain_id if m.chain_id is not None else ("line", m.line_no)
         seen = scan.loop_seen.setdefault(key, now)
