@@ -297,6 +297,7 @@ class Engine:
         rec = self.journal.get(attempt) if job is not None and attempt is not None else None
         told = latest_fate(rec) if rec is not None else None
         unread = job is not None and attempt is not None and (told is None or not told.final)  # a told end needs no reading
+        told_now: list[Fate] = []  # a reading before the stop (its last progress line goes into the stopped fate)
 
         async def read_before() -> Fate | None:
             assert job is not None and attempt is not None
@@ -308,6 +309,7 @@ class Engine:
                 return None
             if before.final:
                 self.record_fate(attempt, before)
+            told_now.append(before)
             return before
 
         if (unread and job is not None and follower is not None and follower.running_now(job, FRESH_S)
@@ -335,7 +337,9 @@ class Engine:
             await stop(ctx, job, v)
         term = next((s for s in reversed(v.stages) if s.name.endswith("terminate")), None)
         if job is not None and attempt is not None and term is not None and term.status is Status.OK:
-            self.record_fate(attempt, stopped_fate(job, f"by cockpit ({term.detail})"))
+            scan = follower.reader.scan if follower is not None and follower.job is job else None
+            last = next((f.last_progress for f in (*told_now, told) if f is not None and f.last_progress), None)
+            self.record_fate(attempt, stopped_fate(job, f"by cockpit ({term.detail})", (scan.last_progress if scan else None) or last))
         if v.failed_stage is None:
             await strays_stage(ctx, job, v, self.strays_policy)
 

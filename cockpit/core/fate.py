@@ -211,9 +211,11 @@ def short_of_total(scan: LogScan, configured: int = 0) -> str:
     return f" at step {done:g} of {total}, before the end its progress lines announce"
 
 
-def stopped_fate(job: JobRecord, how: str) -> Fate:
+def stopped_fate(job: JobRecord, how: str, last_progress: str | None = None) -> Fate:
+    """The job stopped (by cockpit, a reboot, a scheduler's cancel), with the last progress line
+    read before it was (None: none read)."""
     now = time.time()
-    return Fate("stopped", None, how, now, (now - job.launched_at) if job.launched_at else None, None)
+    return Fate("stopped", None, how, now, (now - job.launched_at) if job.launched_at else None, last_progress)
 
 
 #: a follower's reading of "running" younger than this spares stop its own reading first: stop's

@@ -64,7 +64,9 @@ class Cause:
 
 
 def _when(job: JobRecord, st: JobState, scan: LogScan) -> tuple[float | None, str]:
-    """Seconds from launch to death, and a phrase saying so with the last progress line."""
+    """Seconds from launch to death, and a phrase saying so with the last progress line.  With no
+    exit status (the job vanished), its last sign of life: its log's last write, by the target's
+    clock (a reading hours later must not age it to that reading)."""
     ago = st.exit_ago()
     after = None
     if job.launched_at and ago is not None:
@@ -72,6 +74,9 @@ def _when(job: JobRecord, st: JobState, scan: LogScan) -> tuple[float | None, st
     parts = []
     if after is not None:
         parts.append(f"{fmt_secs(after)} after launch")
+    elif job.launched_at and st.exit_code is None and st.log_mtime is not None and st.remote_now is not None:
+        after = max(0.0, time.time() - max(0.0, st.remote_now - st.log_mtime) - job.launched_at)
+        parts.append(f"its log's last write {fmt_secs(after)} after launch")
     parts.append(f"last progress: {scan.last_progress[:120]}" if scan.last_progress else LOST_LOG if progress_lost(job, scan)
                  else "no progress line before it")
     return after, "; ".join(parts)
