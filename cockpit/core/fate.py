@@ -47,7 +47,7 @@ from .actions.jobstate import JobReader, LogScan
 from .actions.loopdeath import confirm_loop_death, find_loop_death
 from .actions.nonfinite import diverged_cause
 from .actions.stall import STUCK_D_S, detect_stall, judged_stall, read_wchan, sampled_main, stall_layer, stopped_words, stuck_in_d
-from .actions.survivors import gone_cause, leftovers_note, pipeline_note
+from .actions.survivors import gone_cause, leftovers_note, pipeline_last, pipeline_note
 from .actions.verify import GONE_CONFIRM_S
 from .fate_record import FATE_EVENT, FATE_STATES, FINAL_STATES, Fate, fate_text, latest_fate, same_fate, story
 from .layers import Finding, Layer
@@ -162,14 +162,17 @@ async def _read_fate(ctx: ActionContext, job: JobRecord, reader: JobReader | Non
         return Fate("running", None, st.describe(), now, since, scan.last_progress)
     if (gone := gone_cause(job, st, scan)) is not None:  # its launcher exited first: no exit status to read
         return Fate(gone.state, None if gone.state == "finished" else gone.layer.value, gone.detail, now, gone.after_s, scan.last_progress)
-    if st.exit_code == 0 and find_loop_death(scan) is None:
+    loop = find_loop_death(scan)
+    if st.exit_code == 0 and not (pipeline_last(job.command or ctx.cfg.job.command) and loop is not None):
         # exit 0 is the job's own word that it finished: errors it logged on the way (handled, or a
-        # thread's) are findings in the cause, never a death "with code 0"; but an uncaught traceback
-        # of the main thread with no progress after it is the loop's death, and then the 0 is not the
-        # loop's word (a pipeline's last command, a thread's os._exit(0), a script that went on)
+        # thread's) are findings in the cause, never a death "with code 0"; but a pipeline's 0 is its
+        # last command's (tee), and a traceback that ended the trainer's log is the trainer's death.
+        # A loop that ended on an error (a traceback from the entry point, no progress after it) is
+        # said as such: the 0 then came from the code that caught it, or from a thread's os._exit(0)
         ago = st.exit_ago()
         after = (now - ago - job.launched_at) if (ago is not None and job.launched_at) else since
-        notes = findings_text(log_findings(scan, errors=True))
+        notes = (f"its training loop ended on an error first: {loop.match.label[:160]}" if loop is not None
+                 else findings_text(log_findings(scan, errors=True)))
         if not notes and (said := said_failed(scan)):  # it caught its error, said so and exited 0
             notes = f"its last line: {said}"
         lost = progress_lost(job, scan)  # its log emptied since progress was seen in it: not "before any progress"

@@ -129,8 +129,6 @@ async def _death_cause(ctx: ActionContext, job: JobRecord, st: JobState, scan: L
         how, state = describe_exit(code), "died"
         if code == 0 and (last := pipeline_last(job.command or ctx.cfg.job.command)):
             how = f"its pipeline exited 0, the status of its last command ({last}): the trainer's own is not observed (set -o pipefail)"
-        elif code == 0:  # judged a death all the same: its training loop died uncaught (the fate's rule)
-            how = "exited with code 0 after its training loop died: a status the loop did not choose (a thread's os._exit(0), a script that went on)"
     err = left_out_cause(ctx.cfg, error_cause(scan, death=True))  # a module the deploy left out is the config's
     limit = time_limit_end(job.command or ctx.cfg.job.command, code, after)  # the command's `timeout` ended it
     if limit is not None:
