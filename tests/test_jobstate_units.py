@@ -98,3 +98,13 @@ def test_the_exit_file_is_read_after_the_processes_and_parsed_from_a_real_readin
         assert st.exit_code == 0 and st.exit_at is not None and st.data == b"step 1\n"
     finally:
         sup.communicate(b"")
+
+
+def test_times_are_read_to_the_millisecond_where_the_target_gives_them():
+    body = b"\n@@stat\n@@exit\nexit=1 40\nexit_mtime=1733000000.250\nsize=0\nlog_mtime=1733000000.125\nnow=1733000001.5\n@@log\n"
+    st = parse_state(b"pid=40" + body, JOB)
+    assert (st.exit_at, st.log_mtime, st.remote_now) == (1733000000.25, 1733000000.125, 1733000001.5)
+    assert st.exit_ago() == 1.25
+    # whole seconds still read; anything else (a BusyBox date's literal %N) is no time at all
+    st = parse_state(b"pid=40\n@@stat\n@@exit\nexit=1 40\nexit_mtime=1733000000\nnow=1733000001.%N\n@@log\n", JOB)
+    assert st.exit_at == 1733000000.0 and st.remote_now is None

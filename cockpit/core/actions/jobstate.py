@@ -30,6 +30,7 @@ died, and a tail for evidence.
 
 from __future__ import annotations
 
+import re
 import shlex
 import time
 from typing import Any
@@ -56,6 +57,14 @@ OVERLAP = 64
 #: how many levels of the supervisor's descendants a reading holds (supervisor → wrapping sh →
 #: train.sh → trainer → its workers: a trainer's workers are told from a trainer a launcher left)
 DEPTH = 4
+
+
+#: times to the millisecond where the target's ``stat`` and ``date`` can (GNU: ``%.3Y``, ``%N``), else
+#: whole seconds: ``m`` is read again with ``{cmd}`` when it holds anything but digits and a dot
+#: (BusyBox), never when it is empty (no exit file yet: no second fork); an exit read to the second
+#: aged a job that ran 0.9 s as 0.4 s
+_WHOLE_S = "case \"$m\" in *[!0-9.]*) m=$({cmd});; esac; "
+_SECONDS = re.compile(r"\d+(?:\.\d+)?")
 
 
 def state_command(job: JobRecord, offset: int, read_max: int = READ_MAX, *, follow: bool = False, moved: str | None = None) -> str:
@@ -91,11 +100,12 @@ def state_command(job: JobRecord, offset: int, read_max: int = READ_MAX, *, foll
         f"else for f in /proc/[0-9]*/stat; do read -r l 2>/dev/null < \"$f\" && case \"$l\" in *\") \"?\" \"*\" {pg} \"*) echo \"$l\";; esac; done; fi; "
         # the exit file after the processes: a supervisor gone from the table wrote it before it went
         f"echo @@exit; echo \"exit=$(cat {q(job.exit_file)} 2>/dev/null)\"; "
-        f"echo \"exit_mtime=$(stat -c %Y {q(job.exit_file)} 2>/dev/null)\"; "
+        f"m=$(stat -c %.3Y {q(job.exit_file)} 2>/dev/null); {_WHOLE_S.format(cmd=f'stat -c %Y {q(job.exit_file)} 2>/dev/null')}echo \"exit_mtime=$m\"; "
         # the log's size after the exit file: every byte the job wrote before its status is in this reading
         + where +
-        "if [ -e \"$lf\" ]; then echo \"size=$(wc -c < \"$lf\")\"; echo \"log_mtime=$(stat -L -c %Y \"$lf\")\"; "
-        "else echo size=-1; fi; echo \"now=$(date +%s)\"; echo \"tz=$(date +%z)\"; "
+        "if [ -e \"$lf\" ]; then echo \"size=$(wc -c < \"$lf\")\"; m=$(stat -L -c %.3Y \"$lf\"); "
+        + _WHOLE_S.format(cmd='stat -L -c %Y "$lf"') + "echo \"log_mtime=$m\"; "
+        "else echo size=-1; fi; m=$(date +%s.%N 2>/dev/null); " + _WHOLE_S.format(cmd="date +%s") + "echo \"now=$m\"; echo \"tz=$(date +%z)\"; "
         + (f"echo @@log; tail -c +{offset + 1} \"$lf\" 2>/dev/null | head -c {int(read_max)}" if offset >= 0 else
            f"echo @@log; tail -c {-offset} \"$lf\" 2>/dev/null")
     )
@@ -119,15 +129,15 @@ def parse_state(out: bytes, job: JobRecord) -> JobState:
             st.pid_text = v if v.isdigit() else ""
         elif k == "exit" and v:
             _exit_field(st, v, job)
-        elif k == "exit_mtime" and v.isdigit():
+        elif k == "exit_mtime" and _SECONDS.fullmatch(v):
             st.exit_at = float(v)
         elif k == "size" and v.lstrip("-").isdigit():
             st.log_size = int(v)
         elif k == "moved" and v:
             st.log_moved, st.log_deleted = v.removesuffix(" (deleted)"), v.endswith(" (deleted)")
-        elif k == "log_mtime" and v.isdigit():
+        elif k == "log_mtime" and _SECONDS.fullmatch(v):
             st.log_mtime = float(v)
-        elif k == "now" and v.isdigit():
+        elif k == "now" and _SECONDS.fullmatch(v):
             st.remote_now = float(v)
         elif k == "tz" and v:
             st.tz = tz_seconds(v)
