@@ -209,3 +209,22 @@ def test_attempts_without_metrics_read_as_none(tmp_path, capsys, what):
     else:
         code, out = run_cli(capsys, "compare", "--config", str(path), "1", "2")
         assert code == 0 and out.rstrip().endswith("no metric logged by both attempts")
+
+
+def test_compare_says_what_ended_a_job_after_its_verdict_where_the_verdict_saw_no_error(tmp_path, capsys):
+    from cockpit.core.fate_record import FATE_EVENT, Fate
+
+    path = project(tmp_path)
+    j = Journal(load_config(path).journal_path)
+    for note in ("passed, then died", "passed, still running"):
+        j.finish_attempt(j.start_attempt(note, "lab"), Outcome.PASSED)
+    j.record(1, FATE_EVENT, **Fate("died", "gpu", "the training loop raised RuntimeError: CUDA illegal memory access", 0.0, 12.0,
+                                   "step 40 loss 1.0").to_dict())
+    j.record(2, FATE_EVENT, **Fate("running", None, "python3 pid 7 S, 4 threads", 0.0, 3.0, "step 3 loss 2.0").to_dict())
+    code, out = run_cli(capsys, "compare", "--config", str(path), "1", "2")
+    assert code == 0
+    [row] = [ln for ln in out.splitlines() if ln.startswith("first error")]
+    assert row.split()[2:7] == ["after", "the", "verdict:", "the", "training"], row  # the cell is cut to its column
+    code, out = run_cli(capsys, "compare", "--config", str(path), "1", "2", "--json")
+    d = json.loads(out)
+    assert d["a"]["first_error"] is None and d["a"]["fate_error"].startswith("the training loop raised") and d["b"]["fate_error"] is None

@@ -75,7 +75,7 @@ def render_compare(d: dict[str, Any]) -> str:
         ("hypothesis", a["note"], b["note"]),
         ("outcome", a["story"], b["story"]),
         ("code", a["code"], b["code"]),
-        ("first error", a["first_error"], b["first_error"]),
+        ("first error", _error(a), _error(b)),
         ("compile", a.get("compile_cell"), b.get("compile_cell")),
         ("last step", _step(ma), _step(mb)),
         ("steps/s", fmt_rate(ma.get("steps_per_s")), fmt_rate(mb.get("steps_per_s"))),
@@ -123,3 +123,11 @@ def _value(m: dict[str, Any], name: str) -> str:
     if v.get("best") is not None and v.get("best") != v.get("last"):
         text += f" (best {fmt_value(v['best'])} @ {fmt_value(v.get('best_at'))})"
     return text
+
+
+def _error(side: dict[str, Any]) -> str | None:
+    """The verdict's first error, else what ended the job after the verdict (said as such)."""
+    if side.get("first_error"):
+        return str(side["first_error"])
+    after = side.get("fate_error")
+    return f"after the verdict: {after}" if after else None

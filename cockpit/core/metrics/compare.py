@@ -34,11 +34,20 @@ def _side(rec: AttemptRecord, store: MetricsStore) -> dict[str, Any]:
         "story": story(outcome, layer, rec.fate, short=True), "code": _code_cell(rec.code_version).strip("`"),
         "code_version": rec.code_version, "started_at": rec.started_at, "duration_s": rec.duration_s,
         "first_error": _first_error_line(rec.first_error) or None,
+        # what ended or stopped the job after the verdict (a fate of died, diverged or stalled), for
+        # an attempt whose verdict saw no error: the error row is then not an empty "—"
+        "fate_error": _fate_error(rec.fate),
         "metrics": summary(store.get(rec.attempt), store.total_steps),
         # torch.compile's summary (the journal's latest) and its one-cell form for the compile row
         "compile": (rec.compile or {}).get("totals") if rec.compile else None,
         "compile_cell": compare_cell(rec.compile) if rec.compile else None,
     }
+
+
+def _fate_error(fate: dict[str, Any] | None) -> str | None:
+    if not fate or fate.get("state") not in ("died", "diverged", "stalled") or not fate.get("cause"):
+        return None
+    return str(fate["cause"])[:160]
 
 
 def _changes(journal_dir: Path, a: int, b: int) -> dict[str, Any] | None:
