@@ -28,6 +28,7 @@ from .tb_parts import (
     IGNORED_HEADER,
     LATE_THREAD_NAME,
     LOGLIKE,
+    NAME_BEFORE_FRAME,
     TB_HEADER,
     THREAD_HEADER,
     After,
@@ -113,6 +114,8 @@ class TracebackAssembler:
         if "Traceback (most recent call last):" in line or "Exception in thread " in line:
             for part in split_glued(line):
                 self._route(part, out)
+        elif self._unnamed and (g := NAME_BEFORE_FRAME.match(line)) is not None and self._late_name(g.group("name") + ":"):
+            self._route(line[g.end():], out)  # the name went to its header; the frame line is the other thread's
         else:
             self._route(line, out)
         return out

@@ -17,7 +17,7 @@ import re
 from .sig_model import Match, Signature
 
 __all__ = [
-    "TB_HEADER", "BOX_HEADER", "BOX_BODY", "THREAD_HEADER", "LATE_THREAD_NAME", "IGNORED_HEADER", "CHAIN_MARKER", "LOGLIKE", "looks_like_exception",
+    "TB_HEADER", "BOX_HEADER", "BOX_BODY", "THREAD_HEADER", "LATE_THREAD_NAME", "NAME_BEFORE_FRAME", "IGNORED_HEADER", "CHAIN_MARKER", "LOGLIKE", "looks_like_exception",
     "is_tag_prefix", "split_glued", "split_names", "thread_names", "glued_exception_at", "Chain", "Block", "After", "record_level", "HANDLED_LEVELS",
 ]
 
@@ -34,6 +34,9 @@ THREAD_HEADER = re.compile(r"^(?P<prefix>.*?)Exception in thread (?P<name>.*?):\
 _THREAD_NAME = re.compile(r"[^\s:]+(?: \([^)]*\))?")
 #: a thread's name, then another writer's indented frame or code line glued behind it
 _NAME_THEN_FRAME = re.compile(rf"{_THREAD_NAME.pattern}(?= {{2,}}\S)")
+#: a thread's name at a line's start with another thread's frame line glued behind it, its colon still
+#: to come (``loader-7  File "…/threading.py", line 1045, …``): only a glue of two writers reads so
+NAME_BEFORE_FRAME = re.compile(rf"^(?P<name>{_THREAD_NAME.pattern})(?= {{2,}}File \")")
 #: the name and colon of an ``Exception in thread`` header written on a line of their own (glued headers)
 LATE_THREAD_NAME = re.compile(rf"^(?P<prefix>.*?)(?P<name>{_THREAD_NAME.pattern}):$")
 IGNORED_HEADER = re.compile(r"^(?P<prefix>.*?)Exception ignored (?:in|on)\b")
