@@ -34,7 +34,7 @@ from ..redact import secret_env_name
 from .base import ActionContext, StageFailed
 from .causebase import Cause, error_cause
 from .jobrecord import JobRecord
-from .jobstate import READ_MAX, JobReader, JobState, LogScan, parse_state, reader_for
+from .jobstate import READ_MAX, JobReader, JobState, LogScan, echo_time, parse_state, reader_for
 
 __all__ = ["Adoptee", "read_process", "adopted_record", "AdoptedReader", "AdoptedState", "output_of", "CLK_TCK", "job_reader"]
 
@@ -164,9 +164,9 @@ def adopted_command(job: JobRecord, offset: int, read_max: int = READ_MAX) -> st
     tail = (f"tail -c +{offset + 1} {log} 2>/dev/null | head -c {int(read_max)}" if offset >= 0 else f"tail -c {-offset} {log} 2>/dev/null")
     return (
         f"echo pid={pid}; echo exit=; echo exit_mtime=; "
-        f"if [ -n {log} ] && [ -e {log} ]; then echo \"size=$(wc -c < {log})\"; echo \"log_mtime=$(stat -c %Y {log})\"; "
-        "else echo size=-1; fi; "
-        "echo \"now=$(date +%s)\"; echo \"tz=$(date +%z)\"; echo \"init=$(cat /proc/1/stat 2>/dev/null)\"; echo @@stat; "
+        f"if [ -n {log} ] && [ -e {log} ]; then echo \"size=$(wc -c < {log})\"; " + echo_time("log_mtime", f"stat -c %.3Y {log}", f"stat -c %Y {log}")
+        + "else echo size=-1; fi; " + echo_time("now", "date +%s.%N 2>/dev/null", "date +%s")
+        + "echo \"tz=$(date +%z)\"; echo \"init=$(cat /proc/1/stat 2>/dev/null)\"; echo @@stat; "
         f"if [ -d /proc/{pid} ]; then k=$(cat /proc/{pid}/task/*/children 2>/dev/null); g=; "
         "for c in $k; do g=\"$g $(cat /proc/$c/task/*/children 2>/dev/null)\"; done; "
         f"for c in {pid} $k $g; do cat /proc/$c/stat 2>/dev/null; echo; done; fi; "

@@ -45,7 +45,7 @@ from .logline import MAX_LINE, tz_seconds
 from .logscan import LogScan, error_dict, make_scan
 from .survivors import MainSeen, follow_survivors, seen_main
 
-__all__ = ["JobState", "JobReader", "live_pids", "reader_for", "LogScan", "state_command", "parse_state", "make_scan", "error_dict", "READ_MAX",
+__all__ = ["JobState", "JobReader", "live_pids", "reader_for", "LogScan", "state_command", "echo_time", "parse_state", "make_scan", "error_dict", "READ_MAX",
            "MAX_LINE"]
 
 READ_MAX = 1 << 20
@@ -60,11 +60,16 @@ DEPTH = 4
 
 
 #: times to the millisecond where the target's ``stat`` and ``date`` can (GNU: ``%.3Y``, ``%N``), else
-#: whole seconds: ``m`` is read again with ``{cmd}`` when it holds anything but digits and a dot
-#: (BusyBox), never when it is empty (no exit file yet: no second fork); an exit read to the second
+#: whole seconds (:func:`echo_time`): read again the whole-second way when the answer holds anything
+#: but digits and a dot (BusyBox), never when it is empty (no exit file yet: no second fork); an exit read to the second
 #: aged a job that ran 0.9 s as 0.4 s
-_WHOLE_S = "case \"$m\" in *[!0-9.]*) m=$({cmd});; esac; "
 _SECONDS = re.compile(r"\d+(?:\.\d+)?")
+
+
+def echo_time(key: str, precise: str, whole: str) -> str:
+    """Shell text that prints ``key=SECONDS``: ``precise``'s answer, or ``whole``'s when that one
+    holds anything but digits and a dot (see above)."""
+    return f"m=$({precise}); case \"$m\" in *[!0-9.]*) m=$({whole});; esac; echo \"{key}=$m\"; "
 
 
 def state_command(job: JobRecord, offset: int, read_max: int = READ_MAX, *, follow: bool = False, moved: str | None = None) -> str:
@@ -100,12 +105,11 @@ def state_command(job: JobRecord, offset: int, read_max: int = READ_MAX, *, foll
         f"else for f in /proc/[0-9]*/stat; do read -r l 2>/dev/null < \"$f\" && case \"$l\" in *\") \"?\" \"*\" {pg} \"*) echo \"$l\";; esac; done; fi; "
         # the exit file after the processes: a supervisor gone from the table wrote it before it went
         f"echo @@exit; echo \"exit=$(cat {q(job.exit_file)} 2>/dev/null)\"; "
-        f"m=$(stat -c %.3Y {q(job.exit_file)} 2>/dev/null); {_WHOLE_S.format(cmd=f'stat -c %Y {q(job.exit_file)} 2>/dev/null')}echo \"exit_mtime=$m\"; "
+        + echo_time("exit_mtime", f"stat -c %.3Y {q(job.exit_file)} 2>/dev/null", f"stat -c %Y {q(job.exit_file)} 2>/dev/null")
         # the log's size after the exit file: every byte the job wrote before its status is in this reading
         + where +
-        "if [ -e \"$lf\" ]; then echo \"size=$(wc -c < \"$lf\")\"; m=$(stat -L -c %.3Y \"$lf\"); "
-        + _WHOLE_S.format(cmd='stat -L -c %Y "$lf"') + "echo \"log_mtime=$m\"; "
-        "else echo size=-1; fi; m=$(date +%s.%N 2>/dev/null); " + _WHOLE_S.format(cmd="date +%s") + "echo \"now=$m\"; echo \"tz=$(date +%z)\"; "
+        "if [ -e \"$lf\" ]; then echo \"size=$(wc -c < \"$lf\")\"; " + echo_time("log_mtime", 'stat -L -c %.3Y "$lf"', 'stat -L -c %Y "$lf"')
+        + "else echo size=-1; fi; " + echo_time("now", "date +%s.%N 2>/dev/null", "date +%s") + "echo \"tz=$(date +%z)\"; "
         + (f"echo @@log; tail -c +{offset + 1} \"$lf\" 2>/dev/null | head -c {int(read_max)}" if offset >= 0 else
            f"echo @@log; tail -c {-offset} \"$lf\" 2>/dev/null")
     )
