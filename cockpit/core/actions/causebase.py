@@ -106,7 +106,11 @@ def named_first(errs: list[Match]) -> Match:
 def survived(scan: LogScan) -> list[Match]:
     """The errors the job trained past: progress lines came after them (a retry loop's printed
     traceback, a handled failure), so whatever ended the job later, it was not one of these."""
-    return [e for e in scan.errors() if (e.traceback_start or e.line_no) < scan.progress_no]
+    return [e for e in scan.errors() if _trained_past(scan, e)]
+
+
+def _trained_past(scan: LogScan, e: Match) -> bool:
+    return (e.traceback_start or e.line_no) < scan.progress_no
 
 
 def error_cause(scan: LogScan, *, death: bool = False) -> Cause | None:
@@ -114,7 +118,7 @@ def error_cause(scan: LogScan, *, death: bool = False) -> Cause | None:
     ``death``: the cause of the job's end, so the errors it trained past (:func:`survived`) are
     not it; only said, as how many came before."""
     errs = scan.errors()
-    past = survived(scan) if death else []
+    past = [e for e in errs if _trained_past(scan, e)] if death else []
     errs = [e for e in errs if e not in past]
     if not errs:
         return None
